@@ -1,0 +1,335 @@
+/**
+ * Receipts (spec 2.4, protocol.md §5): preimage versions 0, 1 and 2, signing and strict offline
+ * verification. Every optional segment is derived from a field the receipt itself carries, so
+ * a verifier needs nothing but the receipt and the responder key.
+ */
+import { b32decode, b32encode } from './base32.js';
+import { concatBytes, toHex, u32le, utf8 } from './bytes.js';
+import { encodeCanonical, type CborValue } from './cbor.js';
+import { verifyStrict, type Ed25519Backend, portableEd25519 } from './ed25519.js';
+import { blake3 } from './hash.js';
+import { batchRootFromProof, proofFromJson, type MerkleProofJson } from './merkle-batch.js';
+import { DEFAULT_PREFIX, listSegment, segment, streamHeader } from './preimage.js';
+import { equalBytes } from './bytes.js';
+
+export const CURRENT_PREIMAGE_VERSION = 2;
+
+export interface Scope {
+  user_id?: string;
+  agent_id?: string;
+  run_id?: string;
+  org_id?: string;
+}
+
+export interface AsOf {
+  valid_tslot?: number;
+  transaction_time?: string;
+}
+
+export interface FieldBinding {
+  aoi_cid: string;
+  derivation_cid: string;
+}
+
+export interface Cost {
+  credits: number;
+  latency_p50_ms?: number;
+  latency_p99_ms?: number;
+  source_freshness_s?: number;
+  was_cached: boolean;
+}
+
+/** The signed part of a receipt plus the fields its optional segments derive from. */
+export interface ReceiptBody {
+  request_id: string;
+  served_at: string;
+  primitive: string;
+  cells: string[];
+  fact_cids: string[];
+  scope?: Scope;
+  as_of?: AsOf;
+  edge_cids?: string[];
+  source_versions?: Record<string, string>;
+  field?: FieldBinding;
+  merkle_proof?: MerkleProofJson;
+}
+
+export interface Receipt extends ReceiptBody {
+  schema_cid: string;
+  registry_cid: string;
+  responder: string;
+  responder_pubkey_b32: string;
+  responder_key_epoch: number;
+  signature: string;
+  preimage_version?: number;
+  cost?: Cost;
+  intent?: string;
+}
+
+/** Optional segment values (hex of a BLAKE3 digest), keyed by segment name. */
+export interface SegmentHexes {
+  scope_hex?: string;
+  as_of_hex?: string;
+  edges_hex?: string;
+  manifest_hex?: string;
+  field_hex?: string;
+}
+
+const OPTIONAL_TAGS: ReadonlyArray<readonly [number, keyof SegmentHexes]> = [
+  [0x03, 'scope_hex'],
+  [0x04, 'as_of_hex'],
+  [0x05, 'edges_hex'],
+  [0x06, 'manifest_hex'],
+];
+
+/** The ABSENT marker of the merkle sub-preimage: tag 5, length 0. */
+export const MERKLE_ABSENT_MARKER = new Uint8Array([0x05, 0, 0, 0, 0]);
+
+function hexOf(value: unknown): string {
+  return toHex(blake3(encodeCanonical(value as CborValue)));
+}
+
+/** The set members of a scope (undefined / null members are not set). */
+export function scopeMembers(scope: Scope | undefined): Scope | undefined {
+  if (!scope) return undefined;
+  const out: Scope = {};
+  for (const k of ['user_id', 'agent_id', 'run_id', 'org_id'] as const) {
+    const v = scope[k];
+    if (v !== undefined && v !== null) out[k] = v;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** Normalise an RFC 3339 time to `YYYY-MM-DDTHH:MM:SSZ` (as_of transaction time, served_at). */
+export function isoSeconds(date: Date | string | number): string {
+  const d = date instanceof Date ? date : new Date(date);
+  if (!Number.isFinite(d.getTime())) throw new RangeError(`time: ${String(date)} is not a valid timestamp`);
+  return d.toISOString().slice(0, 19) + 'Z';
+}
+
+/** field_hex = hex(H(stream("field") ‖ seg(1, aoi_cid) ‖ seg(2, derivation_cid))). */
+export function fieldHex(field: FieldBinding, prefix = DEFAULT_PREFIX): string {
+  return toHex(blake3(concatBytes(streamHeader('field', prefix), segment(0x01, field.aoi_cid), segment(0x02, field.derivation_cid))));
+}
+
+/** merkle_hex: H(stream("merkle") ‖ body); body is the ABSENT marker when there is no proof. */
+export function merkleHex(proof: MerkleProofJson | undefined, prefix = DEFAULT_PREFIX): string {
+  let body: Uint8Array = MERKLE_ABSENT_MARKER;
+  if (proof) {
+    const p = proofFromJson(proof);
+    const rule = proof.rule_version ?? 0;
+    if (!Number.isInteger(rule) || rule < 0 || rule > 255) throw new RangeError('merkle_proof.rule_version: expected 0..255');
+    body = concatBytes(
+      segment(0x01, p.root),
+      segment(0x02, u32le(p.index)),
+      segment(0x03, concatBytes(...p.siblings)),
+      segment(0x04, new Uint8Array([rule])),
+    );
+  }
+  return toHex(blake3(concatBytes(streamHeader('merkle', prefix), body)));
+}
+
+/** Optional segment values derived from the receipt's own fields (present when non-empty). */
+export function segmentHexes(r: ReceiptBody, prefix = DEFAULT_PREFIX): SegmentHexes {
+  const h: SegmentHexes = {};
+  const scope = scopeMembers(r.scope);
+  if (scope) h.scope_hex = hexOf(scope);
+  if (r.as_of && Object.keys(r.as_of).length > 0) h.as_of_hex = hexOf(r.as_of);
+  if (r.edge_cids && r.edge_cids.length > 0) h.edges_hex = hexOf([...r.edge_cids].sort());
+  if (r.source_versions && Object.keys(r.source_versions).length > 0) h.manifest_hex = hexOf(r.source_versions);
+  if (r.field) h.field_hex = fieldHex(r.field, prefix);
+  return h;
+}
+
+/**
+ * The preimage bytes of a receipt under its own `preimage_version` (absent → 0).
+ * v0 is the legacy pipe text; it lists scope, as_of, edges and manifest hexes (not field).
+ */
+export function receiptPreimage(r: ReceiptBody & { preimage_version?: number }, prefix = DEFAULT_PREFIX): Uint8Array {
+  const version = r.preimage_version ?? 0;
+  const hexes = segmentHexes(r, prefix);
+  if (version === 0) {
+    const parts = [r.request_id, r.served_at];
+    for (const [, name] of OPTIONAL_TAGS) if (hexes[name]) parts.push(hexes[name]!);
+    const text = parts.join('|') + '|' + r.primitive + '|' + r.cells.map((c) => c + ',').join('') + '|' + r.fact_cids.map((c) => c + ',').join('');
+    return utf8(text);
+  }
+  if (version !== 1 && version !== 2) throw new RangeError(`preimage_version: ${version} is not 0, 1 or 2`);
+  const segs: Uint8Array[] = [streamHeader('receipt', prefix), segment(0x01, r.request_id), segment(0x02, r.served_at)];
+  for (const [tag, name] of OPTIONAL_TAGS) if (hexes[name]) segs.push(segment(tag, hexes[name]!));
+  segs.push(segment(0x07, r.primitive), listSegment(0x08, r.cells), listSegment(0x09, r.fact_cids));
+  if (hexes.field_hex) segs.push(segment(0x0a, hexes.field_hex));
+  if (version === 2) segs.push(segment(0x0b, merkleHex(r.merkle_proof, prefix)));
+  return concatBytes(...segs);
+}
+
+/** The 32-byte digest that the responder signs. */
+export function receiptDigest(r: ReceiptBody & { preimage_version?: number }, prefix = DEFAULT_PREFIX): Uint8Array {
+  return blake3(receiptPreimage(r, prefix));
+}
+
+/** What signs receipts: the responder key and its rotation epoch. */
+export interface ReceiptSigner {
+  readonly publicKey: Uint8Array;
+  readonly epoch: number;
+  sign(digest: Uint8Array): Uint8Array;
+}
+
+export interface Manifests {
+  schema_cid: string;
+  registry_cid: string;
+}
+
+/** Build and sign a current (v2) receipt. Optional fields are dropped when empty. */
+export function signReceipt(
+  body: ReceiptBody & { cost?: Cost; intent?: string },
+  signer: ReceiptSigner,
+  manifests: Manifests,
+  prefix = DEFAULT_PREFIX,
+): Receipt {
+  const r: Receipt = {
+    request_id: body.request_id,
+    served_at: body.served_at,
+    primitive: body.primitive,
+    cells: body.cells,
+    fact_cids: body.fact_cids,
+    schema_cid: manifests.schema_cid,
+    registry_cid: manifests.registry_cid,
+    responder: b32encode(signer.publicKey),
+    responder_pubkey_b32: b32encode(signer.publicKey),
+    responder_key_epoch: signer.epoch,
+    signature: '',
+    preimage_version: CURRENT_PREIMAGE_VERSION,
+  };
+  const scope = scopeMembers(body.scope);
+  if (scope) r.scope = scope;
+  if (body.as_of && Object.keys(body.as_of).length > 0) r.as_of = body.as_of;
+  if (body.edge_cids && body.edge_cids.length > 0) r.edge_cids = body.edge_cids;
+  if (body.source_versions && Object.keys(body.source_versions).length > 0) r.source_versions = body.source_versions;
+  if (body.field) r.field = body.field;
+  if (body.merkle_proof) r.merkle_proof = body.merkle_proof;
+  if (body.cost) r.cost = body.cost;
+  if (body.intent) r.intent = body.intent;
+  r.signature = b32encode(signer.sign(receiptDigest(r, prefix)));
+  return r;
+}
+
+/** Closed set of reasons a well-formed receipt fails (spec 4.8 `errors[]` carries them with text). */
+export type ReceiptFailure = 'malformed' | 'signature' | 'merkle_inclusion' | 'untrusted_key';
+
+export interface ReceiptVerdict {
+  /** Signature verifies under the signer key and every carried proof holds. */
+  valid: boolean;
+  /** The key the receipt claims (b32), or null when unreadable. */
+  signer: string | null;
+  /** True when `valid` and the signer is the key the caller trusts (or no key was pinned). */
+  trusted: boolean;
+  failures: ReceiptFailure[];
+  errors: string[];
+  preimage_version: number | null;
+  preimage?: Uint8Array;
+  digest?: Uint8Array;
+  field_bound: boolean;
+}
+
+export interface VerifyOptions {
+  /** Pin the responder key (b32 or raw); a receipt signed by another key is `untrusted_key`. */
+  publicKey?: string | Uint8Array;
+  /** Also trust these keys (retired keys of the same responder). */
+  trustedKeys?: readonly string[];
+  prefix?: string;
+  backend?: Ed25519Backend;
+}
+
+function isStringArray(x: unknown): x is string[] {
+  return Array.isArray(x) && x.every((s) => typeof s === 'string');
+}
+
+/** Shape check; returns the problems, naming each field. */
+export function receiptShapeErrors(r: unknown): string[] {
+  if (typeof r !== 'object' || r === null || Array.isArray(r)) return ['receipt: expected a JSON object'];
+  const o = r as Record<string, unknown>;
+  const errs: string[] = [];
+  for (const f of ['request_id', 'served_at', 'primitive', 'signature'] as const) {
+    if (typeof o[f] !== 'string') errs.push(`${f}: expected a string`);
+  }
+  if (typeof o.responder_pubkey_b32 !== 'string' && typeof o.responder !== 'string') errs.push('responder_pubkey_b32: expected a string');
+  for (const f of ['cells', 'fact_cids'] as const) if (!isStringArray(o[f])) errs.push(`${f}: expected an array of strings`);
+  if (o.preimage_version !== undefined && o.preimage_version !== null && ![0, 1, 2].includes(o.preimage_version as number)) {
+    errs.push('preimage_version: expected 0, 1 or 2');
+  }
+  if (o.edge_cids !== undefined && !isStringArray(o.edge_cids)) errs.push('edge_cids: expected an array of strings');
+  if (o.field !== undefined) {
+    const f = o.field as Record<string, unknown> | null;
+    if (!f || typeof f.aoi_cid !== 'string' || typeof f.derivation_cid !== 'string') errs.push('field: expected {aoi_cid, derivation_cid}');
+  }
+  return errs;
+}
+
+/**
+ * Verify a receipt offline. Malformed input is reported (never thrown) as `malformed`; a bad
+ * signature as `signature`; a carried merkle proof that does not take fact_cids[0] to its root
+ * as `merkle_inclusion`; a valid receipt from a key the caller did not pin as `untrusted_key`.
+ */
+export function verifyReceipt(input: unknown, opts: VerifyOptions = {}): ReceiptVerdict {
+  const prefix = opts.prefix ?? DEFAULT_PREFIX;
+  const verdict: ReceiptVerdict = { valid: false, signer: null, trusted: false, failures: [], errors: [], preimage_version: null, field_bound: false };
+  const shape = receiptShapeErrors(input);
+  if (shape.length > 0) {
+    verdict.failures.push('malformed');
+    verdict.errors.push(...shape.map((e) => `malformed: ${e}`));
+    return verdict;
+  }
+  const r = input as Receipt;
+  const signerText = r.responder_pubkey_b32 ?? r.responder;
+  verdict.signer = signerText;
+  verdict.preimage_version = r.preimage_version ?? 0;
+  if (r.responder !== undefined && r.responder_pubkey_b32 !== undefined && r.responder !== r.responder_pubkey_b32) {
+    verdict.failures.push('malformed');
+    verdict.errors.push('malformed: responder and responder_pubkey_b32 differ');
+    return verdict;
+  }
+  let pub: Uint8Array;
+  let sig: Uint8Array;
+  try {
+    pub = b32decode(signerText, 32, 'responder_pubkey_b32');
+    sig = b32decode(r.signature, 64, 'signature');
+    verdict.preimage = receiptPreimage(r, prefix);
+  } catch (e) {
+    verdict.failures.push('malformed');
+    verdict.errors.push(`malformed: ${(e as Error).message}`);
+    return verdict;
+  }
+  verdict.digest = blake3(verdict.preimage);
+  const sigOk = verifyStrict(sig, verdict.digest, pub, opts.backend ?? portableEd25519);
+  if (!sigOk) {
+    verdict.failures.push('signature');
+    verdict.errors.push(`signature: ed25519 verification failed over the v${verdict.preimage_version} preimage`);
+  }
+  if (r.merkle_proof) {
+    let ok = false;
+    try {
+      const p = proofFromJson(r.merkle_proof);
+      const leaf = b32decode(r.fact_cids[0] ?? '', 32, 'fact_cids[0]');
+      ok = p.index < 2 ** p.siblings.length && equalBytes(batchRootFromProof(leaf, p.index, p.siblings), p.root);
+    } catch (e) {
+      verdict.errors.push(`merkle_inclusion: ${(e as Error).message}`);
+    }
+    if (!ok) {
+      verdict.failures.push('merkle_inclusion');
+      verdict.errors.push('merkle_inclusion: merkle_proof does not take fact_cids[0] to its root');
+    }
+  }
+  verdict.valid = verdict.failures.length === 0;
+  verdict.field_bound = verdict.valid && r.field !== undefined && verdict.preimage_version >= 1;
+  if (verdict.valid) {
+    const pinned = opts.publicKey === undefined ? undefined : typeof opts.publicKey === 'string' ? opts.publicKey : b32encode(opts.publicKey);
+    const trusted = pinned === undefined || pinned === signerText || (opts.trustedKeys ?? []).includes(signerText);
+    verdict.trusted = trusted;
+    if (!trusted) {
+      verdict.failures.push('untrusted_key');
+      verdict.errors.push(`untrusted_key: signed by ${signerText}, not by the pinned key`);
+    }
+  }
+  return verdict;
+}
