@@ -11,8 +11,8 @@ export const LNG_MAX = 2 ** 22 - 1;
 /** Angular pitch of the lattice in degrees (latitude, longitude). */
 export const PITCH_LAT_DEG = 180 / LAT_MAX;
 export const PITCH_LNG_DEG = 360 / LNG_MAX;
-/** Mean Earth radius used for metric figures (IUGG). */
-export const EARTH_RADIUS_M = 6_371_008.8;
+/** WGS-84 equatorial radius: metric pitch figures are quoted at the equator. */
+export const EARTH_RADIUS_M = 6_378_137;
 /** Pitch in metres at the equator (≈ 9.5546 m). */
 export const PITCH_M_EQUATOR = (PITCH_LAT_DEG * Math.PI * EARTH_RADIUS_M) / 180;
 
@@ -50,7 +50,7 @@ function laneText(v: number): string {
 }
 
 function laneValue(t: string): number {
-  if (t[0] === 'z') return parseInt(t.slice(1), 16);
+  if (t.length === 5) return parseInt(t.slice(1), 16); // 'z' + hex; a 4-letter lane may also start with the consonant z
   return CONSONANTS.indexOf(t[0]) * 2100 + VOWELS.indexOf(t[1]) * 210 + CONSONANTS.indexOf(t[2]) * 10 + VOWELS.indexOf(t[3]);
 }
 
@@ -97,7 +97,7 @@ export function parseCell(text: unknown): bigint {
   let id = 0n;
   for (const lane of text.split('.')) {
     const v = laneValue(lane);
-    if (lane[0] === 'z' && v < 44100) throw invalidCell(text, 'has a non-canonical synthetic lane (z-lanes encode values ≥ 44100)');
+    if (lane.length === 5 && v < 44100) throw invalidCell(text, 'has a non-canonical synthetic lane (z-lanes encode values ≥ 44100)');
     id = (id << 16n) | BigInt(v);
   }
   if ((id & PREFIX_MASK) !== CELL_PREFIX) throw invalidCell(text, 'is not a geographic cell (prefix check failed)');

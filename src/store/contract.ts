@@ -1,0 +1,199 @@
+/**
+ * Storage contract (tessera-style): a read interface and an append interface, with drivers in
+ * their own folders (sqlite/, postgres/). The transparency log is the source of truth for
+ * writes; the fact index is rebuildable from it.
+ *
+ * Durability: `append` MUST NOT resolve until the batch's log entry is durable (fsync on the
+ * embedded driver, COMMIT on PostgreSQL). A resolved append is "acknowledged": after any crash
+ * every acknowledged fact is readable and the log verifies. A rejected append MUST leave the
+ * log, the index and the cache exactly as they were.
+ *
+ * Not found: `getFact` resolves `null`; queries resolve empty lists. Drivers never throw for
+ * absence; they throw SvcError('internal') only for real faults.
+ */
+import type { MerkleProofJson } from '../protocol/merkle-batch.js';
+import type { Scope } from '../protocol/receipt.js';
+import type { SignedTreeHead } from '../protocol/tree-head.js';
+
+export type FactKind = 'primary' | 'absence' | 'derivative';
+export type ProvenanceClass = 'direct_sensor' | 'deterministic_index' | 'model_output' | 'human_curated' | 'unclassified';
+export const PROVENANCE_CLASSES: readonly ProvenanceClass[] = ['direct_sensor', 'deterministic_index', 'model_output', 'human_curated', 'unclassified'];
+
+/** A fact as the store keeps it: its exact body and canonical bytes plus the index columns. */
+export interface StoredFact {
+  fact_cid: string;
+  /** The hashed body (spec: the fact as served minus fact_cid and receipt). */
+  body: Record<string, unknown>;
+  cell: string;
+  band: string;
+  tslot: number;
+  kind: FactKind;
+  provenance_class: ProvenanceClass;
+  /** b32 key of the attester whose batch carried the fact. */
+  attester: string;
+  /** Scope four-tuple the fact was written under; null when unscoped. */
+  scope: Scope | null;
+  /** Transaction time: when this responder acknowledged the fact (ISO, seconds). */
+  accepted_at: string;
+  /** Per-fact inclusion proof against its batch root. */
+  proof: MerkleProofJson;
+  /** Index of the log entry (one entry per accepted batch). */
+  log_index: number;
+  /** fact_cid of the fact this one supersedes (same cell, band, tslot, scope), if any. */
+  supersedes: string | null;
+}
+
+/** A fact to append: its body, digest-derived cid and the columns the caller computed. */
+export interface NewFact {
+  fact_cid: string;
+  body: Record<string, unknown>;
+  cell: string;
+  band: string;
+  tslot: number;
+  kind: FactKind;
+  provenance_class: ProvenanceClass;
+  scope: Scope | null;
+  proof: MerkleProofJson;
+}
+
+/** One accepted batch: the log entry's content. */
+export interface AppendBatch {
+  facts: NewFact[];
+  batch_root: Uint8Array;
+  attester: string;
+  signature: string;
+  registry_cid: string;
+  schema_cid: string;
+}
+
+export interface AppendResult {
+  log_index: number;
+  accepted_at: string;
+  tree_size: number;
+  /** fact_cids that were already stored (idempotent re-submission): not re-appended. */
+  duplicates: string[];
+}
+
+export interface FactQuery {
+  cell: string;
+  bands?: readonly string[];
+  tslot?: number;
+  /** Valid-time bound: only facts with tslot ≤ as_of_tslot. */
+  as_of_tslot?: number;
+  /** Transaction-time bound: only facts accepted at or before this instant (ISO). */
+  as_of_signed_at?: string;
+  /** Exact scope match; absent/null means unscoped facts only. */
+  scope?: Scope | null;
+  provenance?: readonly ProvenanceClass[];
+}
+
+export interface CorpusStats {
+  facts: number;
+  cells: number;
+  bands: number;
+  log_size: number;
+}
+
+/** Reads: every method is side-effect free. */
+export interface FactReader {
+  getFact(cid: string): Promise<StoredFact | null>;
+  /** Newest fact per band (latest tslot within bounds, then latest accepted_at). */
+  latest(q: FactQuery): Promise<StoredFact[]>;
+  /** Every version matching the query (all tslots and supersessions), oldest first. */
+  history(q: FactQuery & { tslot_from?: number; tslot_to?: number; limit?: number }): Promise<StoredFact[]>;
+  /** Bands with at least one fact at the cell visible to the scope. */
+  bandsAt(cell: string, scope?: Scope | null): Promise<string[]>;
+  /** Distinct cells whose text starts with `prefix`, capped at `limit` rows scanned. */
+  cellsWithPrefix(prefix: string, limit: number): Promise<{ cells: string[]; truncated: boolean }>;
+  stats(): Promise<CorpusStats>;
+}
+
+/** Appends: durable before resolve; all-or-nothing per batch. */
+export interface FactAppender {
+  append(batch: AppendBatch): Promise<AppendResult>;
+}
+
+/** The transparency log as readers see it. */
+export interface LogReader {
+  size(): Promise<number>;
+  root(size?: number): Promise<Uint8Array>;
+  entry(index: number): Promise<Uint8Array | null>;
+  leafIndexOf(entryHash: Uint8Array): Promise<number | null>;
+  inclusionProof(index: number, size: number): Promise<Uint8Array[]>;
+  consistencyProof(first: number, second: number): Promise<Uint8Array[]>;
+  latestTreeHead(): Promise<SignedTreeHead>;
+}
+
+export interface WitnessRecord {
+  tree_size: number;
+  root: string;
+  witness: string;
+  signature: string;
+  operator: string;
+  received_at: string;
+}
+
+export interface WitnessStore {
+  addWitness(w: WitnessRecord): Promise<void>;
+  witnesses(): Promise<WitnessRecord[]>;
+}
+
+/** Everything the service needs from one storage deployment. */
+export interface Store extends FactReader, FactAppender, WitnessStore {
+  readonly driver: 'sqlite' | 'postgres';
+  readonly log: LogReader;
+  close(): Promise<void>;
+}
+
+/** The append-only log as its owner (a store driver) uses it. */
+export interface AppendOnlyLog extends LogReader {
+  /**
+   * Append one entry (canonical CBOR bytes). MUST resolve only after the entry is durable;
+   * concurrent calls share one fsync (group commit). Resolves with the entry's leaf index;
+   * indices are dense and in resolve order per caller.
+   */
+  append(entry: Uint8Array): Promise<number>;
+  /** Entries [from, to) in order (recovery and replay). */
+  entries(from: number, to: number): AsyncIterable<{ index: number; entry: Uint8Array }>;
+  close(): Promise<void>;
+}
+
+/** Signs tree heads (the responder key). */
+export interface TreeHeadSigner {
+  readonly publicKey: Uint8Array;
+  readonly epoch: number;
+  sign(digest: Uint8Array): Uint8Array;
+}
+
+/** Storage configuration (from SVC_DATA, SVC_DATABASE_URL, SVC_REDIS_URL, SVC_SCAN_CELL_LIMIT). */
+export interface StoreConfig {
+  dataDir: string;
+  databaseUrl?: string;
+  redisUrl?: string;
+  scanCellLimit: number;
+  /** Log segment cap in bytes (default 1 GiB; tests use small values). */
+  segmentMaxBytes?: number;
+  prefix?: string;
+}
+
+/**
+ * Log entry layout shared by both drivers (canonical CBOR map), so the index can be rebuilt
+ * from the log alone: one entry per accepted batch.
+ */
+export interface LogEntryV1 {
+  v: 1;
+  type: 'batch';
+  accepted_at: string;
+  attester: string;
+  signature: string;
+  batch_root: Uint8Array;
+  registry_cid: string;
+  schema_cid: string;
+  /** Fact bodies exactly as hashed (fact_cid = b32(H(cbor(body)))). */
+  facts: Record<string, unknown>[];
+  /**
+   * Per fact, in the same order: columns not derivable from the body alone (the tslot is
+   * resolved by the write path when an attested body carries none).
+   */
+  meta: { provenance_class: ProvenanceClass; tslot: number }[];
+}

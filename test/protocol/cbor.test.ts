@@ -1,0 +1,106 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { decodeCanonical, encodeCanonical } from '../../src/protocol/cbor.js';
+import { fromHex, toHex } from '../../src/protocol/bytes.js';
+import { SvcError } from '../../src/protocol/errors.js';
+import { cborValueOf, loadVectors } from '../support/vectors.js';
+
+const appendixA = loadVectors('rfc8949/appendix-a.json');
+const reduction = loadVectors('rfc8949/numeric-reduction.json');
+
+function sameValue(a: unknown, b: unknown): boolean {
+  if (typeof a === 'number' && typeof b === 'number') return Object.is(a, b) || (a === 0 && b === 0) || (Number.isNaN(a) && Number.isNaN(b));
+  return assert.deepStrictEqual(a, b) === undefined;
+}
+
+describe('canonical CBOR (protocol.md §3)', () => {
+  describe('RFC 8949 Appendix A items that are canonical', () => {
+    appendixA.cases.forEach((c: any, i: number) => {
+      it(`#${i} encodes ${c.hex} and decodes back`, () => {
+        const v = cborValueOf(c.value);
+        assert.equal(toHex(encodeCanonical(v)), c.hex, `vector ${i}`);
+        const back = decodeCanonical(fromHex(c.hex));
+        sameValue(back, typeof v === 'bigint' && v >= -(2n ** 53n) && v <= 2n ** 53n ? Number(v) : v);
+      });
+    });
+  });
+
+  describe('numeric reduction and key order', () => {
+    reduction.cases.forEach((c: any, i: number) => {
+      it(`#${i} ${c.note}`, () => assert.equal(toHex(encodeCanonical(cborValueOf(c.value))), c.hex, `vector ${i}`));
+    });
+    it('encodes 918.0 arriving from JSON text like 918', () => {
+      assert.equal(toHex(encodeCanonical(JSON.parse('918.0'))), toHex(encodeCanonical(918)));
+    });
+    it('drops undefined members as JSON does', () => {
+      assert.equal(toHex(encodeCanonical({ a: 1, b: undefined })), toHex(encodeCanonical({ a: 1 })));
+    });
+  });
+
+  describe('when the decoder meets non-canonical input', () => {
+    const bad: Array<[string, string]> = [
+      ['a2616201616102', 'keys out of order ({"b":1,"a":2})'],
+      ['a2616101616102', 'duplicate key "a"'],
+      ['1817', 'integer 23 in a one-byte argument (not shortest)'],
+      ['f93c00', 'float 1.0 that must reduce to the integer 1'],
+      ['fb3ff8000000000000', '1.5 as a double (half suffices)'],
+      ['f97e01', 'NaN with a payload'],
+      ['9f01ff', 'indefinite-length array'],
+      ['c11a514b67b0', 'a tag'],
+      ['f7', 'undefined'],
+      ['0101', 'trailing bytes'],
+      ['62c3', 'truncated text'],
+      ['a10102', 'a non-text map key'],
+      ['62c328', 'invalid UTF-8'],
+      ['f90000', 'float zero that must reduce to integer 0'],
+    ];
+    for (const [hex, why] of bad) {
+      it(`refuses ${hex}: ${why}`, () => {
+        assert.throws(() => decodeCanonical(fromHex(hex)), (e: unknown) => e instanceof SvcError && e.code === 'canonical_encoding_divergence');
+      });
+    }
+    it('refuses nesting deeper than 64', () => {
+      const deep = new Uint8Array(70).fill(0x81);
+      assert.throws(() => decodeCanonical(Uint8Array.from([...deep, 0])), /nesting/);
+    });
+    it('refuses a length larger than the input without allocating it', () => {
+      assert.throws(() => decodeCanonical(fromHex('5bffffffffffffffff')), /length exceeds input/);
+    });
+  });
+
+  describe('properties', () => {
+    const json = fc.jsonValue({ maxDepth: 4 });
+    it('decode(encode(x)) re-encodes to the same bytes for any JSON value', () => {
+      fc.assert(fc.property(json, (v) => {
+        const bytes = encodeCanonical(v as any);
+        assert.equal(toHex(encodeCanonical(decodeCanonical(bytes))), toHex(bytes));
+      }), { numRuns: 500 });
+    });
+    it('encoding does not depend on key insertion order', () => {
+      fc.assert(fc.property(fc.dictionary(fc.string(), fc.integer()), (d) => {
+        const reversed = Object.fromEntries(Object.entries(d).reverse());
+        assert.equal(toHex(encodeCanonical(d)), toHex(encodeCanonical(reversed)));
+      }), { numRuns: 300 });
+    });
+    it('every double round-trips exactly', () => {
+      fc.assert(fc.property(fc.double(), (x) => {
+        const back = decodeCanonical(encodeCanonical(x)) as number;
+        assert.ok(Object.is(back, x) || (x === 0 && back === 0) || (Number.isNaN(x) && Number.isNaN(back)), `${x} → ${back}`);
+      }), { numRuns: 2000 });
+    });
+    it('does not mutate its input', () => {
+      const input = { b: [1, 2, { c: 3 }], a: 'x' };
+      const copy = structuredClone(input);
+      encodeCanonical(input);
+      assert.deepEqual(input, copy);
+      assert.deepEqual(Object.keys(input), ['b', 'a']);
+    });
+  });
+
+  describe('wrong types', () => {
+    for (const [v, name] of [[undefined, 'undefined'], [() => 1, 'a function'], [Symbol('s'), 'a symbol']] as const) {
+      it(`refuses ${name} with a message naming the type`, () => assert.throws(() => encodeCanonical(v as any), /cbor: cannot encode/));
+    }
+  });
+});
