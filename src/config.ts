@@ -1,0 +1,112 @@
+/**
+ * Configuration, declared once: every SVC_* variable with its default, unit and range,
+ * validated at start and passed down as a typed object. Nothing else reads process.env.
+ */
+import { resolve } from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl?: string;
+  redisUrl?: string;
+  /** Deployment prefix word of preimage domains and identifiers (default `svc`). */
+  prefix: string;
+  scanCellLimit: number;
+  rateLimitRps: number;
+  rateLimitBurst: number;
+  timeoutSecs: number;
+  materializerTimeoutSecs: number;
+  bodyLimitBytes: number;
+  /** Extra attester keys the operator allows to write (b32, comma-separated). */
+  attesterKeys: string[];
+  /** Keys that may no longer write (b32, comma-separated). */
+  revokedKeys: string[];
+  /** Enrolled device keys (b32, comma-separated). */
+  deviceKeys: string[];
+  upstreams: Record<string, string>;
+  logLevel: string;
+  segmentMaxBytes: number;
+}
+
+export interface VarSpec {
+  name: string;
+  default: string;
+  description: string;
+}
+
+/** Every variable the service reads (README and /v1/limits list them from here). */
+export const CONFIG_VARS: readonly VarSpec[] = [
+  { name: 'PORT', default: '8080', description: 'HTTP port' },
+  { name: 'SVC_HOST', default: '0.0.0.0', description: 'listen address' },
+  { name: 'SVC_DATA', default: './var/svc', description: 'data directory of the embedded store, the log and the responder key' },
+  { name: 'SVC_DATABASE_URL', default: '', description: 'PostgreSQL connection string; when set, facts and the log live in PostgreSQL' },
+  { name: 'SVC_REDIS_URL', default: '', description: 'Redis URL for the shared hot cache (in-process LRU when unset)' },
+  { name: 'SVC_PREFIX', default: 'svc', description: 'prefix word of signed preimages' },
+  { name: 'SVC_SCAN_CELL_LIMIT', default: '10000', description: 'rows scanned per cell prefix walk' },
+  { name: 'SVC_RATE_LIMIT_RPS', default: '10', description: 'per-IP sustained requests per second (600/min)' },
+  { name: 'SVC_RATE_LIMIT_BURST', default: '120', description: 'per-IP burst' },
+  { name: 'SVC_TIMEOUT_SECS', default: '40', description: 'gateway timeout, clamped to 1..600' },
+  { name: 'SVC_MATERIALIZER_TIMEOUT_SECS', default: '14', description: 'upstream timeout per request, clamped to 2..240' },
+  { name: 'SVC_BODY_LIMIT_BYTES', default: '4194304', description: 'largest accepted request body' },
+  { name: 'SVC_ATTESTER_KEYS', default: '', description: 'operator-listed attester public keys (b32, comma-separated)' },
+  { name: 'SVC_REVOKED_KEYS', default: '', description: 'revoked attester keys (b32, comma-separated)' },
+  { name: 'SVC_DEVICE_KEYS', default: '', description: 'enrolled device keys (b32, comma-separated)' },
+  { name: 'SVC_LOG_LEVEL', default: 'info', description: 'fastify log level (silent, error, warn, info, debug)' },
+  { name: 'SVC_SEGMENT_MAX_BYTES', default: '1073741824', description: 'transparency-log segment cap' },
+];
+
+export class ConfigError extends Error {}
+
+function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number, clamp = false): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isFinite(n)) throw new ConfigError(`${name}: expected a number, got ${JSON.stringify(raw)}`);
+  if (clamp) return Math.min(max, Math.max(min, n));
+  if (n < min || n > max) throw new ConfigError(`${name}: ${n} is outside ${min}..${max}`);
+  return n;
+}
+
+function list(env: NodeJS.ProcessEnv, name: string): string[] {
+  return (env[name] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/** Reads and validates the configuration from an environment (process.env by default). */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const upstreams: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    const m = /^SVC_UPSTREAM_([A-Z0-9_]+)_URL$/.exec(k);
+    if (m && v) {
+      try {
+        new URL(v);
+      } catch {
+        throw new ConfigError(`${k}: not a URL: ${v}`);
+      }
+      upstreams[m[1]] = v.replace(/\/+$/, '');
+    }
+  }
+  const prefix = env.SVC_PREFIX || 'svc';
+  if (!/^[a-z][a-z0-9_-]{0,31}$/.test(prefix)) throw new ConfigError(`SVC_PREFIX: expected a short lowercase word, got ${prefix}`);
+  const cfg: Config = {
+    port: int(env, 'PORT', 8080, 0, 65535),
+    host: env.SVC_HOST || '0.0.0.0',
+    dataDir: resolve(env.SVC_DATA || './var/svc'),
+    databaseUrl: env.SVC_DATABASE_URL || undefined,
+    redisUrl: env.SVC_REDIS_URL || undefined,
+    prefix,
+    scanCellLimit: int(env, 'SVC_SCAN_CELL_LIMIT', 10_000, 1, 10_000_000),
+    rateLimitRps: int(env, 'SVC_RATE_LIMIT_RPS', 10, 0.001, 1_000_000),
+    rateLimitBurst: int(env, 'SVC_RATE_LIMIT_BURST', 120, 1, 10_000_000),
+    timeoutSecs: int(env, 'SVC_TIMEOUT_SECS', 40, 1, 600, true),
+    materializerTimeoutSecs: int(env, 'SVC_MATERIALIZER_TIMEOUT_SECS', 14, 2, 240, true),
+    bodyLimitBytes: int(env, 'SVC_BODY_LIMIT_BYTES', 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+    attesterKeys: list(env, 'SVC_ATTESTER_KEYS'),
+    revokedKeys: list(env, 'SVC_REVOKED_KEYS'),
+    deviceKeys: list(env, 'SVC_DEVICE_KEYS'),
+    upstreams,
+    logLevel: env.SVC_LOG_LEVEL || 'info',
+    segmentMaxBytes: int(env, 'SVC_SEGMENT_MAX_BYTES', 1024 ** 3, 4096, 1024 ** 3),
+  };
+  return { ...cfg, ...overrides };
+}

@@ -1,0 +1,46 @@
+/**
+ * What every primitive receives: configuration, registry, manifests, the responder key and the
+ * store. Primitives are plain async functions over this context; REST and MCP both call them.
+ */
+import type { Config } from '../config.js';
+import type { ResponderKeys } from '../keys.js';
+import type { Ed25519Backend } from '../protocol/ed25519.js';
+import { isoSeconds, signReceipt, type Cost, type Receipt, type ReceiptBody } from '../protocol/receipt.js';
+import { ulid } from '../protocol/ulid.js';
+import type { ManifestSet } from '../registry/manifests.js';
+import type { Registry } from '../registry/registry.js';
+import type { Store } from '../store/contract.js';
+
+export interface ServiceContext {
+  readonly config: Config;
+  readonly registry: Registry;
+  readonly manifests: ManifestSet;
+  readonly keys: ResponderKeys;
+  readonly store: Store;
+  /** Fast Ed25519 for verification on the server (behind protocol verifyStrict). */
+  readonly ed25519: Ed25519Backend;
+  readonly now: () => Date;
+}
+
+/** Per-request facts a receipt needs beyond the signed lists. */
+export interface ReceiptExtras extends Partial<Omit<ReceiptBody, 'primitive' | 'cells' | 'fact_cids'>> {
+  cost?: Cost;
+  intent?: string;
+}
+
+/** Sign a receipt for `primitive` (namespaced with the deployment prefix) over cells and fact_cids. */
+export function issueReceipt(ctx: ServiceContext, primitive: string, cells: string[], factCids: string[], extras: ReceiptExtras = {}): Receipt {
+  return signReceipt(
+    {
+      ...extras,
+      request_id: extras.request_id ?? ulid(),
+      served_at: extras.served_at ?? isoSeconds(ctx.now()),
+      primitive: `${ctx.config.prefix}.${primitive}`,
+      cells,
+      fact_cids: factCids,
+    },
+    ctx.keys.signer,
+    { schema_cid: ctx.manifests.schema_cid, registry_cid: ctx.manifests.registry_cid },
+    ctx.config.prefix,
+  );
+}
