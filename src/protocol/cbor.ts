@@ -43,31 +43,34 @@ class Writer {
     this.len += b.length;
   }
 
-  /** Major type + shortest argument. */
+  /** Major type + shortest argument (numbers below 2^32 avoid BigInt: the common case). */
   head(major: number, n: number | bigint): void {
     const m = major << 5;
-    if (typeof n === 'number' && n < 24) return this.byte(m | n);
-    const v = BigInt(n);
-    if (v < 0x100n) {
-      this.byte(m | 24);
-      this.byte(Number(v));
-    } else if (v < 0x10000n) {
-      this.byte(m | 25);
-      this.byte(Number(v >> 8n));
-      this.byte(Number(v & 0xffn));
-    } else if (v < 0x100000000n) {
-      this.byte(m | 26);
-      const x = Number(v);
-      this.byte((x >>> 24) & 0xff);
-      this.byte((x >>> 16) & 0xff);
-      this.byte((x >>> 8) & 0xff);
-      this.byte(x & 0xff);
-    } else if (v <= U64_MAX) {
-      this.byte(m | 27);
-      for (let s = 56n; s >= 0n; s -= 8n) this.byte(Number((v >> s) & 0xffn));
-    } else {
-      throw new RangeError('cbor: integer argument exceeds 64 bits');
+    if (typeof n === 'number' && n < 0x100000000) {
+      if (n < 24) return this.byte(m | n);
+      this.ensure(5);
+      const b = this.buf;
+      if (n < 0x100) {
+        b[this.len++] = m | 24;
+        b[this.len++] = n;
+      } else if (n < 0x10000) {
+        b[this.len++] = m | 25;
+        b[this.len++] = n >>> 8;
+        b[this.len++] = n & 0xff;
+      } else {
+        b[this.len++] = m | 26;
+        b[this.len++] = (n >>> 24) & 0xff;
+        b[this.len++] = (n >>> 16) & 0xff;
+        b[this.len++] = (n >>> 8) & 0xff;
+        b[this.len++] = n & 0xff;
+      }
+      return;
     }
+    const v = BigInt(n);
+    if (v < 0x100000000n) return this.head(major, Number(v));
+    if (v > U64_MAX) throw new RangeError('cbor: integer argument exceeds 64 bits');
+    this.byte(m | 27);
+    for (let s = 56n; s >= 0n; s -= 8n) this.byte(Number((v >> s) & 0xffn));
   }
 
   result(): Uint8Array {
@@ -168,7 +171,7 @@ function encodeInto(w: Writer, v: CborValue, depth: number): void {
   for (const key of Object.keys(obj)) {
     const val = obj[key];
     if (val === undefined) continue; // as in JSON: an undefined member is not a member
-    entries.push([encodeCanonical(key), val]);
+    entries.push([encodeKey(key), val]);
   }
   entries.sort((a, b) => compareBytes(a[0], b[0]));
   w.head(5, entries.length);
@@ -176,6 +179,22 @@ function encodeInto(w: Writer, v: CborValue, depth: number): void {
     w.bytes(k);
     encodeInto(w, val, depth + 1);
   }
+}
+
+// Map keys repeat across facts: memoise their encoded form (bounded).
+const keyCache = new Map<string, Uint8Array>();
+
+function encodeKey(key: string): Uint8Array {
+  let k = keyCache.get(key);
+  if (k === undefined) {
+    const w = new Writer();
+    const b = utf8(key);
+    w.head(3, b.length);
+    w.bytes(b);
+    k = w.result();
+    if (keyCache.size < 4096) keyCache.set(key, k);
+  }
+  return k;
 }
 
 /** Canonical CBOR bytes of `value` (protocol.md §3). */

@@ -113,7 +113,18 @@ export function fieldHex(field: FieldBinding, prefix = DEFAULT_PREFIX): string {
 }
 
 /** merkle_hex: H(stream("merkle") ‖ body); body is the ABSENT marker when there is no proof. */
+const absentMerkleHex = new Map<string, string>();
+
 export function merkleHex(proof: MerkleProofJson | undefined, prefix = DEFAULT_PREFIX): string {
+  if (!proof) {
+    // The ABSENT segment is the same for every receipt of a deployment: compute it once.
+    let h = absentMerkleHex.get(prefix);
+    if (h === undefined) {
+      h = toHex(blake3(concatBytes(streamHeader('merkle', prefix), MERKLE_ABSENT_MARKER)));
+      absentMerkleHex.set(prefix, h);
+    }
+    return h;
+  }
   let body: Uint8Array = MERKLE_ABSENT_MARKER;
   if (proof) {
     const p = proofFromJson(proof);

@@ -94,3 +94,16 @@ describe('Ed25519 (protocol.md §5, §8)', () => {
     });
   });
 });
+
+describe('server BLAKE3 (blake3-wasm) agrees with the reference', () => {
+  it('on official lengths and random inputs', async () => {
+    const { loadWasmBlake3 } = await import('../../src/crypto/fast-blake3.js');
+    const { blake3Reference } = await import('../../src/protocol/hash.js');
+    const fast = loadWasmBlake3();
+    assert.ok(fast, 'blake3-wasm loads');
+    for (const n of [0, 1, 63, 64, 65, 1023, 1024, 1025, 4097, 70_000]) {
+      const input = Uint8Array.from({ length: n }, (_, i) => (i * 7 + n) % 256);
+      assert.equal(toHex(fast!(input)), toHex(blake3Reference(input)), `length ${n}`);
+    }
+  });
+});

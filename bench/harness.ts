@@ -1,0 +1,31 @@
+/** Tiny benchmark harness: run a function for a time budget, report ops/s (median of rounds). */
+export interface Rate {
+  ops_per_s: number;
+  rounds: number[];
+}
+
+/** Median ops/s of `rounds` rounds of about `ms` milliseconds each. */
+export function rate(fn: () => void, ms = 300, rounds = 3): Rate {
+  for (let i = 0; i < 50; i++) fn(); // warm-up
+  const results: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    let n = 0;
+    const start = performance.now();
+    let now = start;
+    while (now - start < ms) {
+      for (let i = 0; i < 16; i++) fn();
+      n += 16;
+      now = performance.now();
+    }
+    results.push(Math.round((n * 1000) / (now - start)));
+  }
+  const sorted = [...results].sort((a, b) => a - b);
+  return { ops_per_s: sorted[Math.floor(sorted.length / 2)], rounds: results };
+}
+
+/** p50/p99 of a list of latencies in ms. */
+export function percentiles(samples: number[]): { p50_ms: number; p99_ms: number; n: number } {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))];
+  return { p50_ms: Number(at(0.5).toFixed(3)), p99_ms: Number(at(0.99).toFixed(3)), n: s.length };
+}

@@ -1,0 +1,48 @@
+/**
+ * The HTTP application: external plugins, then the service context, then routes, then the one
+ * error handler. Process concerns (listen, signals) live in server.ts.
+ */
+import Fastify, { type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { ServiceContext } from '../primitives/context.js';
+import { errorHandler, notFoundHandler } from './errors.js';
+import { discoveryRoutes } from './routes/discovery.js';
+import { coreRoutes } from './routes/core.js';
+
+export interface AppOptions {
+  logger?: boolean | { level: string };
+}
+
+/** Build the fastify app over a ready service context (routes registered, not listening). */
+export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    bodyLimit: ctx.config.bodyLimitBytes,
+    trustProxy: false,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    return503OnClosing: true,
+    forceCloseConnections: true,
+  });
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: `${ctx.config.prefix} — verifiable geospatial memory`,
+        version: '1.1.0',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+        description: 'Signed, content-addressed facts at cell × band × tslot. Every read returns an Ed25519 receipt verifiable offline.',
+      },
+    },
+  });
+
+  await app.register(async (scope) => {
+    await discoveryRoutes(scope, ctx);
+    await coreRoutes(scope, ctx);
+  });
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}

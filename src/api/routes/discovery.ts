@@ -1,0 +1,102 @@
+/** Discovery and catalogues (spec 4.1): health, well-known documents, registries, limits. */
+import type {} from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
+import { CONFIG_VARS } from '../../config.js';
+import { gridInfo } from '../../protocol/cell64.js';
+import { errorCatalogueDocument } from '../../protocol/errors.js';
+import { CURRENT_PREIMAGE_VERSION } from '../../protocol/receipt.js';
+import { TEMPO_UNIT_S } from '../../protocol/tslot.js';
+import { verifierSpec } from '../../protocol/verifier-spec.js';
+import { SvcError } from '../../protocol/errors.js';
+import { SCHEMA_PROFILE } from '../../registry/manifests.js';
+import type { ServiceContext } from '../../primitives/context.js';
+import { LIMITS } from '../limits.js';
+
+export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+  const started = Date.now();
+  const spec = verifierSpec(ctx.config.prefix);
+  const p = ctx.config.prefix;
+
+  app.get('/health', { schema: { summary: 'Liveness', tags: ['discovery'] } }, async () => ({
+    status: 'ok',
+    uptime_s: Math.round((Date.now() - started) / 1000),
+    driver: ctx.store.driver,
+    responder: ctx.keys.publicKeyB32,
+  }));
+
+  const wellKnown = () => ({
+    schema: `${p}.discovery.v1`,
+    service: p,
+    description: 'Verifiable geospatial memory: signed, content-addressed facts at cell × band × tslot, with offline-verifiable receipts and an append-only Merkle log.',
+    responder: { public_key: ctx.keys.publicKeyB32, epoch: ctx.keys.epoch, algorithm: 'ed25519' },
+    responder_pubkey_b32: ctx.keys.publicKeyB32,
+    responder_key_epoch: ctx.keys.epoch,
+    retired_keys: ctx.keys.retired.map((k) => ({ public_key: k.public_key, epoch: k.epoch, retired_at: k.retired_at })),
+    preimage_version: CURRENT_PREIMAGE_VERSION,
+    prefix: p,
+    manifests: ctx.manifests,
+    links: {
+      verifier_spec: '/v1/verifier_spec',
+      openapi: '/openapi.json',
+      errors: '/v1/errors',
+      manifests: '/v1/manifests',
+      grid_info: '/v1/grid_info',
+      log_sth: '/v1/log/sth',
+      mcp: '/mcp',
+      verify_page: '/verify',
+    },
+  });
+  app.get(`/.well-known/${p}.json`, { schema: { summary: 'Protocol discovery, responder key and retired keys', tags: ['discovery'] } }, async () => wellKnown());
+  if (p !== 'svc') app.get('/.well-known/svc.json', { schema: { hide: true } }, async () => wellKnown());
+
+  app.get('/v1/grid_info', { schema: { summary: 'Grid description', tags: ['discovery'] } }, async () => gridInfo());
+  app.get('/v1/verifier_spec', { schema: { summary: 'Machine-readable signing and verification specification', tags: ['discovery'] } }, async () => spec);
+  app.get(`/.well-known/${p}-verifier.json`, { schema: { summary: 'Same as /v1/verifier_spec', tags: ['discovery'] } }, async () => spec);
+  app.get('/v1/errors', { schema: { summary: 'Error catalogue (svc.errors.v1)', tags: ['discovery'] } }, async () => errorCatalogueDocument());
+  app.get('/v1/manifests', { schema: { summary: 'Current manifest CIDs', tags: ['discovery'] } }, async () => ({
+    schema: `${p}.manifests.v1`,
+    registry: ctx.manifests.registry_cid,
+    schema_cid: ctx.manifests.schema_cid,
+    bands: ctx.manifests.bands,
+    sources: ctx.manifests.sources,
+    functions: ctx.manifests.functions,
+    algorithms: ctx.manifests.algorithms,
+    topics: ctx.manifests.topics,
+    registry_cid: ctx.manifests.registry_cid,
+    rule: 'each CID = b32(blake3(cbor(manifest))); registry_cid covers the five registry CIDs; schema_cid covers /v1/schema',
+  }));
+  app.get('/v1/schema', { schema: { summary: 'Active schema profile', tags: ['discovery'] } }, async () => ({ schema_cid: ctx.manifests.schema_cid, profile: SCHEMA_PROFILE }));
+  app.get('/v1/bands', { schema: { summary: 'Band registry (tempo, privacy class, unit, source)', tags: ['catalogue'] } }, async () => ({
+    manifest_cid: ctx.manifests.bands,
+    tempo_unit_seconds: TEMPO_UNIT_S,
+    bands: ctx.registry.bandList,
+  }));
+  app.get('/v1/topics', { schema: { summary: 'The 26 declared topics', tags: ['catalogue'] } }, async () => ({ manifest_cid: ctx.manifests.topics, topics: ctx.registry.topicList }));
+  app.get('/v1/algorithms', { schema: { summary: 'Algorithm catalogue', tags: ['catalogue'] } }, async () => ({
+    manifest_cid: ctx.manifests.algorithms,
+    algorithms_cid: ctx.manifests.algorithms,
+    algorithms: ctx.registry.algorithmList,
+  }));
+  app.get<{ Params: { key: string } }>('/v1/algorithms/:key', {
+    schema: { summary: 'One algorithm', tags: ['catalogue'], params: { type: 'object', properties: { key: { type: 'string', maxLength: 200 } }, required: ['key'] } },
+  }, async (req) => {
+    const a = ctx.registry.algorithms.get(req.params.key);
+    if (!a) throw new SvcError('function_not_in_registry', `key: algorithm ${JSON.stringify(req.params.key)} is not registered (see /v1/algorithms)`, { field: 'key' });
+    return { algorithms_cid: ctx.manifests.algorithms, ...a };
+  });
+  app.get('/v1/functions', { schema: { summary: 'Derivation functions', tags: ['catalogue'] } }, async () => ({ manifest_cid: ctx.manifests.functions, functions: ctx.registry.functionList }));
+  app.get('/v1/sources', { schema: { summary: 'Upstream sources', tags: ['catalogue'] } }, async () => ({
+    manifest_cid: ctx.manifests.sources,
+    sources: ctx.registry.sourceList.map((s) => ({ ...s, configured_url: ctx.config.upstreams[s.env.replace(/^SVC_UPSTREAM_|_URL$/g, '')] ?? s.default_url })),
+  }));
+  app.get('/v1/limits', { schema: { summary: 'Limits in force', tags: ['discovery'] } }, async () => ({
+    ...LIMITS,
+    rate_limit: { requests_per_second: ctx.config.rateLimitRps, requests_per_minute: Math.round(ctx.config.rateLimitRps * 60), burst: ctx.config.rateLimitBurst, retry_after_s: 1 },
+    gateway_timeout_s: ctx.config.timeoutSecs,
+    materializer_timeout_s: ctx.config.materializerTimeoutSecs,
+    scan_cell_limit: ctx.config.scanCellLimit,
+    body_limit_bytes: ctx.config.bodyLimitBytes,
+    log_segment_bytes: ctx.config.segmentMaxBytes,
+    configuration: CONFIG_VARS,
+  }));
+}

@@ -1,0 +1,47 @@
+/**
+ * Assembles one responder: configuration → registry and manifests → responder key → store.
+ * The result is the ServiceContext every primitive takes, plus close().
+ */
+import { mkdirSync } from 'node:fs';
+import type { Config } from './config.js';
+import { loadResponderKeys } from './keys.js';
+import { nodeEd25519 } from './crypto/node-ed25519.js';
+import type { ServiceContext } from './primitives/context.js';
+import { manifestsOf } from './registry/manifests.js';
+import { loadRegistry } from './registry/registry.js';
+import { installFastBlake3 } from './crypto/fast-blake3.js';
+import { openStore } from './store/index.js';
+
+export interface Service extends ServiceContext {
+  close(): Promise<void>;
+}
+
+/** Open every part of a responder for `config`. */
+export async function openService(config: Config, opts: { now?: () => Date } = {}): Promise<Service> {
+  installFastBlake3();
+  mkdirSync(config.dataDir, { recursive: true });
+  const registry = loadRegistry();
+  const manifests = manifestsOf(registry);
+  const keys = loadResponderKeys(config.dataDir);
+  const store = await openStore(
+    {
+      dataDir: config.dataDir,
+      databaseUrl: config.databaseUrl,
+      redisUrl: config.redisUrl,
+      scanCellLimit: config.scanCellLimit,
+      segmentMaxBytes: config.segmentMaxBytes,
+      prefix: config.prefix,
+    },
+    keys.signer,
+  );
+  return {
+    config,
+    registry,
+    manifests,
+    keys,
+    store,
+    ed25519: nodeEd25519,
+    now: opts.now ?? (() => new Date()),
+    close: () => store.close(),
+  };
+}

@@ -1,0 +1,34 @@
+/** Builds a responder on a throwaway data directory and returns its fastify app for inject(). */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/api/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { openService, type Service } from '../../src/service.js';
+
+export interface TestApp {
+  app: FastifyInstance;
+  service: Service;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+/** A fresh responder (embedded store) with config overrides; close() removes its data. */
+export async function build(overrides: Partial<Config> = {}, env: NodeJS.ProcessEnv = {}): Promise<TestApp> {
+  const dataDir = overrides.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-test-'));
+  const config = loadConfig({ SVC_LOG_LEVEL: 'silent', ...env }, { dataDir, ...overrides });
+  const service = await openService(config);
+  const app = await buildApp(service);
+  await app.ready();
+  return {
+    app,
+    service,
+    dataDir,
+    async close() {
+      await app.close();
+      await service.close();
+      if (!overrides.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
