@@ -167,7 +167,7 @@ describe('bad input', () => {
     }
   });
   it('a wrong content type is refused in the envelope', async () => {
-    const r = await t.app.inject({ method: 'POST', url: '/v1/verify_receipt', payload: 'x', headers: { 'content-type': 'text/plain' } });
+    const r = await t.app.inject({ method: 'POST', url: '/v1/verify_receipt', payload: '<x/>', headers: { 'content-type': 'application/xml' } });
     assert.equal(r.statusCode, 415);
     assert.equal(r.json().code, 'invalid_argument');
   });
