@@ -8,6 +8,8 @@ import type { ServiceContext } from '../primitives/context.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { coreRoutes } from './routes/core.js';
+import { logRoutes } from './routes/log.js';
+import { writeRoutes } from './routes/writes.js';
 
 export interface AppOptions {
   logger?: boolean | { level: string };
@@ -41,6 +43,8 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
   await app.register(async (scope) => {
     await discoveryRoutes(scope, ctx);
     await coreRoutes(scope, ctx);
+    await logRoutes(scope, ctx);
+    await writeRoutes(scope, ctx);
   });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

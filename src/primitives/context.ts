@@ -9,14 +9,14 @@ import { isoSeconds, signReceipt, type Cost, type Receipt, type ReceiptBody } fr
 import { ulid } from '../protocol/ulid.js';
 import type { ManifestSet } from '../registry/manifests.js';
 import type { Registry } from '../registry/registry.js';
-import type { Store } from '../store/contract.js';
+import type { CachedStore } from '../store/index.js';
 
 export interface ServiceContext {
   readonly config: Config;
   readonly registry: Registry;
   readonly manifests: ManifestSet;
   readonly keys: ResponderKeys;
-  readonly store: Store;
+  readonly store: CachedStore;
   /** Fast Ed25519 for verification on the server (behind protocol verifyStrict). */
   readonly ed25519: Ed25519Backend;
   readonly now: () => Date;

@@ -1,0 +1,238 @@
+/**
+ * The write path (spec 4.7, part 3, part 5): attested batches from listed keys and facts the
+ * responder mints itself go through one function, `acceptBatch`, which checks everything
+ * before anything is written, so a rejection leaves cache, store and log untouched.
+ */
+import { b32decode, b32encode } from '../protocol/base32.js';
+import { equalBytes, toHex } from '../protocol/bytes.js';
+import { encodeCanonical, type CborValue } from '../protocol/cbor.js';
+import { isCell } from '../protocol/cell64.js';
+import { factBody } from '../protocol/cid.js';
+import { admitPublicKey, verifyStrict } from '../protocol/ed25519.js';
+import { SvcError, invalidArgument } from '../protocol/errors.js';
+import { blake3 } from '../protocol/hash.js';
+import { batchProofs, proofToJson } from '../protocol/merkle-batch.js';
+import { isoSeconds, scopeMembers, type Scope } from '../protocol/receipt.js';
+import { checkTslot, tslotOf } from '../protocol/tslot.js';
+import { attesterDigest } from '../protocol/tree-head.js';
+import type { FactKind, NewFact, ProvenanceClass } from '../store/contract.js';
+import { issueReceipt, type ServiceContext } from './context.js';
+
+const KINDS: readonly FactKind[] = ['primary', 'derivative', 'absence'];
+const ENTITY_RE = /^svc:entity:[a-z2-7]{26}$/;
+/** Privacy classes a fact may declare; `restricted` needs a responder or device key at cell resolution. */
+export const FACT_PRIVACY_CLASSES = ['public', 'restricted'] as const;
+/** Protocol level of each kind of writer (spec part 5: writes are L2). */
+const LEVEL_OF = { responder: 3, device: 2, operator: 2 } as const;
+export const MAX_FACTS_PER_BATCH = 4096;
+
+export type AttesterKind = keyof typeof LEVEL_OF;
+
+export interface AttestRequest {
+  batch_root: number[] | Uint8Array;
+  attester: string;
+  signature: string;
+  facts: Record<string, unknown>[];
+  registry_cid?: string;
+  schema_cid?: string;
+}
+
+export interface AttestResult {
+  accepted: true;
+  fact_cids: string[];
+  duplicates: string[];
+  batch_root: string;
+  log_index: number;
+  accepted_at: string;
+  tree_head: Awaited<ReturnType<ServiceContext['store']['log']['latestTreeHead']>>;
+  /** Audit path of the batch's log entry in `tree_head`. */
+  log_inclusion: { leaf_index: number; tree_size: number; path: string[] };
+  merkle_proofs: Record<string, ReturnType<typeof proofToJson>>;
+  receipt: ReturnType<typeof issueReceipt>;
+}
+
+/** Which writer a key is, or why it may not write. */
+export function classifyAttester(ctx: ServiceContext, attester: string): AttesterKind {
+  if (ctx.config.revokedKeys.includes(attester)) {
+    throw new SvcError('attester_revoked', `attester: key ${attester} is revoked`, { field: 'attester' });
+  }
+  if (attester === ctx.keys.publicKeyB32) return 'responder';
+  if (ctx.config.deviceKeys.includes(attester)) return 'device';
+  if (ctx.config.attesterKeys.includes(attester)) return 'operator';
+  throw new SvcError('unauthorized', `attester: key ${attester} is not the responder's, an enrolled device key or an operator-listed key`, { field: 'attester' }, { status: 403 });
+}
+
+function levelNumber(level: string): number {
+  const m = /^L(\d)$/.exec(level);
+  return m ? Number(m[1]) : 0;
+}
+
+interface CheckedFact {
+  body: Record<string, unknown>;
+  digest: Uint8Array;
+  fact_cid: string;
+  kind: FactKind;
+  cell: string;
+  band: string;
+  tslot: number;
+  provenance_class: ProvenanceClass;
+  scope: Scope | null;
+}
+
+/** Validate one submitted fact and resolve its index columns; nothing is written here. */
+function checkFact(ctx: ServiceContext, raw: unknown, i: number, writer: AttesterKind, nowMs: number): CheckedFact {
+  const at = `facts[${i}]`;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalidArgument(at, 'expected an object');
+  const body = factBody(raw as Record<string, unknown>) as Record<string, unknown>;
+  const kind = body.kind;
+  if (typeof kind !== 'string' || !KINDS.includes(kind as FactKind)) throw invalidArgument(`${at}.kind`, 'expected one of primary, derivative, absence');
+  const cell = body.cell;
+  if (typeof cell !== 'string' || !(isCell(cell) || ENTITY_RE.test(cell))) {
+    throw new SvcError('unaddressable_subject', `${at}.cell: ${JSON.stringify(cell)} is neither a cell64 nor an svc:entity: token`, { field: `${at}.cell` });
+  }
+  const band = body.band;
+  if (typeof band !== 'string') throw invalidArgument(`${at}.band`, 'expected a band key');
+  const entry = ctx.registry.bands.get(band);
+  if (!entry) throw new SvcError('band_not_in_registry', `${at}.band: ${band} is not in the active manifest (see /v1/bands)`, { field: `${at}.band`, band });
+  if (!('value' in body)) throw invalidArgument(`${at}.value`, 'is required (null for an absence)');
+  if (kind === 'absence' && body.value !== null) throw invalidArgument(`${at}.value`, 'must be null for an absence');
+  let signedAtMs: number | undefined;
+  if (body.signed_at !== undefined) {
+    signedAtMs = typeof body.signed_at === 'string' ? Date.parse(body.signed_at) : NaN;
+    if (!Number.isFinite(signedAtMs)) throw invalidArgument(`${at}.signed_at`, 'expected an RFC 3339 timestamp');
+  }
+  let tslot: number;
+  if (body.tslot !== undefined) {
+    tslot = checkTslot(body.tslot, entry.tempo, band, nowMs);
+  } else {
+    tslot = tslotOf(Math.floor((signedAtMs ?? nowMs) / 1000), entry.tempo);
+  }
+  if (levelNumber(entry.min_level) > LEVEL_OF[writer]) {
+    throw new SvcError('level_too_low', `${at}.band: ${band} needs level ${entry.min_level}`, { field: `${at}.band`, required: entry.min_level });
+  }
+  const privacy = body.privacy_class ?? entry.privacy_class;
+  if (typeof privacy !== 'string' || !(FACT_PRIVACY_CLASSES as readonly string[]).includes(privacy)) {
+    throw invalidArgument(`${at}.privacy_class`, `expected one of ${FACT_PRIVACY_CLASSES.join(', ')}`);
+  }
+  if (privacy === 'restricted' && writer === 'operator' && isCell(cell)) {
+    throw new SvcError('privacy_refused', `${at}: restricted facts at full cell resolution need a responder or device key`, { field: `${at}.privacy_class` });
+  }
+  let scope: Scope | null = null;
+  if (body.scope !== undefined) {
+    const s = body.scope as Record<string, unknown>;
+    if (typeof s !== 'object' || s === null || Array.isArray(s) || Object.entries(s).some(([k, v]) => !['user_id', 'agent_id', 'run_id', 'org_id'].includes(k) || typeof v !== 'string')) {
+      throw invalidArgument(`${at}.scope`, 'expected {user_id?, agent_id?, run_id?, org_id?} of strings');
+    }
+    scope = scopeMembers(s as Scope) ?? null;
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = encodeCanonical(body as CborValue);
+  } catch (e) {
+    throw invalidArgument(at, `cannot be encoded canonically (${(e as Error).message})`);
+  }
+  const digest = blake3(bytes);
+  return {
+    body, digest, fact_cid: b32encode(digest), kind: kind as FactKind, cell, band, tslot,
+    provenance_class: kind === 'derivative' ? 'deterministic_index' : (entry.provenance_class as ProvenanceClass),
+    scope,
+  };
+}
+
+function rootBytes(root: unknown): Uint8Array {
+  if (root instanceof Uint8Array) {
+    if (root.length !== 32) throw invalidArgument('batch_root', 'expected exactly 32 bytes');
+    return root;
+  }
+  if (!Array.isArray(root) || root.length !== 32 || !root.every((x) => Number.isInteger(x) && x >= 0 && x <= 255)) {
+    throw invalidArgument('batch_root', 'expected an array of exactly 32 integers 0..255 (not a hex string)');
+  }
+  return Uint8Array.from(root);
+}
+
+/**
+ * Check a batch completely, then append it durably. Order: shape → key standing → each fact →
+ * batch root → signature; every failure throws before the store is touched.
+ */
+export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primitive = 'attest'): Promise<AttestResult> {
+  if (typeof req.attester !== 'string' || req.attester === '') throw new SvcError('unauthorized', 'attester: missing attester key', { field: 'attester' });
+  if (typeof req.signature !== 'string' || req.signature === '') throw new SvcError('unauthorized', 'signature: missing attester signature', { field: 'signature' });
+  const root = rootBytes(req.batch_root);
+  if (!Array.isArray(req.facts) || req.facts.length === 0) throw invalidArgument('facts', 'expected a non-empty array');
+  if (req.facts.length > MAX_FACTS_PER_BATCH) throw invalidArgument('facts', `at most ${MAX_FACTS_PER_BATCH} facts per batch`);
+  const registryCid = req.registry_cid ?? ctx.manifests.registry_cid;
+  const schemaCid = req.schema_cid ?? ctx.manifests.schema_cid;
+  if (registryCid !== ctx.manifests.registry_cid) throw new SvcError('registry_cid_unknown', `registry_cid: ${registryCid} is not the registry in force (see /v1/manifests)`, { field: 'registry_cid' });
+  if (schemaCid !== ctx.manifests.schema_cid) throw new SvcError('schema_cid_unknown', `schema_cid: ${schemaCid} is not the schema in force (see /v1/manifests)`, { field: 'schema_cid' });
+
+  const writer = classifyAttester(ctx, req.attester);
+  const nowMs = ctx.now().getTime();
+  const checked = req.facts.map((f, i) => checkFact(ctx, f, i, writer, nowMs));
+
+  const { root: rebuilt, proofs } = batchProofs(checked.map((c) => c.digest));
+  if (!equalBytes(rebuilt, root)) {
+    throw new SvcError('bad_merkle_proof', `batch_root: merkle root mismatch (rebuilt ${toHex(rebuilt)} from the facts' canonical CBOR)`, {
+      field: 'batch_root', rebuilt_hex: toHex(rebuilt), rule: 'protocol.md §6',
+    });
+  }
+  let pub: Uint8Array;
+  let sig: Uint8Array;
+  try {
+    pub = b32decode(req.attester, 32, 'attester');
+    sig = b32decode(req.signature, 64, 'signature');
+  } catch (e) {
+    throw new SvcError('unauthorized', (e as Error).message, { field: (e as SvcError).details?.field ?? 'signature' });
+  }
+  const keyVerdict = admitPublicKey(pub);
+  if (!keyVerdict.ok) throw new SvcError('bad_signature', `attester: key refused (${keyVerdict.reason})`, { field: 'attester', reason: keyVerdict.reason });
+  if (!verifyStrict(sig, attesterDigest(root, registryCid, schemaCid), pub, ctx.ed25519)) {
+    throw new SvcError('bad_signature', 'signature: bad signature over blake3(batch_root ‖ registry_cid ‖ schema_cid)', { field: 'signature' });
+  }
+
+  const facts: NewFact[] = checked.map((c, i) => ({
+    fact_cid: c.fact_cid, body: c.body, cell: c.cell, band: c.band, tslot: c.tslot, kind: c.kind,
+    provenance_class: c.provenance_class, scope: c.scope, proof: proofToJson(proofs[i]),
+  }));
+  const res = await ctx.store.append({ facts, batch_root: root, attester: req.attester, signature: req.signature, registry_cid: registryCid, schema_cid: schemaCid });
+  const head = await ctx.store.log.latestTreeHead();
+  const path = res.log_index < head.tree_size ? await ctx.store.log.inclusionProof(res.log_index, head.tree_size) : [];
+  const cids = facts.map((f) => f.fact_cid);
+  const cells = [...new Set(facts.map((f) => f.cell))];
+  return {
+    accepted: true,
+    fact_cids: cids,
+    duplicates: res.duplicates,
+    batch_root: b32encode(root),
+    log_index: res.log_index,
+    accepted_at: res.accepted_at,
+    tree_head: head,
+    log_inclusion: { leaf_index: res.log_index, tree_size: head.tree_size, path: path.map(b32encode) },
+    merkle_proofs: Object.fromEntries(facts.map((f) => [f.fact_cid, f.proof])),
+    receipt: issueReceipt(ctx, primitive, cells, cids, { merkle_proof: facts[0].proof }),
+  };
+}
+
+/** The body of a fact minted by this responder (protocol.md §4). */
+export function mintedBody(ctx: ServiceContext, fields: {
+  kind: 'primary' | 'absence'; cell: string; band: string; tslot: number; value: unknown; unit: string; provenance: string;
+  derivation: { fn: string; sources: string[]; args?: Record<string, unknown>; parents?: string[] };
+  absence_reason?: string; scope?: Scope;
+}): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    kind: fields.kind, cell: fields.cell, band: fields.band, tslot: fields.tslot, value: fields.value ?? null,
+    unit: fields.unit, provenance: fields.provenance, derivation: fields.derivation,
+    signer: ctx.keys.publicKeyB32, signed_at: isoSeconds(ctx.now()), schema_cid: ctx.manifests.schema_cid,
+  };
+  if (fields.kind === 'absence') body.absence_reason = fields.absence_reason ?? 'unavailable_capability';
+  const scope = scopeMembers(fields.scope);
+  if (scope) body.scope = scope;
+  return body;
+}
+
+/** Write facts signed by the responder through the same path as any attester (materialization, derived answers). */
+export async function mintFacts(ctx: ServiceContext, bodies: Record<string, unknown>[], primitive = 'mint'): Promise<AttestResult> {
+  const digests = bodies.map((b) => blake3(encodeCanonical(b as CborValue)));
+  const { root } = batchProofs(digests);
+  const sig = ctx.keys.signer.sign(attesterDigest(root, ctx.manifests.registry_cid, ctx.manifests.schema_cid));
+  return acceptBatch(ctx, { batch_root: root, attester: ctx.keys.publicKeyB32, signature: b32encode(sig), facts: bodies }, primitive);
+}

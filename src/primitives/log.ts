@@ -1,0 +1,130 @@
+/** Transparency-log primitives (spec 4.13): tree head, inclusion, consistency, witnesses. */
+import { b32decode, b32encode } from '../protocol/base32.js';
+import { fromHex, toHex } from '../protocol/bytes.js';
+import { decodeTrusted, type CborValue } from '../protocol/cbor.js';
+import { verifyStrict, admitPublicKey } from '../protocol/ed25519.js';
+import { SvcError, invalidArgument } from '../protocol/errors.js';
+import { leafHash } from '../protocol/log-tree.js';
+import { isoSeconds } from '../protocol/receipt.js';
+import { witnessDigest } from '../protocol/tree-head.js';
+import type { ServiceContext } from './context.js';
+
+function sizeArg(field: string, v: unknown, max: number): number {
+  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw invalidArgument(field, 'expected a non-negative integer');
+  if (n > max) throw invalidArgument(field, `${n} is beyond the current tree size ${max}`);
+  return n;
+}
+
+/** A 32-byte digest given as b32 (52 chars) or lowercase hex (64 chars). */
+function digestArg(field: string, v: unknown): Uint8Array {
+  if (typeof v === 'string' && /^[0-9a-f]{64}$/.test(v)) return fromHex(v);
+  if (typeof v === 'string') return b32decode(v, 32, field);
+  throw invalidArgument(field, 'expected a 32-byte digest as b32 or hex');
+}
+
+export async function treeHead(ctx: ServiceContext) {
+  const sth = await ctx.store.log.latestTreeHead();
+  return {
+    ...sth,
+    root_hex: toHex(b32decode(sth.root, 32)),
+    rule: 'Ed25519 over H(stream("sth") ‖ seg(1,u64be(tree_size)) ‖ seg(2,root) ‖ seg(3,signed_at) ‖ seg(4,responder key)); see /v1/verifier_spec',
+  };
+}
+
+export async function inclusion(ctx: ServiceContext, q: { index?: unknown; entry_hash?: unknown; tree_size?: unknown }) {
+  const size = await ctx.store.log.size();
+  const treeSize = q.tree_size === undefined ? size : sizeArg('tree_size', q.tree_size, size);
+  let index: number;
+  if (q.index !== undefined && q.entry_hash !== undefined) throw invalidArgument('index', 'give either index or entry_hash, not both');
+  if (q.index !== undefined) {
+    index = sizeArg('index', q.index, Number.MAX_SAFE_INTEGER);
+  } else if (q.entry_hash !== undefined) {
+    const h = digestArg('entry_hash', q.entry_hash);
+    const found = await ctx.store.log.leafIndexOf(h);
+    if (found === null) throw new SvcError('cid_not_found', 'entry_hash: no log entry has this leaf hash (leaf hash = H(0x00 ‖ entry))', { field: 'entry_hash' });
+    index = found;
+  } else {
+    throw invalidArgument('index', 'give index or entry_hash');
+  }
+  if (index >= treeSize) throw invalidArgument('index', `${index} is not below tree_size ${treeSize}`);
+  const entry = await ctx.store.log.entry(index);
+  if (!entry) throw new SvcError('cid_not_found', `index: no log entry ${index}`, { field: 'index' });
+  const path = await ctx.store.log.inclusionProof(index, treeSize);
+  const root = await ctx.store.log.root(treeSize);
+  return {
+    leaf_index: index,
+    tree_size: treeSize,
+    leaf_hash: b32encode(leafHash(entry)),
+    path: path.map(b32encode),
+    root: b32encode(root),
+    rule: 'RFC 9162 §2.1.3.2 with BLAKE3; leaf hash = H(0x00 ‖ entry); digests in b32',
+  };
+}
+
+export async function consistency(ctx: ServiceContext, q: { first?: unknown; second?: unknown }) {
+  const size = await ctx.store.log.size();
+  const second = q.second === undefined ? size : sizeArg('second', q.second, size);
+  if (q.first === undefined) throw invalidArgument('first', 'is required');
+  const first = sizeArg('first', q.first, second);
+  const path = await ctx.store.log.consistencyProof(first, second);
+  return {
+    first,
+    second,
+    first_root: b32encode(await ctx.store.log.root(first)),
+    second_root: b32encode(await ctx.store.log.root(second)),
+    path: path.map(b32encode),
+    rule: 'RFC 9162 §2.1.4.2 with BLAKE3; digests in b32',
+  };
+}
+
+/** One log entry, decoded for auditors (bytes as b32). */
+export async function logEntry(ctx: ServiceContext, indexArg: unknown) {
+  const size = await ctx.store.log.size();
+  const index = sizeArg('index', indexArg, Number.MAX_SAFE_INTEGER);
+  if (index >= size) throw new SvcError('cid_not_found', `index: the log has ${size} entries`, { field: 'index' });
+  const entry = await ctx.store.log.entry(index);
+  if (!entry) throw new SvcError('cid_not_found', `index: no log entry ${index}`, { field: 'index' });
+  const toJson = (v: CborValue): unknown =>
+    v instanceof Uint8Array ? b32encode(v) : Array.isArray(v) ? v.map(toJson) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toJson(x as CborValue)])) : v;
+  return { index, leaf_hash: b32encode(leafHash(entry)), cbor_hex: toHex(entry), entry: toJson(decodeTrusted(entry)) };
+}
+
+export interface WitnessRequest {
+  tree_size: number;
+  root: string;
+  witness: string;
+  signature: string;
+  operator?: string;
+}
+
+/** Record a witness co-signature; refused unless the root is this log's root at that size. */
+export async function submitWitness(ctx: ServiceContext, req: WitnessRequest) {
+  const size = await ctx.store.log.size();
+  const treeSize = sizeArg('tree_size', req.tree_size, size);
+  const root = digestArg('root', req.root);
+  const key = b32decode(req.witness, 32, 'witness');
+  const sig = b32decode(req.signature, 64, 'signature');
+  const ours = await ctx.store.log.root(treeSize);
+  if (toHex(ours) !== toHex(root)) {
+    throw new SvcError('bad_merkle_proof', `root: not this log's root at tree_size ${treeSize}`, { field: 'root', expected: b32encode(ours) });
+  }
+  const verdict = admitPublicKey(key);
+  if (!verdict.ok) throw new SvcError('bad_signature', `witness: key refused (${verdict.reason})`, { field: 'witness' });
+  if (!verifyStrict(sig, witnessDigest(treeSize, root, key, ctx.config.prefix), key, ctx.ed25519)) {
+    throw new SvcError('bad_signature', 'signature: witness co-signature does not verify over H(stream("witness") ‖ size ‖ root ‖ witness key)', { field: 'signature' });
+  }
+  const operator = typeof req.operator === 'string' && req.operator.trim() !== '' ? req.operator.trim().slice(0, 200) : req.witness;
+  const record = { tree_size: treeSize, root: b32encode(root), witness: req.witness, signature: req.signature, operator, received_at: isoSeconds(ctx.now()) };
+  await ctx.store.addWitness(record);
+  return { accepted: true, ...record };
+}
+
+export async function listWitnesses(ctx: ServiceContext) {
+  const list = await ctx.store.witnesses();
+  return {
+    witnesses: list,
+    independent_operators: new Set(list.map((w) => w.operator)).size,
+    distinct_witness_keys: new Set(list.map((w) => w.witness)).size,
+  };
+}
