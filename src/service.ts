@@ -11,13 +11,16 @@ import { manifestsOf } from './registry/manifests.js';
 import { loadRegistry } from './registry/registry.js';
 import { installFastBlake3 } from './crypto/fast-blake3.js';
 import { openStore } from './store/index.js';
+import { Materializations } from './primitives/materialize.js';
+import { Metrics } from './primitives/metrics.js';
+import { materializerRegistry, type Materializer } from './sources/contract.js';
 
 export interface Service extends ServiceContext {
   close(): Promise<void>;
 }
 
 /** Open every part of a responder for `config`. */
-export async function openService(config: Config, opts: { now?: () => Date } = {}): Promise<Service> {
+export async function openService(config: Config, opts: { now?: () => Date; materializers?: Materializer[] } = {}): Promise<Service> {
   installFastBlake3();
   mkdirSync(config.dataDir, { recursive: true });
   const registry = loadRegistry();
@@ -42,6 +45,9 @@ export async function openService(config: Config, opts: { now?: () => Date } = {
     store,
     ed25519: nodeEd25519,
     now: opts.now ?? (() => new Date()),
+    materializers: materializerRegistry(opts.materializers ?? []),
+    materializations: new Materializations(),
+    metrics: new Metrics(),
     close: () => store.close(),
   };
 }

@@ -10,6 +10,8 @@ import { discoveryRoutes } from './routes/discovery.js';
 import { coreRoutes } from './routes/core.js';
 import { logRoutes } from './routes/log.js';
 import { writeRoutes } from './routes/writes.js';
+import { operationRoutes } from './routes/operations.js';
+import { OPERATIONS } from './ops/index.js';
 
 export interface AppOptions {
   logger?: boolean | { level: string };
@@ -45,6 +47,7 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
     await coreRoutes(scope, ctx);
     await logRoutes(scope, ctx);
     await writeRoutes(scope, ctx);
+    await operationRoutes(scope, ctx, OPERATIONS);
   });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

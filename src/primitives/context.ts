@@ -10,6 +10,9 @@ import { ulid } from '../protocol/ulid.js';
 import type { ManifestSet } from '../registry/manifests.js';
 import type { Registry } from '../registry/registry.js';
 import type { CachedStore } from '../store/index.js';
+import type { MaterializerRegistry } from '../sources/contract.js';
+import type { Materializations } from './materialize.js';
+import type { Metrics } from './metrics.js';
 
 export interface ServiceContext {
   readonly config: Config;
@@ -20,6 +23,11 @@ export interface ServiceContext {
   /** Fast Ed25519 for verification on the server (behind protocol verifyStrict). */
   readonly ed25519: Ed25519Backend;
   readonly now: () => Date;
+  readonly materializers: MaterializerRegistry;
+  readonly materializations: Materializations;
+  readonly metrics: Metrics;
+  /** Place-name resolution (the locate primitive) when wired; recall accepts names through it. */
+  locate?: (place: string) => Promise<{ cell64: string; label?: string; is_high_confidence?: boolean }>;
 }
 
 /** Per-request facts a receipt needs beyond the signed lists. */

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/api/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openService, type Service } from '../../src/service.js';
+import type { Materializer } from '../../src/sources/contract.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -15,10 +16,10 @@ export interface TestApp {
 }
 
 /** A fresh responder (embedded store) with config overrides; close() removes its data. */
-export async function build(overrides: Partial<Config> = {}, env: NodeJS.ProcessEnv = {}): Promise<TestApp> {
+export async function build(overrides: Partial<Config> = {}, env: NodeJS.ProcessEnv = {}, opts: { materializers?: Materializer[]; now?: () => Date } = {}): Promise<TestApp> {
   const dataDir = overrides.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-test-'));
   const config = loadConfig({ SVC_LOG_LEVEL: 'silent', ...env }, { dataDir, ...overrides });
-  const service = await openService(config);
+  const service = await openService(config, opts);
   const app = await buildApp(service);
   await app.ready();
   return {

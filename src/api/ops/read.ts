@@ -1,0 +1,57 @@
+/** Read operations (spec 4.4). */
+import { PROVENANCE_CLASSES } from '../../store/contract.js';
+import { recall, type RecallRequest } from '../../primitives/recall.js';
+import { bandsSchema, cellSchema, scopeSchema, tslotSchema, type Operation } from '../operations.js';
+
+/** Non-enumerable carrier of the ETag so JSON bodies never show it. */
+export const ETAG = Symbol('etag');
+
+export const recallInput = {
+  type: 'object',
+  required: ['cell'],
+  additionalProperties: false,
+  properties: {
+    cell: cellSchema,
+    bands: bandsSchema,
+    tslot: tslotSchema,
+    as_of_tslot: { type: 'integer', minimum: 0, description: 'valid-time bound: only facts with tslot ≤ this' },
+    as_of_signed_at: { type: 'string', maxLength: 40, description: 'transaction-time bound (RFC 3339): what this responder knew then' },
+    provenance: { type: 'array', items: { type: 'string', enum: [...PROVENANCE_CLASSES] }, maxItems: 5 },
+    deterministic: { type: 'boolean', description: 'true keeps direct_sensor and deterministic_index; false keeps the rest' },
+    scope: scopeSchema,
+    include: { type: 'array', items: { type: 'string', enum: ['edges', 'freshness'] }, maxItems: 2 },
+  },
+} as const;
+
+/** Sets ETag and Cache-Control; answers 304 on a matching If-None-Match. */
+export function conditional(result: any, req: { headers: Record<string, string | string[] | undefined> }, reply: { header(k: string, v: string): unknown; code(n: number): unknown; send(p?: unknown): unknown }): boolean {
+  const etag = result[ETAG] as string | undefined;
+  if (!etag) return false;
+  reply.header('ETag', etag);
+  reply.header('Cache-Control', 'private, max-age=60');
+  const inm = req.headers['if-none-match'];
+  const tags = (Array.isArray(inm) ? inm.join(',') : inm ?? '').split(',').map((s) => s.trim());
+  if (tags.includes(etag) || tags.includes('*')) {
+    reply.code(304);
+    reply.send();
+    return true;
+  }
+  return false;
+}
+
+export const recallOp: Operation = {
+  name: 'recall',
+  method: 'POST',
+  path: '/v1/recall',
+  summary: 'Signed facts at a cell (materializes on a miss)',
+  description: 'SignedResponse: facts, receipt, bands_already_attested_at_cell, caveats, materialize_notes. ETag = hash of the sorted fact_cids; If-None-Match → 304.',
+  tags: ['read'],
+  input: recallInput,
+  mcp: 'core',
+  async run(ctx, input: RecallRequest, call) {
+    const { etag, ...rest } = await recall(ctx, input, { deadline: call.deadline });
+    Object.defineProperty(rest, ETAG, { value: etag, enumerable: false });
+    return rest;
+  },
+  http: conditional,
+};

@@ -1,0 +1,148 @@
+/**
+ * Lazy materialization (spec part 3): on a miss, ask the band's connector, mint what it returns
+ * through the write path, and report a note. Identical in-flight requests (cell, band, tslot,
+ * scope) share one upstream call and one minted fact; a bounded pool caps upstream fan-out.
+ */
+import { cellCenter } from '../protocol/cell64.js';
+import type { Scope } from '../protocol/receipt.js';
+import type { BandEntry } from '../registry/registry.js';
+import type { MaterializeOutcome } from '../sources/contract.js';
+import { scopeKey } from '../store/entry.js';
+import type { StoredFact } from '../store/contract.js';
+import { mintedBody, mintFacts } from './attest.js';
+import type { ServiceContext } from './context.js';
+
+export type ReasonClass = 'timeout' | 'upstream_error' | 'unknown_band' | 'no_materializer';
+
+/** MaterializeNote (spec 2.5). */
+export interface MaterializeNote {
+  band: string;
+  cell: string;
+  status: 'materialized' | 'skipped';
+  ok: boolean;
+  fact_cid: string | null;
+  latency_ms: number;
+  reason: string;
+  reason_class: ReasonClass | null;
+  retryable: boolean;
+  absence: boolean;
+}
+
+export interface MaterializeResult {
+  note: MaterializeNote;
+  fact?: StoredFact;
+  /** Upstream capture time of the value (for cost.source_freshness_s). */
+  captured_at?: string;
+  source_version?: [string, string];
+}
+
+/** A counting semaphore: at most `limit` holders at once. */
+class Pool {
+  private active = 0;
+  private waiting: Array<() => void> = [];
+  constructor(private readonly limit: number) {}
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.active >= this.limit) await new Promise<void>((r) => this.waiting.push(r));
+    this.active++;
+    try {
+      return await fn();
+    } finally {
+      this.active--;
+      this.waiting.shift()?.();
+    }
+  }
+}
+
+export function skippedNote(cell: string, band: string, reasonClass: ReasonClass, reason: string, latencyMs = 0): MaterializeNote {
+  return {
+    band, cell, status: 'skipped', ok: false, fact_cid: null, latency_ms: Math.round(latencyMs), reason,
+    reason_class: reasonClass, retryable: reasonClass === 'timeout' || reasonClass === 'upstream_error', absence: false,
+  };
+}
+
+/** Materialization with coalescing and a bounded pool; one per responder. */
+export class Materializations {
+  private inflight = new Map<string, Promise<MaterializeResult>>();
+  private pool: Pool;
+  /** Upstream calls actually started (tests and benchmarks read it). */
+  upstreamCalls = 0;
+
+  constructor(poolSize = 32) {
+    this.pool = new Pool(poolSize);
+  }
+
+  /** Materialize (cell, band, tslot) under `scope`, sharing any identical request in flight. */
+  materialize(ctx: ServiceContext, cell: string, band: BandEntry, tslot: number, scope: Scope | undefined, deadline: number): Promise<MaterializeResult> {
+    const key = `${cell}|${band.key}|${tslot}|${scopeKey(scope)}`;
+    let p = this.inflight.get(key);
+    if (!p) {
+      p = this.run(ctx, cell, band, tslot, scope, deadline).finally(() => this.inflight.delete(key));
+      this.inflight.set(key, p);
+    }
+    return p;
+  }
+
+  private async run(ctx: ServiceContext, cell: string, band: BandEntry, tslot: number, scope: Scope | undefined, deadline: number): Promise<MaterializeResult> {
+    const started = performance.now();
+    const connector = ctx.materializers.forBand(band.key);
+    if (!connector) return { note: skippedNote(cell, band.key, 'no_materializer', `no connector is wired for ${band.key} (see /v1/materializers)`) };
+    const outcome = await this.pool.run(() => this.fetchWithDeadline(connector.materialize.bind(connector), cell, band, tslot, deadline));
+    const latency = performance.now() - started;
+    if (outcome.status === 'timeout') return { note: skippedNote(cell, band.key, 'timeout', outcome.reason, latency) };
+    if (outcome.status === 'error') return { note: skippedNote(cell, band.key, 'upstream_error', outcome.reason, latency) };
+
+    const derivation: Record<string, unknown> = { fn: outcome.fn, sources: [outcome.provenance.ref ? `${outcome.provenance.source}:${outcome.provenance.ref}` : outcome.provenance.source] };
+    if (outcome.provenance.captured_at) derivation.captured_at = outcome.provenance.captured_at;
+    if (outcome.provenance.version) derivation.version = outcome.provenance.version;
+    if (outcome.status === 'value' && outcome.args) derivation.args = outcome.args;
+    const body = mintedBody(ctx, {
+      kind: outcome.status === 'value' ? 'primary' : 'absence',
+      cell, band: band.key, tslot: outcome.tslot ?? tslot,
+      value: outcome.status === 'value' ? outcome.value : null,
+      unit: (outcome.status === 'value' ? outcome.unit : undefined) ?? band.unit,
+      provenance: outcome.provenance.source,
+      derivation: derivation as { fn: string; sources: string[] },
+      absence_reason: outcome.status === 'absence' ? outcome.reason : undefined,
+      scope,
+    });
+    const res = await mintFacts(ctx, [body], 'materialize');
+    const cid = res.fact_cids[0];
+    const fact = (await ctx.store.readFact(cid)).fact ?? undefined;
+    const absence = outcome.status === 'absence';
+    return {
+      note: {
+        band: band.key, cell, status: 'materialized', ok: true, fact_cid: cid, latency_ms: Math.round(performance.now() - started),
+        reason: absence ? `upstream confirmed no data: ${outcome.reason}${outcome.detail ? ` (${outcome.detail})` : ''}` : `fetched from ${outcome.provenance.source}`,
+        reason_class: null, retryable: false, absence,
+      },
+      fact,
+      captured_at: outcome.provenance.captured_at,
+      source_version: outcome.provenance.version ? [outcome.provenance.source, outcome.provenance.version] : undefined,
+    };
+  }
+
+  private async fetchWithDeadline(
+    fn: (req: Parameters<import('../sources/contract.js').Materializer['materialize']>[0]) => Promise<MaterializeOutcome>,
+    cell: string, band: BandEntry, tslot: number, deadline: number,
+  ): Promise<MaterializeOutcome> {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) return { status: 'timeout', reason: 'no time left in the request budget' };
+    const ac = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<MaterializeOutcome>((resolve) => {
+      timer = setTimeout(() => {
+        ac.abort();
+        resolve({ status: 'timeout', reason: `upstream did not answer within ${Math.round(remaining)} ms` });
+      }, remaining);
+    });
+    this.upstreamCalls++;
+    try {
+      return await Promise.race([
+        fn({ cell, band, tslot, center: cellCenter(cell), signal: ac.signal, deadline }).catch((e: Error): MaterializeOutcome => ({ status: 'error', reason: e?.message ?? String(e) })),
+        timeout,
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,239 @@
+/**
+ * recall (spec 4.4, part 3): the stored signed facts at a cell, materializing on a miss, in a
+ * SignedResponse whose receipt covers exactly the facts returned (filters apply before signing).
+ */
+import { contentId } from '../protocol/cid.js';
+import { isCell } from '../protocol/cell64.js';
+import { SvcError, invalidArgument } from '../protocol/errors.js';
+import { isoSeconds, scopeMembers, type AsOf, type Receipt, type Scope } from '../protocol/receipt.js';
+import { checkTslot, currentTslot } from '../protocol/tslot.js';
+import { PROVENANCE_CLASSES, type ProvenanceClass, type StoredFact } from '../store/contract.js';
+import type { BandEntry } from '../registry/registry.js';
+import { issueReceipt, type ServiceContext } from './context.js';
+import { capturedAt, serveFact, sourceVersion, type ServedFact } from './facts-view.js';
+import { skippedNote, type MaterializeNote, type MaterializeResult } from './materialize.js';
+
+/** The default set attempted on an empty cell when no bands were asked (spec part 3). */
+export const DEFAULT_BANDS = ['copdem30m.elevation_mean', 'weather.temperature_2m'] as const;
+
+export interface RecallRequest {
+  cell: string;
+  bands?: string[];
+  tslot?: number;
+  as_of_tslot?: number;
+  as_of_signed_at?: string;
+  provenance?: string[];
+  deterministic?: boolean;
+  scope?: Scope;
+  include?: string[];
+}
+
+export interface Edge {
+  edge_cid: string;
+  kind: 'supersedes';
+  from: string;
+  to: string;
+}
+
+export interface SignedResponse {
+  cell: string;
+  facts: ServedFact[];
+  receipt: Receipt;
+  bands_already_attested_at_cell: string[];
+  caveats: string[];
+  materialize_notes: MaterializeNote[];
+  edges?: Edge[];
+  freshness?: Array<{ fact_cid: string; band: string; age_s: number; cadence_s: number; staleness: number; stale: boolean }>;
+  place?: { query: string; cell64: string; label?: string; is_high_confidence?: boolean };
+}
+
+export interface RecallResult extends SignedResponse {
+  /** Strong validator over the sorted fact_cids (HTTP ETag). */
+  etag: string;
+}
+
+export const GRID_CAVEAT = 'A cell is about 9.55 m across at the equator (narrower east-west away from it): a value describes the cell, not an exact point.';
+
+/** Resolve `cell` (cell64, or a place name through locate when wired). */
+export async function resolveCell(ctx: ServiceContext, cell: unknown, field = 'cell'): Promise<{ cell: string; place?: SignedResponse['place'] }> {
+  if (typeof cell !== 'string' || cell.length === 0) throw invalidArgument(field, 'expected a cell64 or a place name');
+  if (isCell(cell)) return { cell };
+  const looksLikeCell = /^[a-zA-Z0-9]{4,5}(\.[a-zA-Z0-9]{4,5}){1,3}\.?$/.test(cell);
+  if (!looksLikeCell && ctx.locate) {
+    const loc = await ctx.locate(cell);
+    return { cell: loc.cell64, place: { query: cell, cell64: loc.cell64, label: loc.label, is_high_confidence: loc.is_high_confidence } };
+  }
+  throw new SvcError('invalid_cell', `${field}: ${JSON.stringify((cell as string).slice(0, 64))} is not a cell64${ctx.locate ? '' : ' (place names need the locate tier)'}`, { field });
+}
+
+/** The provenance classes a request admits (`provenance` ∩ `deterministic`). */
+export function provenanceFilter(provenance?: string[], deterministic?: boolean): ProvenanceClass[] | undefined {
+  let set: ProvenanceClass[] | undefined;
+  if (provenance !== undefined) {
+    for (const p of provenance) if (!PROVENANCE_CLASSES.includes(p as ProvenanceClass)) throw invalidArgument('provenance', `${p} is not one of ${PROVENANCE_CLASSES.join(', ')}`);
+    set = [...new Set(provenance as ProvenanceClass[])];
+  }
+  if (deterministic !== undefined) {
+    const det: ProvenanceClass[] = ['direct_sensor', 'deterministic_index'];
+    const allowed = deterministic ? det : PROVENANCE_CLASSES.filter((c) => !det.includes(c));
+    set = (set ?? [...PROVENANCE_CLASSES]).filter((c) => allowed.includes(c));
+  }
+  return set;
+}
+
+/** Split requested bands into registered entries and unknown keys (all unknown → band_not_in_registry). */
+export function resolveBands(ctx: ServiceContext, bands: string[] | undefined): { known: BandEntry[]; unknown: string[] } {
+  if (bands === undefined) return { known: [], unknown: [] };
+  const known: BandEntry[] = [];
+  const unknown: string[] = [];
+  for (const b of [...new Set(bands)]) {
+    const e = ctx.registry.bands.get(b);
+    if (e) known.push(e);
+    else unknown.push(b);
+  }
+  if (known.length === 0 && unknown.length > 0) {
+    const hints = unknown.map((u) => ctx.registry.bandList.find((e) => e.key.endsWith(`.${u}`) || e.key.split('.').pop() === u)?.key).filter(Boolean);
+    throw new SvcError('band_not_in_registry', `bands: ${unknown.join(', ')} not in the active manifest; bands need their namespace prefix (see /v1/bands)`, {
+      field: 'bands', unknown, did_you_mean: hints,
+    });
+  }
+  return { known, unknown };
+}
+
+function needsRefresh(ctx: ServiceContext, f: StoredFact, band: BandEntry, target: number, nowMs: number): boolean {
+  if (band.tempo === 'static' && f.kind !== 'absence') return false;
+  if (f.tslot < target) return true;
+  if (f.kind === 'absence') {
+    // A stored absence stands until the band's cadence says the answer may have changed.
+    const age = (nowMs - Date.parse(f.accepted_at)) / 1000;
+    return band.cadence_s > 0 && age > band.cadence_s;
+  }
+  return false;
+}
+
+/** The recall state machine of spec part 3 for one cell. */
+export async function recall(ctx: ServiceContext, req: RecallRequest, opts: { primitive?: string; deadline?: number } = {}): Promise<RecallResult> {
+  const started = performance.now();
+  const nowMs = ctx.now().getTime();
+  // Upstream work stops at the materializer timeout or the request's own deadline, whichever is first.
+  const deadline = Math.min(opts.deadline ?? Infinity, Date.now() + ctx.config.materializerTimeoutSecs * 1000);
+  const { cell, place } = await resolveCell(ctx, req.cell);
+  const { known, unknown } = resolveBands(ctx, req.bands);
+  const provenance = provenanceFilter(req.provenance, req.deterministic);
+  const scope = scopeMembers(req.scope);
+  for (const inc of req.include ?? []) if (inc !== 'edges' && inc !== 'freshness') throw invalidArgument('include', `${inc} is not one of edges, freshness`);
+  if (req.tslot !== undefined) for (const b of known) checkTslot(req.tslot, b.tempo, b.key, nowMs);
+  if (req.as_of_tslot !== undefined && (!Number.isSafeInteger(req.as_of_tslot) || req.as_of_tslot < 0)) throw invalidArgument('as_of_tslot', 'expected a non-negative integer');
+  let asOfSignedAt: string | undefined;
+  if (req.as_of_signed_at !== undefined) {
+    const t = Date.parse(req.as_of_signed_at);
+    if (!Number.isFinite(t)) throw invalidArgument('as_of_signed_at', 'expected an RFC 3339 date-time');
+    asOfSignedAt = isoSeconds(t);
+  }
+  const bounded = req.as_of_tslot !== undefined || asOfSignedAt !== undefined;
+
+  const query = {
+    cell, bands: req.bands === undefined ? undefined : known.map((b) => b.key), tslot: req.tslot,
+    as_of_tslot: req.as_of_tslot, as_of_signed_at: asOfSignedAt, scope: scope ?? null, provenance,
+  };
+  const read = await ctx.store.readLatest(query);
+  const byBand = new Map(read.facts.map((f) => [f.band, f]));
+  const notes: MaterializeNote[] = unknown.map((b) => skippedNote(cell, b, 'unknown_band', `${b} is not in the active manifest (see /v1/bands)`));
+  const caveats: string[] = [GRID_CAVEAT];
+
+  // Which bands to try upstream: requested ones that are missing or due; the defaults on an empty cell.
+  let targets: BandEntry[] = [];
+  if (!bounded) {
+    if (req.bands === undefined) {
+      if (read.facts.length === 0 && (await ctx.store.bandsAt(cell, scope ?? null)).length === 0) {
+        targets = DEFAULT_BANDS.map((k) => ctx.registry.bands.get(k)!).filter(Boolean);
+      }
+    } else {
+      targets = known.filter((b) => {
+        const f = byBand.get(b.key);
+        if (!f) return true;
+        return req.tslot === undefined && needsRefresh(ctx, f, b, currentTslot(b.tempo, nowMs), nowMs);
+      });
+    }
+    if (provenance) targets = targets.filter((b) => provenance.includes(b.provenance_class as ProvenanceClass));
+  }
+
+  const results: MaterializeResult[] = await Promise.all(
+    targets.map((b) => ctx.materializations.materialize(ctx, cell, b, req.tslot ?? currentTslot(b.tempo, nowMs), scope, deadline)),
+  );
+  for (const r of results) {
+    notes.push(r.note);
+    if (r.fact) byBand.set(r.fact.band, r.fact);
+    else if (byBand.has(r.note.band)) caveats.push(`${r.note.band}: the newest stored fact is older than the band's current slot; refreshing it failed (${r.note.reason_class}).`);
+  }
+  if (bounded && req.bands !== undefined) {
+    for (const b of known) if (!byBand.has(b.key)) caveats.push(`${b.key}: no fact within the requested as-of bounds (bounded reads never fetch).`);
+  }
+
+  const stored = [...byBand.values()].sort((a, b) => (a.band < b.band ? -1 : a.band > b.band ? 1 : 0));
+  const facts = await Promise.all(stored.map((f) => serveFact(ctx, f)));
+  for (const f of stored) {
+    const band = ctx.registry.bands.get(f.band);
+    if (f.provenance_class === 'model_output' || f.provenance_class === 'human_curated') {
+      caveats.push(`${f.band}: provenance class ${f.provenance_class} — not recomputable from a raw sensor source.`);
+    }
+    if (band && band.cadence_s > 0 && band.tempo !== 'static') caveats.push(`${f.band}: native cadence about ${Math.round(band.cadence_s / 86400 * 10) / 10} days; tslot unit is the ${band.tempo} tempo.`);
+  }
+  if (place && place.is_high_confidence === false) caveats.push(`"${place.query}" resolved with low confidence to ${place.cell64}${place.label ? ` (${place.label})` : ''}: check the cell before trusting the answer.`);
+
+  const cids = facts.map((f) => f.fact_cid);
+  const edges: Edge[] | undefined = req.include?.includes('edges')
+    ? stored.filter((f) => f.supersedes).map((f) => {
+      const e = { kind: 'supersedes' as const, from: f.fact_cid, to: f.supersedes! };
+      return { edge_cid: contentId(e), ...e };
+    })
+    : undefined;
+  const freshness = req.include?.includes('freshness')
+    ? stored.map((f) => {
+      const band = ctx.registry.bands.get(f.band);
+      const t = Date.parse(capturedAt(f) ?? (f.body.signed_at as string) ?? f.accepted_at);
+      const age = Math.max(0, Math.round((nowMs - (Number.isFinite(t) ? t : Date.parse(f.accepted_at))) / 1000));
+      const cadence = band?.cadence_s ?? 0;
+      const staleness = cadence > 0 ? Number((age / cadence).toFixed(3)) : 0;
+      return { fact_cid: f.fact_cid, band: f.band, age_s: age, cadence_s: cadence, staleness, stale: staleness > 1 };
+    })
+    : undefined;
+
+  const versions = Object.fromEntries(stored.map(sourceVersion).filter((v): v is [string, string] => v !== undefined));
+  const captured = stored.map(capturedAt).filter((x): x is string => !!x).map((x) => Date.parse(x)).filter(Number.isFinite);
+  const asOf: AsOf | undefined = bounded ? { ...(req.as_of_tslot !== undefined ? { valid_tslot: req.as_of_tslot } : {}), ...(asOfSignedAt ? { transaction_time: asOfSignedAt } : {}) } : undefined;
+  const primitive = opts.primitive ?? 'recall';
+  const lat = ctx.metrics.latency(primitive);
+  const receipt = issueReceipt(ctx, primitive, [cell], cids, {
+    scope,
+    as_of: asOf,
+    edge_cids: edges?.map((e) => e.edge_cid),
+    source_versions: Object.keys(versions).length > 0 ? versions : undefined,
+    merkle_proof: stored[0]?.proof,
+    cost: {
+      credits: 0,
+      was_cached: read.was_cached && results.length === 0,
+      latency_p50_ms: lat?.p50_ms ?? Number((performance.now() - started).toFixed(2)),
+      latency_p99_ms: lat?.p99_ms ?? Number((performance.now() - started).toFixed(2)),
+      ...(captured.length > 0 ? { source_freshness_s: Math.max(0, Math.round((nowMs - Math.min(...captured)) / 1000)) } : {}),
+    },
+  });
+  const out: RecallResult = {
+    cell,
+    facts,
+    receipt,
+    bands_already_attested_at_cell: await ctx.store.bandsAt(cell, scope ?? null),
+    caveats,
+    materialize_notes: notes,
+    etag: etagOf(cids),
+  };
+  if (edges) out.edges = edges;
+  if (freshness) out.freshness = freshness;
+  if (place) out.place = place;
+  return out;
+}
+
+/** ETag: a hash of the sorted fact_cids (stable across calls that return the same facts). */
+export function etagOf(cids: readonly string[]): string {
+  return `"${contentId([...cids].sort()).slice(0, 32)}"`;
+}
