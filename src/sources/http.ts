@@ -115,7 +115,7 @@ export class UpstreamClient {
     if (o.range) headers.range = `bytes=${o.range[0]}-${o.range[1]}`;
     this.requests++;
     try {
-      const res = await fetch(url, { method: o.method ?? 'GET', headers, body: o.body, signal: ac.signal, redirect: 'manual' });
+      const res = await fetch(url, { method: o.method ?? 'GET', headers, body: o.body as BodyInit | undefined, signal: ac.signal, redirect: 'manual' });
       if (res.status >= 300 && res.status < 400) {
         const loc = res.headers.get('location');
         // A redirect may not leave the allow-list.
