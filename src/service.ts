@@ -14,6 +14,7 @@ import { openStore } from './store/index.js';
 import { Materializations } from './primitives/materialize.js';
 import { Metrics } from './primitives/metrics.js';
 import { materializerRegistry, type Materializer } from './sources/contract.js';
+import { buildMaterializers } from './sources/index.js';
 
 export interface Service extends ServiceContext {
   close(): Promise<void>;
@@ -45,7 +46,7 @@ export async function openService(config: Config, opts: { now?: () => Date; mate
     store,
     ed25519: nodeEd25519,
     now: opts.now ?? (() => new Date()),
-    materializers: materializerRegistry(opts.materializers ?? []),
+    materializers: materializerRegistry(opts.materializers ?? buildMaterializers(config, registry).materializers),
     materializations: new Materializations(),
     metrics: new Metrics(),
     close: () => store.close(),

@@ -1,0 +1,39 @@
+/**
+ * Wires the upstream connectors: one shared HTTP client whose egress allow-list is exactly the
+ * configured base URLs, and one connector per provider (each in its own file).
+ */
+import type { Config } from '../config.js';
+import type { Registry } from '../registry/registry.js';
+import type { Materializer } from './contract.js';
+import { UpstreamClient } from './http.js';
+
+export const USER_AGENT = 'svc-responder/0.1 (verifiable geospatial memory; +https://github.com/svc)';
+
+/** Base URL of a registry source: SVC_UPSTREAM_<KEY>_URL when set, else its public endpoint. */
+export function sourceBaseUrl(config: Config, registry: Registry, sourceKey: string): string {
+  const src = registry.sources.get(sourceKey);
+  if (!src) throw new Error(`source ${sourceKey} is not in the registry`);
+  const envKey = src.env.replace(/^SVC_UPSTREAM_/, '').replace(/_URL$/, '');
+  return (config.upstreams[envKey] ?? src.default_url).replace(/\/+$/, '');
+}
+
+/** Everything a connector factory receives. */
+export interface ConnectorDeps {
+  config: Config;
+  registry: Registry;
+  client: UpstreamClient;
+  baseUrl(sourceKey: string): string;
+}
+
+export type ConnectorFactory = (deps: ConnectorDeps) => Materializer;
+
+/** Connector factories, in priority order (connector files register here). */
+export const CONNECTORS: ConnectorFactory[] = [];
+
+/** The shared client and every connector for this configuration. */
+export function buildMaterializers(config: Config, registry: Registry): { client: UpstreamClient; materializers: Materializer[] } {
+  const bases = registry.sourceList.map((s) => sourceBaseUrl(config, registry, s.key));
+  const client = new UpstreamClient({ userAgent: USER_AGENT, timeoutMs: config.materializerTimeoutSecs * 1000, allowedBaseUrls: bases });
+  const deps: ConnectorDeps = { config, registry, client, baseUrl: (k) => sourceBaseUrl(config, registry, k) };
+  return { client, materializers: CONNECTORS.map((f) => f(deps)) };
+}
