@@ -1,0 +1,139 @@
+/**
+ * A Store with a hot cache in front of `getFact` and `latest`, reporting honestly whether the
+ * cache answered (`was_cached`).
+ *
+ * Facts by cid are immutable, so they are cached freely. Query results are filed under a key
+ * holding the cell's generation, read BEFORE the store, and `append` bumps the generation of
+ * every cell it touched AFTER the store commit. Consequences:
+ * - a result read before a commit is filed under the old generation, which the bump makes
+ *   unreachable, so it is never served after the bump;
+ * - between the commit and its bump (one cache round trip) a reader may still get the
+ *   pre-commit result: that race window is the only staleness;
+ * - bumping before the commit instead would let a reader file pre-commit data under the new
+ *   generation, stale until the next write to the cell, so the order matters.
+ * A bump that fails (cache down) leaves older results reachable until their TTL expires.
+ */
+import { createHash } from 'node:crypto';
+import { decodeTrusted, encodeCanonical, type CborValue } from '../../protocol/cbor.js';
+import { isoSeconds } from '../../protocol/receipt.js';
+import type { AppendBatch, AppendResult, FactQuery, Store, StoredFact } from '../contract.js';
+import { scopeKey } from '../entry.js';
+import { throttledErrorLog, type CacheErrorHook, type CachedReader, type HotCache } from './hot-cache.js';
+
+export interface CachedStoreOptions {
+  /** TTL of facts by cid (immutable; default one day). */
+  factTtlS?: number;
+  /** TTL of query results (default 5 minutes; also bounds staleness when a bump is lost). */
+  queryTtlS?: number;
+  onError?: CacheErrorHook;
+}
+
+/** A Store whose reads go through a hot cache, plus the was_cached-reporting reads. */
+export type CachedStore = Store & CachedReader & { readonly cache: HotCache };
+
+/** The cache key material of a query: every filter, normalised so equal queries share a key. */
+function queryKey(q: FactQuery): string {
+  const norm = {
+    b: q.bands === undefined ? null : [...new Set(q.bands)].sort(),
+    t: q.tslot ?? null,
+    at: q.as_of_tslot ?? null,
+    as: q.as_of_signed_at === undefined ? null : isoSeconds(q.as_of_signed_at),
+    s: scopeKey(q.scope),
+    p: q.provenance === undefined ? null : [...new Set(q.provenance)].sort(),
+  };
+  return createHash('sha256').update(JSON.stringify(norm)).digest('base64url').slice(0, 22);
+}
+
+/** Wrap `store` with `cache`; the wrapper owns both (close closes both). */
+export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOptions = {}): CachedStore {
+  const factTtlS = opts.factTtlS ?? 86_400;
+  const queryTtlS = opts.queryTtlS ?? 300;
+  const onError = opts.onError ?? throttledErrorLog();
+
+  // Cache implementations already turn faults into misses; this also covers a value that
+  // does not decode (corrupt or from an incompatible build) and a cache that throws anyway.
+  async function lookup<T>(key: string): Promise<T | undefined> {
+    try {
+      const bytes = await cache.get(key);
+      return bytes === null ? undefined : (decodeTrusted(bytes) as T);
+    } catch (err) {
+      onError(err as Error, 'get');
+      return undefined;
+    }
+  }
+
+  function store_(key: string, value: unknown, ttlS: number): void {
+    // Not awaited: the read already has its answer. Commands on one connection stay in order,
+    // so a later get on the same key sees this set.
+    let bytes: Uint8Array;
+    try {
+      bytes = encodeCanonical(value as CborValue);
+    } catch (err) {
+      onError(err as Error, 'encode');
+      return;
+    }
+    cache.set(key, bytes, ttlS).catch((err) => onError(err as Error, 'set'));
+  }
+
+  async function generation(cell: string): Promise<number> {
+    try {
+      return await cache.generation(cell);
+    } catch (err) {
+      onError(err as Error, 'generation');
+      return -1;
+    }
+  }
+
+  const reader: CachedReader = {
+    async readFact(cid) {
+      const key = `f:${cid}`;
+      const hit = await lookup<StoredFact>(key);
+      if (hit !== undefined) return { fact: hit, was_cached: true };
+      const fact = await store.getFact(cid);
+      // Absence is not cached: the fact may be appended a moment later.
+      if (fact !== null) store_(key, fact, factTtlS);
+      return { fact, was_cached: false };
+    },
+    async readLatest(q) {
+      const gen = await generation(q.cell);
+      if (gen < 0) return { facts: await store.latest(q), was_cached: false };
+      const key = `q:${q.cell}:${gen}:${queryKey(q)}`;
+      const hit = await lookup<StoredFact[]>(key);
+      if (hit !== undefined) return { facts: hit, was_cached: true };
+      const facts = await store.latest(q);
+      store_(key, facts, queryTtlS);
+      return { facts, was_cached: false };
+    },
+  };
+
+  return {
+    driver: store.driver,
+    log: store.log,
+    cache,
+    readFact: reader.readFact,
+    readLatest: reader.readLatest,
+    getFact: async (cid) => (await reader.readFact(cid)).fact,
+    latest: async (q) => (await reader.readLatest(q)).facts,
+    history: (q) => store.history(q),
+    bandsAt: (cell, scope) => store.bandsAt(cell, scope),
+    cellsWithPrefix: (prefix, limit) => store.cellsWithPrefix(prefix, limit),
+    stats: () => store.stats(),
+    addWitness: (w) => store.addWitness(w),
+    witnesses: () => store.witnesses(),
+    async append(batch: AppendBatch): Promise<AppendResult> {
+      const res = await store.append(batch); // a rejected append never reaches the cache
+      // Every touched cell, duplicates included: a batch repeating a new fact reports it as a
+      // duplicate, and a wasted bump only costs one miss.
+      const cells = [...new Set(batch.facts.map((f) => f.cell))];
+      await Promise.all(cells.map((c) => cache.bumpGeneration(c).catch((err) => onError(err as Error, 'bumpGeneration'))));
+      return res;
+    },
+    async close() {
+      try {
+        await store.close();
+      } finally {
+        await cache.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,186 @@
+/**
+ * Log entry codec (contract.ts `LogEntryV1`): one canonical-CBOR map per accepted batch, and the
+ * rule that turns an entry back into StoredFacts. Both drivers index through `factsFromEntry`,
+ * so the fact index is always a pure function of the log and can be rebuilt from it alone.
+ */
+import { b32encode } from '../protocol/base32.js';
+import { decodeTrusted, encodeCanonical, type CborValue } from '../protocol/cbor.js';
+import { SvcError } from '../protocol/errors.js';
+import { blake3 } from '../protocol/hash.js';
+import { BATCH_RULE_VERSION, batchProofs, type BatchProof, type MerkleProofJson } from '../protocol/merkle-batch.js';
+import { scopeMembers, type Scope } from '../protocol/receipt.js';
+import { PROVENANCE_CLASSES, type FactKind, type LogEntryV1, type ProvenanceClass, type StoredFact } from './contract.js';
+
+const FACT_KINDS: readonly FactKind[] = ['primary', 'absence', 'derivative'];
+const SCOPE_KEYS = ['user_id', 'agent_id', 'run_id', 'org_id'] as const;
+const ISO_SECONDS_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
+
+function bad(field: string, why: string): SvcError {
+  return new SvcError('internal', `log entry: ${field}: ${why}`, { field });
+}
+
+function isPlainObject(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x) && !(x instanceof Uint8Array);
+}
+
+function checkString(e: Record<string, unknown>, field: string): void {
+  if (typeof e[field] !== 'string' || (e[field] as string).length === 0) throw bad(field, 'expected a non-empty string');
+}
+
+/** The scope a fact body was written under, or null when unscoped. */
+export function bodyScope(body: Record<string, unknown>): Scope | null {
+  return scopeMembers(body.scope as Scope | undefined) ?? null;
+}
+
+/**
+ * Index key of a scope: '' when unscoped, else the JSON of the set members in the key order
+ * user_id, agent_id, run_id, org_id (so equal four-tuples always produce equal keys).
+ */
+export function scopeKey(scope: Scope | null | undefined): string {
+  const m = scopeMembers(scope ?? undefined);
+  if (!m) return '';
+  const ordered: Record<string, string> = {};
+  for (const k of SCOPE_KEYS) if (m[k] !== undefined) ordered[k] = m[k]!;
+  return JSON.stringify(ordered);
+}
+
+function checkBody(body: unknown, i: number, meta: unknown): void {
+  const at = `facts[${i}]`;
+  if (!isPlainObject(body)) throw bad(at, 'expected a map');
+  if (typeof body.cell !== 'string' || body.cell.length === 0) throw bad(`${at}.cell`, 'expected a non-empty string');
+  if (typeof body.band !== 'string' || body.band.length === 0) throw bad(`${at}.band`, 'expected a non-empty string');
+  if (!FACT_KINDS.includes(body.kind as FactKind)) throw bad(`${at}.kind`, `expected one of ${FACT_KINDS.join(', ')}`);
+  if ('fact_cid' in body || 'receipt' in body) throw bad(at, 'a hashed body carries neither fact_cid nor receipt');
+  if (body.scope !== undefined && body.scope !== null) {
+    if (!isPlainObject(body.scope)) throw bad(`${at}.scope`, 'expected a map');
+    for (const k of SCOPE_KEYS) {
+      const v = body.scope[k];
+      if (v !== undefined && v !== null && typeof v !== 'string') throw bad(`${at}.scope.${k}`, 'expected a string');
+    }
+  }
+  if (!isPlainObject(meta)) throw bad(`meta[${i}]`, 'expected a map');
+  if (!PROVENANCE_CLASSES.includes(meta.provenance_class as ProvenanceClass)) {
+    throw bad(`meta[${i}].provenance_class`, `expected one of ${PROVENANCE_CLASSES.join(', ')}`);
+  }
+  const tslot = meta.tslot;
+  if (typeof tslot !== 'number' || !Number.isSafeInteger(tslot) || tslot < 0) throw bad(`meta[${i}].tslot`, 'expected a non-negative integer');
+  // A body that states its own tslot must agree with the indexed one, or a rebuild would differ.
+  if (body.tslot !== undefined && body.tslot !== tslot) throw bad(`meta[${i}].tslot`, `differs from ${at}.tslot`);
+}
+
+/** Throws SvcError('internal') naming the first field of `e` that is not a valid LogEntryV1. */
+export function checkLogEntry(e: unknown): asserts e is LogEntryV1 {
+  if (!isPlainObject(e)) throw bad('entry', 'expected a map');
+  if (e.v !== 1) throw bad('v', 'expected 1');
+  if (e.type !== 'batch') throw bad('type', 'expected "batch"');
+  checkString(e, 'accepted_at');
+  if (!ISO_SECONDS_RE.test(e.accepted_at as string)) throw bad('accepted_at', 'expected YYYY-MM-DDTHH:MM:SSZ');
+  for (const f of ['attester', 'signature', 'registry_cid', 'schema_cid']) checkString(e, f);
+  if (!(e.batch_root instanceof Uint8Array) || e.batch_root.length !== 32) throw bad('batch_root', 'expected 32 bytes');
+  if (!Array.isArray(e.facts) || e.facts.length === 0) throw bad('facts', 'expected a non-empty array');
+  if (!Array.isArray(e.meta) || e.meta.length !== e.facts.length) throw bad('meta', 'expected one entry per fact');
+  e.facts.forEach((body, i) => checkBody(body, i, (e.meta as unknown[])[i]));
+  const keys = Object.keys(e);
+  const known = ['v', 'type', 'accepted_at', 'attester', 'signature', 'batch_root', 'registry_cid', 'schema_cid', 'facts', 'meta'];
+  const extra = keys.find((k) => !known.includes(k));
+  if (extra !== undefined) throw bad(extra, 'unknown member (a new layout needs a new version)');
+}
+
+/** Canonical CBOR bytes of a log entry (validated first, so a bad entry never reaches the log). */
+export function encodeLogEntry(e: LogEntryV1): Uint8Array {
+  checkLogEntry(e);
+  return encodeCanonical({
+    v: e.v,
+    type: e.type,
+    accepted_at: e.accepted_at,
+    attester: e.attester,
+    signature: e.signature,
+    batch_root: e.batch_root,
+    registry_cid: e.registry_cid,
+    schema_cid: e.schema_cid,
+    facts: e.facts as CborValue[],
+    meta: e.meta.map((m) => ({ provenance_class: m.provenance_class, tslot: m.tslot })),
+  });
+}
+
+/** Decode and validate log entry bytes this responder wrote (throws SvcError('internal')). */
+export function decodeLogEntry(bytes: Uint8Array): LogEntryV1 {
+  let value: unknown;
+  try {
+    value = decodeTrusted(bytes);
+  } catch (err) {
+    throw new SvcError('internal', `log entry: not decodable CBOR (${(err as Error).message})`, {}, { cause: err });
+  }
+  checkLogEntry(value);
+  return value;
+}
+
+/**
+ * proofToJson with one base32 encoding per tree node: proofs of one batch share their upper
+ * nodes (as the same Uint8Array objects), and encoding each again dominated large batches.
+ */
+function proofEncoder(): (p: BatchProof) => MerkleProofJson {
+  const memo = new Map<Uint8Array, string>();
+  const enc = (b: Uint8Array): string => {
+    let s = memo.get(b);
+    if (s === undefined) memo.set(b, (s = b32encode(b)));
+    return s;
+  };
+  return (p) => ({ index: p.index, siblings: p.siblings.map(enc), root: enc(p.root), rule_version: BATCH_RULE_VERSION });
+}
+
+/** A StoredFact together with what an index row needs beyond it. */
+export interface ExpandedFact {
+  fact: StoredFact;
+  /** Index of the fact within its entry (ties in `latest` break on (log_index, position)). */
+  position: number;
+  /** Canonical CBOR of the body: its BLAKE3 is the fact_cid. */
+  bodyBytes: Uint8Array;
+  /** Raw 32-byte digest (the batch Merkle leaf). */
+  digest: Uint8Array;
+  scopeKey: string;
+  signedAt: string | null;
+}
+
+/**
+ * Every fact of an entry with the columns an index row needs. `supersedes` is left null: it
+ * depends on what the index already holds, so the driver fills it in while applying in log order.
+ */
+export function expandEntry(entry: LogEntryV1, logIndex: number): ExpandedFact[] {
+  checkLogEntry(entry);
+  const bodyBytes = entry.facts.map((b) => encodeCanonical(b as CborValue));
+  // checkLogEntry refused fact_cid/receipt members, so the body bytes are exactly what is hashed.
+  const digests = bodyBytes.map((b) => blake3(b));
+  const { proofs } = batchProofs(digests);
+  const proofJson = proofEncoder();
+  return entry.facts.map((body, i) => {
+    const scope = bodyScope(body);
+    return {
+      fact: {
+        fact_cid: b32encode(digests[i]),
+        body,
+        cell: body.cell as string,
+        band: body.band as string,
+        tslot: entry.meta[i].tslot,
+        kind: body.kind as FactKind,
+        provenance_class: entry.meta[i].provenance_class,
+        attester: entry.attester,
+        scope,
+        accepted_at: entry.accepted_at,
+        proof: proofJson(proofs[i]),
+        log_index: logIndex,
+        supersedes: null,
+      },
+      position: i,
+      bodyBytes: bodyBytes[i],
+      digest: digests[i],
+      scopeKey: scopeKey(scope),
+      signedAt: typeof body.signed_at === 'string' ? body.signed_at : null,
+    };
+  });
+}
+
+/** The StoredFacts an entry at `logIndex` holds, rebuilt from the entry alone (supersedes: null). */
+export function factsFromEntry(entry: LogEntryV1, logIndex: number): StoredFact[] {
+  return expandEntry(entry, logIndex).map((x) => x.fact);
+}

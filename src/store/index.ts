@@ -1,0 +1,70 @@
+/**
+ * Opens the storage deployment the configuration names: SQLite over the on-disk log (default)
+ * or PostgreSQL (when `databaseUrl` is set), behind a hot cache (Redis when `redisUrl` is set,
+ * else in-process LRU).
+ */
+import { join } from 'node:path';
+import { SvcError } from '../protocol/errors.js';
+import { cachedStore, type CachedStore, type CachedStoreOptions } from './cache/cached-store.js';
+import { throttledErrorLog, type CacheErrorHook, type HotCache } from './cache/hot-cache.js';
+import { LruCache } from './cache/lru-cache.js';
+import { RedisCache } from './cache/redis-cache.js';
+import type { Store, StoreConfig, TreeHeadSigner } from './contract.js';
+import { openDiskLog } from './log/disk-log.js';
+import { createSqliteStore } from './sqlite/sqlite-store.js';
+
+export type { CachedStore } from './cache/cached-store.js';
+export type { CachedReader, HotCache } from './cache/hot-cache.js';
+
+export interface OpenStoreOptions extends CachedStoreOptions {
+  /** Open-summary and fault lines (default: stderr). */
+  logger?: (line: string) => void;
+  /** Entries kept by the in-process cache when no Redis is configured (default 10 000). */
+  lruEntries?: number;
+  /** How long to wait for Redis at start before serving with a cold, degraded cache (default 1 s). */
+  redisReadyMs?: number;
+  /** Redis key prefix (default `${config.prefix ?? 'svc'}:cache:`, so deployments sharing a server stay apart). */
+  redisKeyPrefix?: string;
+}
+
+/** The PostgreSQL driver, loaded only when configured (so an embedded deployment never loads pg). */
+async function openPostgres(config: StoreConfig, signer: TreeHeadSigner, logger?: (line: string) => void): Promise<Store> {
+  let mod: typeof import('./postgres/postgres-store.js');
+  try {
+    mod = await import('./postgres/postgres-store.js');
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
+      throw new SvcError('internal', 'postgres driver not available', { reason: (err as Error).message }, { cause: err });
+    }
+    throw err;
+  }
+  return mod.createPostgresStore(config, signer, { logger });
+}
+
+async function openSqlite(config: StoreConfig, signer: TreeHeadSigner, logger?: (line: string) => void): Promise<Store> {
+  const log = await openDiskLog({ dir: join(config.dataDir, 'log'), signer, segmentMaxBytes: config.segmentMaxBytes, prefix: config.prefix });
+  try {
+    return await createSqliteStore(config, log, { logger });
+  } catch (err) {
+    await log.close();
+    throw err;
+  }
+}
+
+/** Open the configured store behind its hot cache; close() closes store, log and cache. */
+export async function openStore(config: StoreConfig, signer: TreeHeadSigner, opts: OpenStoreOptions = {}): Promise<CachedStore> {
+  const store = config.databaseUrl ? await openPostgres(config, signer, opts.logger) : await openSqlite(config, signer, opts.logger);
+  const onError: CacheErrorHook = opts.onError ?? throttledErrorLog(30_000, opts.logger);
+  let cache: HotCache;
+  if (config.redisUrl) {
+    const redis = new RedisCache({ url: config.redisUrl, onError, keyPrefix: opts.redisKeyPrefix ?? `${config.prefix ?? 'svc'}:cache:` });
+    if (!(await redis.ready(opts.redisReadyMs ?? 1000))) {
+      (opts.logger ?? ((l: string) => process.stderr.write(l + '\n')))('hot cache: redis not reachable yet; reads go to the store until it is');
+    }
+    cache = redis;
+  } else {
+    cache = new LruCache({ maxEntries: opts.lruEntries });
+  }
+  return cachedStore(store, cache, { ...opts, onError });
+}
