@@ -1,0 +1,69 @@
+/** Shapes of place resolution (spec 2.5 LocateResp, 4.3). Shared by locate, recall and the shortcuts. */
+
+export type LocateVia =
+  | 'direct_latlng' | 'wide_bbox_table' | 'country' | 'admin1' | 'admin2' | 'admin3'
+  | 'embedded' | 'pois' | 'cache' | 'photon' | 'nominatim';
+
+export type BboxSource =
+  | 'wide_bbox_table' | 'country_table' | 'admin1_table' | 'admin2_table' | 'admin3_table'
+  | 'nominatim_boundingbox' | 'overture_division_area' | 'centre_cell_bbox';
+
+export type OvertureSubtype =
+  | 'country' | 'region' | 'county' | 'localadmin' | 'locality' | 'borough' | 'macrohood' | 'neighborhood' | 'microhood' | 'dependency';
+
+export interface PolygonBbox {
+  min_lat: number;
+  min_lng: number;
+  max_lat: number;
+  max_lng: number;
+  source: BboxSource;
+}
+
+export type GeoJsonPolygon =
+  | { type: 'Polygon'; coordinates: number[][][] }
+  | { type: 'MultiPolygon'; coordinates: number[][][][] };
+
+export interface LocateCandidate {
+  label: string;
+  lat: number;
+  lng: number;
+  via: LocateVia;
+  /** Feature class: city, country, admin1, desert, river, landmark, … */
+  kind: string;
+  country?: string;
+  score: number;
+}
+
+export interface LocateRequest {
+  place?: string;
+  q?: string;
+  query?: string;
+  name?: string;
+  lat?: number;
+  lng?: number;
+}
+
+/** LocateResp (spec 2.5). */
+export interface LocateResp {
+  cell64: string;
+  via: LocateVia;
+  label: string;
+  lat: number;
+  lng: number;
+  localized_names: Record<string, string>;
+  neighborhood_cells: string[];
+  polygon_bbox?: PolygonBbox;
+  polygon_geojson?: GeoJsonPolygon;
+  /** Up to 64 cells inside the polygon, spread evenly (the centre cell alone for a point). */
+  polygon_sample_cells: string[];
+  overture_division?: { division_id: string; subtype: OvertureSubtype; country: string; schema_url: string };
+  data_at_this_cell: Record<string, { bands: string[]; algorithms: string[] }>;
+  selected: {
+    label: string;
+    kind: string;
+    is_high_confidence: boolean;
+    reason: string;
+    score: number;
+  };
+  alternatives: LocateCandidate[];
+}
