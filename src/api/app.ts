@@ -7,11 +7,11 @@ import swagger from '@fastify/swagger';
 import type { ServiceContext } from '../primitives/context.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { discoveryRoutes } from './routes/discovery.js';
-import { coreRoutes } from './routes/core.js';
 import { logRoutes } from './routes/log.js';
 import { writeRoutes } from './routes/writes.js';
 import { operationRoutes } from './routes/operations.js';
 import { OPERATIONS } from './ops/index.js';
+import { mcpRoutes } from './mcp.js';
 
 export interface AppOptions {
   logger?: boolean | { level: string };
@@ -44,10 +44,10 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
 
   await app.register(async (scope) => {
     await discoveryRoutes(scope, ctx);
-    await coreRoutes(scope, ctx);
     await logRoutes(scope, ctx);
     await writeRoutes(scope, ctx);
     await operationRoutes(scope, ctx, OPERATIONS);
+    await mcpRoutes(scope, ctx, OPERATIONS);
   });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
