@@ -12,9 +12,13 @@ import { writeRoutes } from './routes/writes.js';
 import { operationRoutes } from './routes/operations.js';
 import { OPERATIONS } from './ops/index.js';
 import { mcpRoutes } from './mcp.js';
+import { agentRoutes } from './routes/agents.js';
+import { installRateLimit } from './rate-limit.js';
 
 export interface AppOptions {
   logger?: boolean | { level: string };
+  /** Embedded datasets to credit at /v1/contributors. */
+  attributions?: unknown[];
 }
 
 /** Build the fastify app over a ready service context (routes registered, not listening). */
@@ -29,6 +33,7 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
+  installRateLimit(app, { rps: ctx.config.rateLimitRps, burst: ctx.config.rateLimitBurst });
 
   await app.register(swagger, {
     openapi: {
@@ -48,6 +53,7 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
     await writeRoutes(scope, ctx);
     await operationRoutes(scope, ctx, OPERATIONS);
     await mcpRoutes(scope, ctx, OPERATIONS);
+    await agentRoutes(scope, ctx, OPERATIONS, () => opts.attributions ?? []);
   });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -18,7 +18,8 @@ export interface TestApp {
 /** A fresh responder (embedded store) with config overrides; close() removes its data. */
 export async function build(overrides: Partial<Config> = {}, env: NodeJS.ProcessEnv = {}, opts: { materializers?: Materializer[]; now?: () => Date } = {}): Promise<TestApp> {
   const dataDir = overrides.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-test-'));
-  const config = loadConfig({ SVC_LOG_LEVEL: 'silent', ...env }, { dataDir, ...overrides });
+  // Tests send bursts from one address: the rate limit is lifted unless a test sets it.
+  const config = loadConfig({ SVC_LOG_LEVEL: 'silent', ...env }, { dataDir, rateLimitRps: 1e6, rateLimitBurst: 1e6, ...overrides });
   const service = await openService(config, opts);
   const app = await buildApp(service);
   await app.ready();

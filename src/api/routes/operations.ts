@@ -10,7 +10,8 @@ import type { Operation } from '../operations.js';
 export async function runOperation(ctx: ServiceContext, op: Operation, input: unknown, headers: Record<string, string | string[] | undefined>, channel: 'rest' | 'mcp') {
   const started = performance.now();
   const budgetMs = ctx.config.timeoutSecs * 1000;
-  const deadline = Date.now() + budgetMs;
+  // Primitives get a soft deadline a little before the hard one, to assemble and sign what they have.
+  const deadline = Date.now() + budgetMs - Math.min(500, budgetMs * 0.15);
   let timer: NodeJS.Timeout | undefined;
   try {
     const result = await Promise.race([

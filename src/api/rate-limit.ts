@@ -1,0 +1,69 @@
+/**
+ * Per-IP token bucket (spec part 8): `rps` tokens per second refill continuously up to `burst`;
+ * an empty bucket answers 429 `rate_limited` with Retry-After: 1 and retry_after in the body.
+ */
+import type { FastifyInstance } from 'fastify';
+import { SvcError } from '../protocol/errors.js';
+
+export interface RateLimitOptions {
+  rps: number;
+  burst: number;
+  /** Paths never limited (liveness). */
+  exempt?: readonly string[];
+  now?: () => number;
+  /** Buckets kept at most (idle full buckets are dropped first). */
+  maxClients?: number;
+}
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+export class TokenBuckets {
+  private buckets = new Map<string, Bucket>();
+  constructor(private readonly o: RateLimitOptions) {}
+
+  /** Take one token for `key`; false when the bucket is empty. */
+  take(key: string): boolean {
+    const now = (this.o.now ?? Date.now)();
+    let b = this.buckets.get(key);
+    if (!b) {
+      if (this.buckets.size >= (this.o.maxClients ?? 100_000)) this.prune(now);
+      b = { tokens: this.o.burst, at: now };
+      this.buckets.set(key, b);
+    } else {
+      b.tokens = Math.min(this.o.burst, b.tokens + ((now - b.at) / 1000) * this.o.rps);
+      b.at = now;
+    }
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
+  }
+
+  /** Drop buckets that have refilled completely (they behave like new ones). */
+  prune(now: number): void {
+    for (const [k, b] of this.buckets) {
+      if (b.tokens + ((now - b.at) / 1000) * this.o.rps >= this.o.burst) this.buckets.delete(k);
+    }
+  }
+
+  get size(): number {
+    return this.buckets.size;
+  }
+}
+
+export function installRateLimit(app: FastifyInstance, o: RateLimitOptions): TokenBuckets {
+  const buckets = new TokenBuckets(o);
+  const exempt = new Set(o.exempt ?? ['/health']);
+  const timer = setInterval(() => buckets.prune(Date.now()), 60_000);
+  timer.unref();
+  app.addHook('onClose', async () => clearInterval(timer));
+  app.addHook('onRequest', async (req) => {
+    if (exempt.has(req.url.split('?')[0])) return;
+    if (!buckets.take(req.ip)) {
+      throw new SvcError('rate_limited', `rate limit: ${Math.round(o.rps * 60)} requests per minute per IP (burst ${o.burst}) exceeded`, { retry_after: 1, limit_per_minute: Math.round(o.rps * 60), burst: o.burst });
+    }
+  });
+  return buckets;
+}

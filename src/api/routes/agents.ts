@@ -1,0 +1,94 @@
+/**
+ * Agent discovery (spec 4.1): MCP and agent cards, the recommended tool order, an
+ * intent-to-endpoint map, live per-tool stats, the tool list, coverage and contributors.
+ */
+import type {} from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
+import type { ServiceContext } from '../../primitives/context.js';
+import type { Operation } from '../operations.js';
+import { MCP_CORE_TOOL_COUNT, toolName, toolsOf } from '../mcp.js';
+
+/** The order an agent should try tools in: find the place, read, then verify. */
+const RECOMMENDED_ORDER = [
+  'locate', 'recall', 'at', 'fetch', 'recall_many', 'recall_polygon', 'query_region', 'trajectory',
+  'compare', 'compare_bands', 'verify', 'verify_receipt', 'memory_token_resolve', 'corpus_state_stats',
+];
+
+const QUICKREF: Array<{ intent: string; tool: string; why: string }> = [
+  { intent: 'what is at a place name', tool: 'locate → recall', why: 'resolve the name, check selected.is_high_confidence, then read the cell' },
+  { intent: 'read given bands at a cell', tool: 'recall', why: 'signed facts, materialized on a miss; notes say what was skipped and why' },
+  { intent: 'one value by id', tool: 'fetch', why: 'fetch by fact_cid or (cell, band, tslot)' },
+  { intent: 'many cells at once', tool: 'recall_many', why: 'up to 256 cells, one receipt per cell' },
+  { intent: 'an area', tool: 'recall_polygon / query_region', why: 'sampled cells inside a polygon; aggregates over stored cells' },
+  { intent: 'a time series', tool: 'trajectory', why: 'stored history of one band at one cell; never fetches' },
+  { intent: 'check a statement', tool: 'verify', why: 'a structured claim evaluated against signed facts, with evidence cids' },
+  { intent: 'check a receipt', tool: 'verify_receipt', why: 'or verify offline with the published key and /v1/verifier_spec' },
+  { intent: 'hand a reading to another agent', tool: 'memory_token / memory_token_resolve', why: 'short tokens that resolve to the signed bytes' },
+  { intent: 'add facts', tool: 'POST /v1/attest (REST only)', why: 'signed batches from listed keys; every write lands in the Merkle log' },
+];
+
+function byOrder(ops: readonly Operation[]): Operation[] {
+  const rank = (o: Operation) => {
+    const i = RECOMMENDED_ORDER.indexOf(o.name);
+    return i < 0 ? RECOMMENDED_ORDER.length : i;
+  };
+  return [...ops].sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
+}
+
+export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext, ops: readonly Operation[], attributions: () => unknown[]): Promise<void> {
+  const p = ctx.config.prefix;
+  const card = () => ({
+    schema: `${p}.agent_card.v1`,
+    name: `${p} — verifiable geospatial memory`,
+    description: 'Signed facts about places on Earth at cell × band × time slot, with Ed25519 receipts anyone can verify offline and an append-only Merkle log of every write.',
+    version: '1.1.0',
+    responder: { public_key: ctx.keys.publicKeyB32, epoch: ctx.keys.epoch, well_known: `/.well-known/${p}.json` },
+    mcp: { endpoint: '/mcp', full: '/mcp/full', transport: 'streamable-http', core_tools: MCP_CORE_TOOL_COUNT },
+    rest: { openapi: '/openapi.json' },
+    recommended_tool_order: byOrder(toolsOf(ops, 'full')).map((o) => toolName(ctx, o)),
+    capabilities: { reads: 'anonymous (L0/L1)', writes: 'REST only, attester keys (L2)', verification: 'offline, /v1/verifier_spec, /verify page' },
+    cautions: [
+      'A signature proves who signed and that the bytes are unchanged, not that the value is correct.',
+      'A wrong geocode yields a valid signature for the wrong cell: check locate.selected.is_high_confidence.',
+      'A skipped materialize note means unknown, never zero.',
+    ],
+  });
+  const opts = (summary: string) => ({ schema: { summary, tags: ['discovery'] } });
+  app.get('/.well-known/mcp.json', opts('MCP discovery'), async () => ({
+    schema: `${p}.mcp.v1`,
+    endpoint: '/mcp',
+    full_endpoint: '/mcp/full',
+    transport: 'streamable-http',
+    stateless: true,
+    tools: toolsOf(ops, 'core').map((o) => ({ name: toolName(ctx, o), rest: `${o.method} ${o.path}`, summary: o.summary })),
+  }));
+  app.get('/.well-known/agent-card.json', opts('Agent card'), async () => card());
+  app.get('/agent.json', opts('Agent card (alias)'), async () => card());
+  app.get('/v1/agent_card', opts('Agent card with the recommended tool order'), async () => card());
+  app.get('/v1/agent_quickref', opts('Intent-to-endpoint map'), async () => ({ schema: `${p}.agent_quickref.v1`, intents: QUICKREF }));
+  app.get('/v1/agent_stats', opts('Per-tool latency and error counts from real traffic (REST and MCP)'), async () => ({
+    schema: `${p}.agent_stats.v1`,
+    since: startedAt,
+    tools: ctx.metrics.snapshot(),
+  }));
+  app.get('/v1/tools', opts('Every tool: name, REST path, MCP tier, input schema'), async () => ({
+    core_count: toolsOf(ops, 'core').length,
+    tools: byOrder(ops).map((o) => ({ name: toolName(ctx, o), method: o.method, path: o.path, summary: o.summary, mcp: o.mcp, input_schema: o.input })),
+  }));
+  app.get('/v1/coverage_matrix', opts('Per band: wired connector, history, facts stored'), async () => {
+    const stats = await ctx.store.stats();
+    return {
+      corpus: stats,
+      bands: ctx.registry.bandList.map((b) => {
+        const m = ctx.materializers.forBand(b.key);
+        return { band: b.key, tempo: b.tempo, source: b.source, materializer: m?.key ?? null, history: m?.history ?? false, provenance_class: b.provenance_class };
+      }),
+    };
+  });
+  app.get('/v1/contributors', opts('Data sources, licences and attributions'), async () => ({
+    sources: ctx.registry.sourceList.map((s) => ({ key: s.key, name: s.name, provider: s.provider, license: s.license, attribution: s.attribution })),
+    datasets: attributions(),
+  }));
+}
+
+const startedAt = new Date().toISOString();
