@@ -4,6 +4,7 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
+import { Ajv } from 'ajv';
 import type { ServiceContext } from '../primitives/context.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { discoveryRoutes } from './routes/discovery.js';
@@ -14,6 +15,7 @@ import { OPERATIONS } from './ops/index.js';
 import { mcpRoutes } from './mcp.js';
 import { agentRoutes } from './routes/agents.js';
 import { installRateLimit } from './rate-limit.js';
+import { streamRoutes, type StreamState } from './routes/stream.js';
 
 export interface AppOptions {
   logger?: boolean | { level: string };
@@ -31,6 +33,10 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
     return503OnClosing: true,
     forceCloseConnections: true,
   });
+  // Bodies are validated strictly (no type coercion); query strings arrive as text, so numbers there are coerced.
+  const strict = new Ajv({ useDefaults: true, coerceTypes: false, allErrors: false, strict: false });
+  const lenient = new Ajv({ useDefaults: true, coerceTypes: 'array', allErrors: false, strict: false });
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'querystring' || httpPart === 'params' ? lenient : strict).compile(schema));
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
   installRateLimit(app, { rps: ctx.config.rateLimitRps, burst: ctx.config.rateLimitBurst });
@@ -47,6 +53,7 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
     },
   });
 
+  let streams: StreamState = { active: 0 };
   await app.register(async (scope) => {
     await discoveryRoutes(scope, ctx);
     await logRoutes(scope, ctx);
@@ -54,8 +61,10 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
     await operationRoutes(scope, ctx, OPERATIONS);
     await mcpRoutes(scope, ctx, OPERATIONS);
     await agentRoutes(scope, ctx, OPERATIONS, () => opts.attributions ?? []);
+    streams = await streamRoutes(scope, ctx);
   });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.decorate('streams', streams);
   return app;
 }

@@ -89,7 +89,10 @@ describe('discovery (spec 4.1)', () => {
     assert.ok((await get('/v1/sources')).body.sources.length > 0);
     const limits = (await get('/v1/limits')).body;
     assert.equal(limits.recall_many_cells, 256);
-    assert.equal(limits.rate_limit.requests_per_minute, 600);
+    assert.equal(limits.rate_limit.requests_per_minute, Math.round(t.service.config.rateLimitRps * 60));
+    const { loadConfig } = await import('../../../src/config.js');
+    assert.equal(loadConfig({}).rateLimitRps * 60, 600, 'default: 600 requests per minute');
+    assert.equal(loadConfig({}).rateLimitBurst, 120);
     assert.ok((await get('/v1/schema')).body.profile);
   });
 
