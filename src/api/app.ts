@@ -16,6 +16,7 @@ import { mcpRoutes } from './mcp.js';
 import { agentRoutes } from './routes/agents.js';
 import { installRateLimit } from './rate-limit.js';
 import { streamRoutes, type StreamState } from './routes/stream.js';
+import { verifyPageRoutes } from '../web/verify-page.js';
 
 export interface AppOptions {
   logger?: boolean | { level: string };
@@ -62,6 +63,7 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
     await mcpRoutes(scope, ctx, OPERATIONS);
     await agentRoutes(scope, ctx, OPERATIONS, () => opts.attributions ?? []);
     streams = await streamRoutes(scope, ctx);
+    await verifyPageRoutes(scope, ctx.config.prefix);
   });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

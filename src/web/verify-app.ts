@@ -1,0 +1,94 @@
+/**
+ * The /verify page's script, bundled for the browser with the protocol module: it verifies a
+ * receipt locally (BLAKE3, preimage, strict Ed25519) against a public key the user can see
+ * and change, and never asks the server for a verdict.
+ */
+import { b32decode } from '../protocol/base32.js';
+import { toHex } from '../protocol/bytes.js';
+import { receiptPreimage, segmentHexes, verifyReceipt, merkleHex, type Receipt } from '../protocol/receipt.js';
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+
+function row(name: string, ok: boolean | null, detail: string): string {
+  const mark = ok === null ? '–' : ok ? '✓' : '✗';
+  const cls = ok === null ? 'na' : ok ? 'ok' : 'bad';
+  return `<tr class="${cls}" data-check="${name}"><td>${mark}</td><td>${name}</td><td><code>${detail.replace(/[<>&]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;' })[c]!)}</code></td></tr>`;
+}
+
+function pick(doc: any): any {
+  if (doc && typeof doc === 'object' && !('signature' in doc) && doc.receipt) return doc.receipt;
+  if (doc && Array.isArray(doc.facts) && doc.facts[0]?.receipt && !doc.receipt) return doc.facts[0].receipt;
+  return doc;
+}
+
+/** Verify the pasted receipt and render one row per check, naming the segment that failed. */
+export function run(): void {
+  const out = $('result');
+  const rows: string[] = [];
+  let doc: any;
+  try {
+    doc = JSON.parse(($('receipt') as HTMLTextAreaElement).value);
+  } catch (e) {
+    out.innerHTML = `<p id="verdict" class="bad">INVALID — not JSON: ${(e as Error).message}</p>`;
+    return;
+  }
+  const r = pick(doc) as Receipt;
+  const key = ($('pubkey') as HTMLInputElement).value.trim();
+  const prefix = ($('prefix') as HTMLInputElement).value.trim() || 'svc';
+  const v = verifyReceipt(r, { publicKey: key || undefined, prefix });
+  const version = v.preimage_version ?? 0;
+  rows.push(row('shape', !v.failures.includes('malformed'), v.failures.includes('malformed') ? v.errors.join('; ') : `preimage v${version}`));
+  if (!v.failures.includes('malformed')) {
+    const hx = segmentHexes(r, prefix);
+    rows.push(row('0x01 request_id', null, r.request_id));
+    rows.push(row('0x02 served_at', null, r.served_at));
+    for (const [name, val] of Object.entries(hx)) rows.push(row(name, null, val!));
+    rows.push(row('0x07 primitive', null, r.primitive));
+    rows.push(row('0x08 cells', null, `${r.cells.length}: ${r.cells.join(', ')}`));
+    rows.push(row('0x09 fact_cids', null, `${r.fact_cids.length}: ${r.fact_cids.join(', ')}`));
+    if (version >= 2) {
+      const merkleOk = !v.failures.includes('merkle_inclusion');
+      rows.push(row('0x0b merkle', r.merkle_proof ? merkleOk : null, r.merkle_proof ? `${merkleOk ? 'proof reaches root' : 'proof does NOT reach its root'} · ${merkleHex(r.merkle_proof, prefix)}` : `ABSENT marker · ${merkleHex(undefined, prefix)}`));
+    }
+    rows.push(row('preimage BLAKE3', null, v.digest ? toHex(v.digest) : '—'));
+    rows.push(row('signature (Ed25519, strict)', !v.failures.includes('signature'), v.failures.includes('signature') ? 'does not verify over this preimage: some signed segment above was changed' : `by ${v.signer}`));
+    if (key) {
+      const same = v.signer === key;
+      rows.push(row('key', same, same ? 'the receipt names the key you pinned' : `the receipt names ${v.signer}, not the key you pinned`));
+    }
+    try {
+      $('preimage').textContent = toHex(receiptPreimage(r, prefix));
+    } catch {
+      $('preimage').textContent = '';
+    }
+  }
+  const valid = v.valid && v.trusted;
+  out.innerHTML = `<p id="verdict" class="${valid ? 'ok' : 'bad'}">${valid ? 'VALID' : 'INVALID'}</p><table>${rows.join('')}</table>`;
+  if (!valid) out.insertAdjacentHTML('beforeend', `<ul>${v.errors.map((e) => `<li>${e.replace(/[<>&]/g, '')}</li>`).join('')}</ul>`);
+}
+
+async function init(): Promise<void> {
+  $('verify').addEventListener('click', run);
+  const cfg = JSON.parse($('config').textContent || '{}') as { prefix?: string; fact_cid?: string };
+  ($('prefix') as HTMLInputElement).value = cfg.prefix ?? 'svc';
+  try {
+    const wk = await (await fetch(`/.well-known/${cfg.prefix ?? 'svc'}.json`)).json();
+    if (!($('pubkey') as HTMLInputElement).value) ($('pubkey') as HTMLInputElement).value = wk.responder_pubkey_b32;
+    b32decode(wk.responder_pubkey_b32, 32);
+  } catch {
+    // Offline or another origin: the user pastes the key.
+  }
+  if (cfg.fact_cid) {
+    try {
+      const res = await fetch('/v1/fetch', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ cid: cfg.fact_cid }) });
+      const body = await res.json();
+      const receipt = body.facts?.[0]?.receipt ?? body.fact?.receipt ?? body.receipt;
+      ($('receipt') as HTMLTextAreaElement).value = JSON.stringify(receipt ?? body, null, 2);
+      run();
+    } catch (e) {
+      $('result').textContent = `could not load fact ${cfg.fact_cid}: ${(e as Error).message}`;
+    }
+  }
+}
+
+void init();
