@@ -12,6 +12,8 @@ import { logRoutes } from './routes/log.js';
 import { writeRoutes } from './routes/writes.js';
 import { operationRoutes } from './routes/operations.js';
 import { OPERATIONS } from './ops/index.js';
+import { cellRoutes } from './ops/reads-more.js';
+import { bundleRoutes } from './ops/tokens.js';
 import { mcpRoutes } from './mcp.js';
 import { agentRoutes } from './routes/agents.js';
 import { installRateLimit } from './rate-limit.js';
@@ -60,6 +62,8 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
     await logRoutes(scope, ctx);
     await writeRoutes(scope, ctx);
     await operationRoutes(scope, ctx, OPERATIONS);
+    await cellRoutes(scope, ctx);
+    await bundleRoutes(scope, ctx);
     await mcpRoutes(scope, ctx, OPERATIONS);
     await agentRoutes(scope, ctx, OPERATIONS, () => opts.attributions ?? []);
     streams = await streamRoutes(scope, ctx);

@@ -12,20 +12,34 @@ export type ServedFact = Record<string, unknown> & { fact_cid: string; receipt: 
 
 const RECEIPT_TTL_S = 7 * 86_400;
 
+// Decoded receipts of recently served facts (immutable once signed).
+const memo = new Map<string, Receipt>();
+const MEMO_CAP = 20_000;
+
 /** The per-fact receipt (primitive `<prefix>.fact`), from the cache or freshly signed. */
 export async function factReceipt(ctx: ServiceContext, f: StoredFact): Promise<Receipt> {
-  const key = `rcpt:${ctx.config.prefix}:${ctx.keys.epoch}:${f.fact_cid}`;
+  const key = `rcpt:${ctx.config.prefix}:${ctx.keys.publicKeyB32}:${f.fact_cid}`;
+  const m = memo.get(key);
+  if (m) return m;
   const hit = await ctx.store.cache.get(key);
   if (hit) {
     try {
-      return decodeTrusted(hit) as unknown as Receipt;
+      const r = decodeTrusted(hit) as unknown as Receipt;
+      remember(key, r);
+      return r;
     } catch {
       // fall through: re-sign
     }
   }
   const r = issueReceipt(ctx, 'fact', [f.cell], [f.fact_cid], { merkle_proof: f.proof, scope: f.scope ?? undefined });
   await ctx.store.cache.set(key, encodeCanonical(r as unknown as CborValue), RECEIPT_TTL_S);
+  remember(key, r);
   return r;
+}
+
+function remember(key: string, r: Receipt): void {
+  if (memo.size >= MEMO_CAP) memo.delete(memo.keys().next().value as string);
+  memo.set(key, r);
 }
 
 /** A stored fact as served: body, fact_cid, receipt. */

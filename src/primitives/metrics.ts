@@ -3,6 +3,8 @@
 const WINDOW = 512;
 
 interface ToolStats {
+  /** p50/p99 computed at most every 250 ms (sorting per call would cost more than the call). */
+  cached?: { at: number; value: { p50_ms: number; p99_ms: number } };
   calls: number;
   errors: number;
   errorsByCode: Map<string, number>;
@@ -37,10 +39,14 @@ export class Metrics {
   latency(tool: string): { p50_ms: number; p99_ms: number } | undefined {
     const s = this.tools.get(tool);
     if (!s || s.calls === 0) return undefined;
+    const now = performance.now();
+    if (s.cached && now - s.cached.at < 250) return s.cached.value;
     const n = Math.min(s.calls, WINDOW);
     const arr = Array.from(s.samples.subarray(0, n)).sort((a, b) => a - b);
     const at = (q: number) => Number(arr[Math.min(n - 1, Math.floor(q * n))].toFixed(2));
-    return { p50_ms: at(0.5), p99_ms: at(0.99) };
+    const value = { p50_ms: at(0.5), p99_ms: at(0.99) };
+    s.cached = { at: now, value };
+    return value;
   }
 
   snapshot() {

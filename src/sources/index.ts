@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import type { Registry } from '../registry/registry.js';
 import type { Materializer } from './contract.js';
 import { UpstreamClient } from './http.js';
+import { RASTER_CONNECTORS } from './raster-connectors.js';
 
 export const USER_AGENT = 'svc-responder/0.1 (verifiable geospatial memory; +https://github.com/svc)';
 
@@ -29,6 +30,8 @@ export type ConnectorFactory = (deps: ConnectorDeps) => Materializer;
 
 /** Connector factories, in priority order (connector files register here). */
 export const CONNECTORS: ConnectorFactory[] = [];
+import { JSON_CONNECTORS } from './json-connectors.js'; CONNECTORS.push(...JSON_CONNECTORS);
+CONNECTORS.push(...RASTER_CONNECTORS);
 
 /** The shared client and every connector for this configuration. */
 export function buildMaterializers(config: Config, registry: Registry): { client: UpstreamClient; materializers: Materializer[] } {

@@ -26,6 +26,8 @@ export interface CachedStoreOptions {
   /** TTL of query results (default 5 minutes; also bounds staleness when a bump is lost). */
   queryTtlS?: number;
   onError?: CacheErrorHook;
+  /** Decoded values kept in process (default 20 000). */
+  memoEntries?: number;
 }
 
 /** A Store whose reads go through a hot cache, plus the was_cached-reporting reads. */
@@ -50,12 +52,27 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
   const queryTtlS = opts.queryTtlS ?? 300;
   const onError = opts.onError ?? throttledErrorLog();
 
+  // Decoded values of recent keys, so a warm read skips the cache round trip and the CBOR
+  // decode. Safe in every mode: fact keys are immutable and query keys carry the generation,
+  // which is read from the shared cache on every query.
+  const memo = new Map<string, unknown>();
+  const MEMO_CAP = opts.memoEntries ?? 20_000;
+  function remember(key: string, value: unknown): void {
+    if (memo.size >= MEMO_CAP) memo.delete(memo.keys().next().value as string);
+    memo.set(key, value);
+  }
+
   // Cache implementations already turn faults into misses; this also covers a value that
   // does not decode (corrupt or from an incompatible build) and a cache that throws anyway.
   async function lookup<T>(key: string): Promise<T | undefined> {
+    const m = memo.get(key);
+    if (m !== undefined) return m as T;
     try {
       const bytes = await cache.get(key);
-      return bytes === null ? undefined : (decodeTrusted(bytes) as T);
+      if (bytes === null) return undefined;
+      const value = decodeTrusted(bytes) as T;
+      remember(key, value);
+      return value;
     } catch (err) {
       onError(err as Error, 'get');
       return undefined;
@@ -63,6 +80,7 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
   }
 
   function store_(key: string, value: unknown, ttlS: number): void {
+    remember(key, value);
     // Not awaited: the read already has its answer. Commands on one connection stay in order,
     // so a later get on the same key sees this set.
     let bytes: Uint8Array;
@@ -115,7 +133,16 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
     getFact: async (cid) => (await reader.readFact(cid)).fact,
     latest: async (q) => (await reader.readLatest(q)).facts,
     history: (q) => store.history(q),
-    bandsAt: (cell, scope) => store.bandsAt(cell, scope),
+    async bandsAt(cell, scope) {
+      const gen = await generation(cell);
+      if (gen < 0) return store.bandsAt(cell, scope);
+      const key = `b:${cell}:${gen}:${scopeKey(scope)}`;
+      const hit = await lookup<string[]>(key);
+      if (hit !== undefined) return hit;
+      const bands = await store.bandsAt(cell, scope);
+      store_(key, bands, queryTtlS);
+      return bands;
+    },
     cellsWithPrefix: (prefix, limit) => store.cellsWithPrefix(prefix, limit),
     stats: () => store.stats(),
     addWitness: (w) => store.addWitness(w),

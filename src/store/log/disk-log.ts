@@ -17,7 +17,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { b32encode } from '../../protocol/base32.js';
 import { SvcError } from '../../protocol/errors.js';
 import { blake3 } from '../../protocol/hash.js';
-import { consistencyProof, inclusionProof, leafHash, rangeHash, treeRoot } from '../../protocol/log-tree.js';
+import { consistencyProof, inclusionProof, leafHash, treeRoot } from '../../protocol/log-tree.js';
 import { DEFAULT_PREFIX } from '../../protocol/preimage.js';
 import { isoSeconds } from '../../protocol/receipt.js';
 import { sthDigest, type SignedTreeHead } from '../../protocol/tree-head.js';
@@ -382,7 +382,7 @@ export class DiskLog implements AppendOnlyLog {
 
   /** Append the trailer to the active segment, fsync it and close it for writing. */
   private async seal(seg: SegmentInfo): Promise<void> {
-    const trailer = encodeTrailer({ count: seg.count, first: seg.first, mth: rangeHash(this.nodes, seg.first, seg.first + seg.count) });
+    const trailer = encodeTrailer({ count: seg.count, first: seg.first, root: treeRoot(this.nodes, seg.first + seg.count) });
     await this.writeAt(this.active!, trailer, seg.dataEnd);
     await this.active!.sync();
     this.fsyncCount++;

@@ -1,7 +1,7 @@
 /**
  * In-memory indexes rebuilt on open: where each entry's record lives, and which leaf index a
  * leaf hash has. Both are flat typed arrays rather than Maps of objects or hex strings, so ten
- * million entries cost about 200 MB instead of several GB.
+ * million entries cost about 250 MB instead of several GB.
  */
 
 /** Per-entry record location: (segment number, byte offset of the record). */
@@ -12,6 +12,17 @@ export class OffsetTable {
 
   get size(): number {
     return this.n;
+  }
+
+  /** Make room for `n` entries up front (open knows the checkpointed size). */
+  reserve(n: number): void {
+    if (n <= this.segs.length) return;
+    const segs = new Uint32Array(n);
+    segs.set(this.segs.subarray(0, this.n));
+    this.segs = segs;
+    const offs = new Float64Array(n);
+    offs.set(this.offs.subarray(0, this.n));
+    this.offs = offs;
   }
 
   push(segment: number, offset: number): void {
@@ -34,11 +45,6 @@ export class OffsetTable {
 
   offset(i: number): number {
     return this.offs[i];
-  }
-
-  /** Forget entries from `n` on. */
-  truncate(n: number): void {
-    if (n < this.n) this.n = n;
   }
 }
 
@@ -65,6 +71,30 @@ export class LeafIndex {
   }
 
   /**
+   * Bulk load (open): record the tags of the next leaves from consecutive 32-byte hashes
+   * without placing them; `rebuild()` must follow before any lookup.
+   */
+  appendTags(hashes: Uint8Array): void {
+    const count = hashes.length / 32;
+    if (this.n + count > this.tags.length) {
+      const tags = new Uint32Array(Math.max(this.n + count, this.tags.length * 2));
+      tags.set(this.tags.subarray(0, this.n));
+      this.tags = tags;
+    }
+    for (let k = 0, at = 0; k < count; k++, at += 32) {
+      this.tags[this.n + k] = (hashes[at] | (hashes[at + 1] << 8) | (hashes[at + 2] << 16) | (hashes[at + 3] << 24)) >>> 0;
+    }
+    this.n += count;
+  }
+
+  /** Re-place every leaf into a table sized for the current count. */
+  rebuild(): void {
+    let capacity = 4096;
+    while (this.n * 4 > capacity * 3) capacity *= 2;
+    this.rehash(capacity);
+  }
+
+  /**
    * Record leaf `index` (must be the next one). Duplicates are inserted too: linear probing
    * with insertion in index order means a lookup meets the lowest index first.
    */
@@ -88,10 +118,22 @@ export class LeafIndex {
     this.slots[p] = index + 1;
   }
 
+  /**
+   * Place every leaf into a fresh table of `capacity` slots. Leaves go in order of their home
+   * slot (a stable bucket sort on its top 16 bits), so the writes sweep the table once instead
+   * of missing the cache on every insert; stability keeps duplicates in index order.
+   */
   private rehash(capacity: number): void {
     this.slots = new Uint32Array(capacity);
     this.mask = capacity - 1;
-    for (let i = 0; i < this.n; i++) this.place(i, this.tags[i]);
+    const shift = Math.max(0, Math.log2(capacity) - 16);
+    const buckets = capacity >>> shift;
+    const starts = new Uint32Array(buckets + 1);
+    for (let i = 0; i < this.n; i++) starts[((this.tags[i] & this.mask) >>> shift) + 1]++;
+    for (let b = 0; b < buckets; b++) starts[b + 1] += starts[b];
+    const order = new Uint32Array(this.n);
+    for (let i = 0; i < this.n; i++) order[starts[(this.tags[i] & this.mask) >>> shift]++] = i;
+    for (let k = 0; k < this.n; k++) this.place(order[k], this.tags[order[k]]);
   }
 
   /** Lowest leaf index whose hash is `leaf`, or null. */
@@ -107,12 +149,5 @@ export class LeafIndex {
       if (same) return j;
     }
     return null;
-  }
-
-  /** Forget leaves from `n` on (rebuilds the table). */
-  truncate(n: number): void {
-    if (n >= this.n) return;
-    this.n = n;
-    this.rehash(this.slots.length);
   }
 }

@@ -12,7 +12,7 @@
 import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { equalBytes } from '../../protocol/bytes.js';
-import { leafHash, rangeHash, treeRoot } from '../../protocol/log-tree.js';
+import { leafHash, treeRoot } from '../../protocol/log-tree.js';
 import { CHECKPOINT_FILE, fsyncDir, readCheckpoint, writeCheckpoint } from './checkpoint.js';
 import { LeafIndex, OffsetTable } from './memory-index.js';
 import { NodeStore } from './node-store.js';
@@ -37,7 +37,6 @@ export interface RecoveredLog {
   nodes: NodeStore;
   leafIndex: LeafIndex;
   size: number;
-  checkpointSize: number;
   report: RecoveryReport;
 }
 
@@ -95,6 +94,7 @@ function recoverWith(opts: RecoverOptions, nums: number[], nodes: NodeStore, pro
   const verifyAll = totalBytes < opts.fullVerifyBelowBytes;
 
   const offsets = new OffsetTable();
+  offsets.reserve(trusted);
   const segments: SegmentInfo[] = [];
   const trailers: { seg: SegmentInfo; offset: number; trailer: Trailer }[] = [];
   let n = 0;
@@ -161,19 +161,16 @@ function recoverWith(opts: RecoverOptions, nums: number[], nodes: NodeStore, pro
     trusted = n;
   }
   for (const { seg, offset, trailer } of trailers) {
-    if (!equalBytes(rangeHash(nodes, seg.first, seg.first + seg.count), trailer.mth)) {
+    if (!equalBytes(treeRoot(nodes, seg.first + seg.count), trailer.root)) {
       const name = segmentName(seg.num);
-      throw logFault(`log ${dir}: ${name}: trailer at offset ${offset} does not match the segment's entries`, { segment: name, offset });
+      throw logFault(`log ${dir}: ${name}: trailer at offset ${offset} does not match the log's root after this segment`, { segment: name, offset });
     }
   }
 
   nodes.flush();
   const leafIndex = new LeafIndex((i) => nodes.node(0, i));
-  for (let from = 0; from < n; from += LEAF_CHUNK) {
-    const to = Math.min(n, from + LEAF_CHUNK);
-    const hashes = nodes.range(0, from, to);
-    for (let i = from; i < to; i++) leafIndex.add(i, hashes.subarray((i - from) * 32, (i - from) * 32 + 32));
-  }
+  for (let from = 0; from < n; from += LEAF_CHUNK) leafIndex.appendTags(nodes.range(0, from, Math.min(n, from + LEAF_CHUNK)));
+  leafIndex.rebuild();
 
   // Name the recovered size in a fresh checkpoint, so a later crash never trusts nodes that a
   // cut tail or a rebuild has since rewritten.
@@ -187,7 +184,6 @@ function recoverWith(opts: RecoverOptions, nums: number[], nodes: NodeStore, pro
     nodes,
     leafIndex,
     size: n,
-    checkpointSize: n,
     report: { truncated_bytes: truncated, rebuilt_nodes: rebuilt, segments: segments.length, entries: n, problems },
   };
 }

@@ -5,18 +5,21 @@
  * 999999). A segment has no file header; it is a plain concatenation of records:
  *
  *   entry record   = u32-LE len ‖ entry[len] ‖ BLAKE3(entry)[32]          (len < 0xFFFFFFFF)
- *   trailer record = u32-LE 0xFFFFFFFF ‖ u64-LE count ‖ u64-LE first ‖ mth[32] ‖ check[32]
+ *   trailer record = u32-LE 0xFFFFFFFF ‖ u64-LE count ‖ u64-LE first ‖ root[32] ‖ check[32]
  *                    (84 bytes)
  *
  * `count` is the number of entry records in the segment, `first` the log index of its first
- * entry, `mth` the RFC 6962 tree hash (BLAKE3, protocol.md §6) of that segment's entries, i.e.
- * MTH(D[first : first+count]), and `check` = BLAKE3 of the trailer's first 52 bytes.
+ * entry, `root` the log's RFC 6962 tree root (BLAKE3, protocol.md §6) over entries
+ * [0, first+count), i.e. the tree head as of the end of this segment, and `check` = BLAKE3 of
+ * the trailer's first 52 bytes.
  *
- * Why a Merkle hash rather than a hash of every record byte: each record already carries the
- * BLAKE3 of its entry (so every byte is covered), sealing then costs O(log n) node reads instead
- * of re-reading up to 1 GiB, and the trailer ties the segment to the log tree itself. `check`
- * lets recovery tell a torn trailer (crash while sealing: repairable) from a complete trailer
- * that disagrees with the records (corruption: never repaired).
+ * Why a tree root rather than a hash of every record byte: each record already carries the
+ * BLAKE3 of its entry (so every byte is covered); the root at the segment's end costs O(log n)
+ * aligned node reads to produce or check (a hash over the segment alone would mean re-reading
+ * up to 1 GiB when sealing, and a Merkle hash over an unaligned range is O(count) too), and it
+ * chains every segment to the whole history before it. `check` lets recovery tell a torn trailer
+ * (crash while sealing: repairable) from a complete trailer that disagrees with the records
+ * (corruption: never repaired).
  *
  * A trailer ends a segment ("sealed"); only the last segment may lack one. A segment holds at
  * most `segmentMaxBytes` including its trailer, except that a segment's first record is always
@@ -87,7 +90,8 @@ export function putRecord(out: Uint8Array, at: number, entry: Uint8Array, digest
 export interface Trailer {
   count: number;
   first: number;
-  mth: Uint8Array;
+  /** Tree root over entries [0, first+count). */
+  root: Uint8Array;
 }
 
 /** The 84 trailer bytes sealing a segment. */
@@ -97,7 +101,7 @@ export function encodeTrailer(t: Trailer): Uint8Array {
   dv.setUint32(0, TRAILER_MARKER, true);
   dv.setBigUint64(4, BigInt(t.count), true);
   dv.setBigUint64(12, BigInt(t.first), true);
-  out.set(t.mth, 20);
+  out.set(t.root, 20);
   out.set(blake3(out.subarray(0, 52)), 52);
   return out;
 }
@@ -112,7 +116,7 @@ export function decodeTrailer(bytes: Uint8Array): Trailer | null {
   const count = dv.getBigUint64(4, true);
   const first = dv.getBigUint64(12, true);
   if (count > BigInt(Number.MAX_SAFE_INTEGER) || first > BigInt(Number.MAX_SAFE_INTEGER)) return null;
-  return { count: Number(count), first: Number(first), mth: bytes.slice(20, 52) };
+  return { count: Number(count), first: Number(first), root: bytes.slice(20, 52) };
 }
 
 /** Read exactly `length` bytes at `position` (short reads looped; EOF is an error). */
@@ -148,6 +152,15 @@ export class ChunkReader {
     this.start = offset;
     this.len = want;
     return this.buf.subarray(0, length);
+  }
+
+  /** The u32-LE at `offset`, or -1 past EOF (no view allocated: the hot path of a scan). */
+  u32At(offset: number): number {
+    if (offset + 4 > this.size) return -1;
+    if (offset < this.start || offset + 4 > this.start + this.len) this.read(offset, 4);
+    const b = this.buf;
+    const i = offset - this.start;
+    return (b[i] | (b[i + 1] << 8) | (b[i + 2] << 16)) + b[i + 3] * 0x1000000;
   }
 
   /** True when every byte from `offset` to EOF is zero (a file extended but never written). */
@@ -193,9 +206,8 @@ export function scanSegment(
   let k = 0;
   const done = (end: ScanEnd): ScanResult => ({ records: k, dataEnd: at, end });
   while (at < size) {
-    const head = rd.read(at, 4);
-    if (!head) return done({ kind: 'torn', offset: at, reason: 'short length field' });
-    const len = (head[0] | (head[1] << 8) | (head[2] << 16)) + head[3] * 0x1000000;
+    const len = rd.u32At(at);
+    if (len < 0) return done({ kind: 'torn', offset: at, reason: 'short length field' });
     if (len === TRAILER_MARKER) {
       const raw = rd.read(at, TRAILER_BYTES);
       if (!raw) return done({ kind: 'torn', offset: at, reason: 'short trailer' });

@@ -119,7 +119,6 @@ export async function verifyLogDir(dir: string): Promise<LogVerification> {
       const name = segmentName(num);
       const isLast = num === nums.length - 1;
       const first = tree.count;
-      const segTree = new StreamingTree();
       const fd = openSync(segmentPath(dir, num), 'r');
       let res;
       try {
@@ -127,10 +126,8 @@ export async function verifyLogDir(dir: string): Promise<LogVerification> {
           fd,
           () => true,
           (_offset, _len, entry) => {
-            const leaf = leafHash(entry!);
-            segTree.push(leaf);
             if (!intact) return;
-            tree.push(leaf);
+            tree.push(leafHash(entry!));
             if (!ckChecked && tree.count === ckSize && ck && ck !== 'invalid') {
               ckChecked = true;
               if (!equalBytes(tree.root(), ck.root)) problems.push(`checkpoint: root at size ${ckSize} differs from the root recomputed from the segments`);
@@ -151,8 +148,8 @@ export async function verifyLogDir(dir: string): Promise<LogVerification> {
         if (t.count !== res.records || (intact && t.first !== first)) {
           problems.push(`${name}: trailer at offset ${end.offset} says ${t.count} entries from ${t.first}, segment holds ${res.records} from ${first}`);
           intact = false;
-        } else if (!equalBytes(t.mth, segTree.root())) {
-          problems.push(`${name}: trailer at offset ${end.offset} does not match the segment's entries`);
+        } else if (intact && !equalBytes(t.root, tree.root())) {
+          problems.push(`${name}: trailer at offset ${end.offset} does not match the log's root after this segment`);
           intact = false;
         }
         if (end.extra > 0) {

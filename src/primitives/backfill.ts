@@ -1,0 +1,311 @@
+/**
+ * backfill (spec 4.7, part 5): fill the past of one band at a cell (or up to 64 cells) from the
+ * band's connector, newest tslot first, through the same write path as every other fact. A write:
+ * the caller signs the request with an attester key the responder accepts.
+ *
+ * Per tslot of the band's tempo in the window (capped by max_facts):
+ * - a fact already stored (unscoped)            → `present`;
+ * - the current slot                            → ordinary materialization (shared with recall);
+ * - a past slot, connector with history         → fetched (one ranged request when the connector
+ *   offers `fetchRange`) and minted → `materialized`, or `skipped` with a reason class;
+ * - a past slot, no historical source           → `present_only`.
+ */
+import { b32decode } from '../protocol/base32.js';
+import { encodeCanonical, type CborValue } from '../protocol/cbor.js';
+import { admitPublicKey, verifyStrict } from '../protocol/ed25519.js';
+import { SvcError, invalidArgument } from '../protocol/errors.js';
+import { blake3 } from '../protocol/hash.js';
+import { currentTslot, tslotOf, tslotRange } from '../protocol/tslot.js';
+import type { Receipt } from '../protocol/receipt.js';
+import type { BandEntry } from '../registry/registry.js';
+import type { MaterializeOutcome } from '../sources/contract.js';
+import { hasFetchRange } from '../sources/json-connectors.js';
+import { classifyAttester, mintedBody, mintFacts } from './attest.js';
+import { issueReceipt, type ServiceContext } from './context.js';
+import type { MaterializeNote, ReasonClass } from './materialize.js';
+import { resolveCell } from './recall.js';
+
+/** Spec part 8. */
+export const BACKFILL_LIMITS = { max_facts: { min: 1, max: 1024, default: 16 }, cells: 64 } as const;
+/** Cells worked on at once in the area form. */
+const AREA_CONCURRENCY = 4;
+/** Past slots fetched at once when a connector has history but no ranged fetch. */
+const SLOT_CONCURRENCY = 4;
+const DAY_S = 86_400;
+
+export interface BackfillRequest {
+  cell?: string;
+  cells?: string[];
+  band: string;
+  start_unix?: number;
+  end_unix?: number;
+  max_facts?: number;
+  budget_ms?: number;
+  attester?: string;
+  signature?: string;
+}
+
+export type StepStatus = 'present' | 'materialized' | 'skipped' | 'present_only';
+
+/** One tslot of the walk. */
+export interface BackfillStep {
+  tslot: number;
+  fact_cid: string | null;
+  status: StepStatus;
+  /** `skipped` only. */
+  reason_class?: ReasonClass;
+  reason?: string;
+  /** `materialized` only: true when the minted fact is a signed absence. */
+  absence?: boolean;
+}
+
+export type StepCounts = Record<StepStatus, number>;
+
+export interface Progress {
+  done: number;
+  total: number;
+  complete: boolean;
+}
+
+export interface BackfillWindow {
+  start_unix: number;
+  end_unix: number;
+  tslot_from: number;
+  tslot_to: number;
+}
+
+/** The walk over one cell. */
+export interface CellBackfill {
+  steps: BackfillStep[];
+  counts: StepCounts;
+  progress: Progress;
+  /** When the window was longer than max_facts: pass as end_unix to continue with older slots. */
+  next_end_unix?: number;
+}
+
+export interface BackfillResult extends CellBackfill {
+  cell: string;
+  band: string;
+  window: BackfillWindow;
+  receipt: Receipt;
+}
+
+export interface AreaBackfillResult {
+  cells: string[];
+  band: string;
+  window: BackfillWindow;
+  by_cell: Record<string, CellBackfill>;
+  /** Cells not started before budget_ms ran out. */
+  pending: string[];
+  counts: StepCounts;
+  progress: Progress;
+  receipt: Receipt;
+}
+
+/** The digest a caller signs: blake3 of the canonical CBOR of the request body without `signature`. */
+export function backfillDigest(body: Record<string, unknown>): Uint8Array {
+  const { signature: _s, ...unsigned } = body;
+  try {
+    return blake3(encodeCanonical(unsigned as CborValue));
+  } catch (e) {
+    throw invalidArgument('body', `cannot be encoded canonically (${(e as Error).message})`);
+  }
+}
+
+/** Spec part 5: a listed key must have signed this exact request. */
+function authenticate(ctx: ServiceContext, body: Record<string, unknown>): void {
+  const { attester, signature } = body;
+  if (typeof attester !== 'string' || attester === '') throw new SvcError('unauthorized', 'attester: missing attester key (backfill is a write)', { field: 'attester' });
+  if (typeof signature !== 'string' || signature === '') throw new SvcError('unauthorized', 'signature: missing attester signature over the request', { field: 'signature' });
+  classifyAttester(ctx, attester);
+  let pub: Uint8Array;
+  let sig: Uint8Array;
+  try {
+    pub = b32decode(attester, 32, 'attester');
+    sig = b32decode(signature, 64, 'signature');
+  } catch (e) {
+    throw new SvcError('unauthorized', (e as Error).message, { field: (e as SvcError).details?.field ?? 'signature' });
+  }
+  const key = admitPublicKey(pub);
+  if (!key.ok) throw new SvcError('bad_signature', `attester: key refused (${key.reason})`, { field: 'attester', reason: key.reason });
+  if (!verifyStrict(sig, backfillDigest(body), pub, ctx.ed25519)) {
+    throw new SvcError('bad_signature', 'signature: bad signature over blake3(canonical CBOR of the request without signature)', { field: 'signature' });
+  }
+}
+
+function intField(v: unknown, field: string, min: number, max: number): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) throw invalidArgument(field, `expected an integer ${min}..${max}, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+/** The window and its tslots (newest first, capped by max_facts). */
+function plan(ctx: ServiceContext, band: BandEntry, req: BackfillRequest): { window: BackfillWindow; tslots: number[]; total: number } {
+  const nowS = Math.floor(ctx.now().getTime() / 1000);
+  const endAsked = intField(req.end_unix, 'end_unix', 0, Number.MAX_SAFE_INTEGER);
+  if (endAsked !== undefined && endAsked > nowS + DAY_S) throw invalidArgument('end_unix', 'is in the future: the past can be backfilled, the future cannot');
+  const end = Math.min(endAsked ?? nowS, nowS);
+  const span = band.tempo === 'fast' ? 30 * DAY_S : 365 * DAY_S;
+  const start = intField(req.start_unix, 'start_unix', 0, Number.MAX_SAFE_INTEGER) ?? Math.max(0, end - span);
+  if (start > end) throw invalidArgument('start_unix', `must not be after end_unix (${start} > ${end})`);
+  const maxFacts = intField(req.max_facts, 'max_facts', BACKFILL_LIMITS.max_facts.min, BACKFILL_LIMITS.max_facts.max) ?? BACKFILL_LIMITS.max_facts.default;
+  if (band.tempo === 'static') return { window: { start_unix: start, end_unix: end, tslot_from: 0, tslot_to: 0 }, tslots: [0], total: 1 };
+  // Nothing exists before the source's history begins or after it ends.
+  const from = tslotOf(Math.max(start, band.history_from_unix ?? 0), band.tempo);
+  const to = tslotOf(band.history_to_unix === null ? end : Math.min(end, band.history_to_unix), band.tempo);
+  const total = Math.max(0, to - from + 1);
+  const tslots: number[] = [];
+  for (let t = to; t >= from && tslots.length < maxFacts; t--) tslots.push(t);
+  return { window: { start_unix: start, end_unix: end, tslot_from: from, tslot_to: to }, tslots, total };
+}
+
+function stepOfNote(tslot: number, note: MaterializeNote): BackfillStep {
+  if (note.status === 'materialized') return { tslot, fact_cid: note.fact_cid, status: 'materialized', ...(note.absence ? { absence: true } : {}) };
+  return { tslot, fact_cid: null, status: 'skipped', reason_class: note.reason_class ?? 'upstream_error', reason: note.reason };
+}
+
+/** A fact body for an outcome, shaped exactly as lazy materialization shapes it. */
+function bodyOf(ctx: ServiceContext, cell: string, band: BandEntry, tslot: number, o: Extract<MaterializeOutcome, { status: 'value' | 'absence' }>): Record<string, unknown> {
+  const derivation: Record<string, unknown> = { fn: o.fn, sources: [o.provenance.ref ? `${o.provenance.source}:${o.provenance.ref}` : o.provenance.source] };
+  if (o.provenance.captured_at) derivation.captured_at = o.provenance.captured_at;
+  if (o.provenance.version) derivation.version = o.provenance.version;
+  if (o.status === 'value' && o.args) derivation.args = o.args;
+  return mintedBody(ctx, {
+    kind: o.status === 'value' ? 'primary' : 'absence',
+    cell, band: band.key, tslot: o.tslot ?? tslot,
+    value: o.status === 'value' ? o.value : null,
+    unit: (o.status === 'value' ? o.unit : undefined) ?? band.unit,
+    provenance: o.provenance.source,
+    derivation: derivation as { fn: string; sources: string[] },
+    absence_reason: o.status === 'absence' ? o.reason : undefined,
+  });
+}
+
+/** Run `fn` over `items`, at most `limit` at once. */
+async function pooled<T, R>(items: readonly T[], limit: number, fn: (x: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+/** The walk over one cell, newest tslot first. */
+async function backfillCell(ctx: ServiceContext, cell: string, band: BandEntry, tslots: number[], total: number, deadline: number): Promise<CellBackfill> {
+  const steps = new Map<number, BackfillStep>();
+  if (tslots.length > 0) {
+    const lo = tslots[tslots.length - 1];
+    const hi = tslots[0];
+    const stored = await ctx.store.history({ cell, bands: [band.key], tslot_from: lo, tslot_to: hi, scope: null });
+    for (const f of stored) steps.set(f.tslot, { tslot: f.tslot, fact_cid: f.fact_cid, status: 'present' }); // oldest first: the newest version wins
+  }
+  const missing = tslots.filter((t) => !steps.has(t));
+  const present = currentTslot(band.tempo, ctx.now().getTime());
+  const connector = ctx.materializers.forBand(band.key);
+  // Upstream work stops at the materializer timeout or the caller's deadline, whichever is first.
+  const upstreamDeadline = Math.min(deadline, Date.now() + ctx.config.materializerTimeoutSecs * 1000);
+
+  const viaMaterialization = async (t: number) => {
+    const r = await ctx.materializations.materialize(ctx, cell, band, t, undefined, upstreamDeadline);
+    steps.set(t, stepOfNote(t, r.note));
+  };
+  const current = missing.filter((t) => t >= present);
+  const past = missing.filter((t) => t < present);
+  const work: Promise<unknown>[] = current.map(viaMaterialization);
+
+  if (past.length > 0 && (!connector || !connector.history)) {
+    for (const t of past) steps.set(t, { tslot: t, fact_cid: null, status: 'present_only' });
+  } else if (past.length > 0 && hasFetchRange(connector)) {
+    work.push((async () => {
+      const wanted = new Set(past);
+      const ranged = await connector.fetchRange(cell, band, past[past.length - 1], past[0], { deadline: upstreamDeadline });
+      const got = ranged.filter((s) => wanted.has(s.tslot));
+      const minted: Array<{ tslot: number; absence: boolean; body: Record<string, unknown> }> = [];
+      for (const { tslot, outcome } of got) {
+        if (outcome.status === 'value' || outcome.status === 'absence') {
+          minted.push({ tslot, absence: outcome.status === 'absence', body: bodyOf(ctx, cell, band, tslot, outcome) });
+        } else {
+          steps.set(tslot, { tslot, fact_cid: null, status: 'skipped', reason_class: outcome.status === 'timeout' ? 'timeout' : 'upstream_error', reason: outcome.reason });
+        }
+      }
+      // One batch, one log entry, for the whole range.
+      if (minted.length > 0) {
+        const res = await mintFacts(ctx, minted.map((m) => m.body), 'backfill');
+        minted.forEach((m, i) => steps.set(m.tslot, { tslot: m.tslot, fact_cid: res.fact_cids[i], status: 'materialized', ...(m.absence ? { absence: true } : {}) }));
+      }
+      for (const t of past) {
+        if (!steps.has(t)) steps.set(t, { tslot: t, fact_cid: null, status: 'skipped', reason_class: 'upstream_error', reason: `${connector.key} returned no outcome for tslot ${t}` });
+      }
+    })());
+  } else if (past.length > 0) {
+    work.push(pooled(past, SLOT_CONCURRENCY, viaMaterialization));
+  }
+  await Promise.all(work);
+
+  const ordered = tslots.map((t) => steps.get(t)!);
+  const counts: StepCounts = { present: 0, materialized: 0, skipped: 0, present_only: 0 };
+  for (const s of ordered) counts[s.status]++;
+  const out: CellBackfill = { steps: ordered, counts, progress: { done: ordered.length, total, complete: ordered.length === total } };
+  if (ordered.length < total && band.tempo !== 'static') out.next_end_unix = tslotRange(tslots[tslots.length - 1], band.tempo).start_unix - 1;
+  return out;
+}
+
+const cidsOf = (steps: BackfillStep[]) => steps.map((s) => s.fact_cid).filter((c): c is string => c !== null);
+
+/** POST /v1/backfill: authenticate, validate, walk one cell or an area within its budget. */
+export async function backfill(ctx: ServiceContext, req: BackfillRequest, opts: { deadline: number }): Promise<BackfillResult | AreaBackfillResult> {
+  authenticate(ctx, req as unknown as Record<string, unknown>);
+  if (typeof req.band !== 'string' || req.band === '') throw invalidArgument('band', 'is required (a namespaced band key)');
+  const band = ctx.registry.bands.get(req.band);
+  if (!band) throw new SvcError('band_not_in_registry', `band: ${req.band} is not in the active manifest; bands need their namespace prefix (see /v1/bands)`, { field: 'band', band: req.band });
+  if (req.cell !== undefined && req.cells !== undefined) throw invalidArgument('cells', 'give either cell or cells, not both');
+  if (req.cell === undefined && req.cells === undefined) throw invalidArgument('cell', 'is required (or cells, for the area form)');
+  const budget = intField(req.budget_ms, 'budget_ms', 1, ctx.config.timeoutSecs * 1000);
+  const { window, tslots, total } = plan(ctx, band, req);
+  // Leave a little of the gateway budget to sign and answer.
+  const deadline = Math.min(opts.deadline - 250, budget === undefined ? Infinity : Date.now() + budget);
+
+  if (req.cell !== undefined) {
+    const { cell } = await resolveCell(ctx, req.cell, 'cell');
+    const walk = await backfillCell(ctx, cell, band, tslots, total, deadline);
+    const receipt = issueReceipt(ctx, 'backfill', [cell], [...new Set(cidsOf(walk.steps))]);
+    return { cell, band: band.key, window, ...walk, receipt };
+  }
+
+  if (!Array.isArray(req.cells) || req.cells.length === 0) throw invalidArgument('cells', 'expected a non-empty array of cell64s');
+  if (req.cells.length > BACKFILL_LIMITS.cells) throw invalidArgument('cells', `at most ${BACKFILL_LIMITS.cells} cells per call`);
+  const cells: string[] = [];
+  for (const [i, c] of req.cells.entries()) {
+    const { cell } = await resolveCell(ctx, c, `cells[${i}]`);
+    if (!cells.includes(cell)) cells.push(cell);
+  }
+  const byCell: Record<string, CellBackfill> = {};
+  const queue = [...cells];
+  const worker = async () => {
+    // A cell starts only while the budget lasts; cells never started are reported as pending.
+    while (queue.length > 0 && Date.now() < deadline) {
+      const cell = queue.shift()!;
+      byCell[cell] = await backfillCell(ctx, cell, band, tslots, total, deadline);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(AREA_CONCURRENCY, cells.length) }, worker));
+  const done = cells.filter((c) => byCell[c] !== undefined);
+  const counts: StepCounts = { present: 0, materialized: 0, skipped: 0, present_only: 0 };
+  for (const c of done) for (const k of Object.keys(counts) as StepStatus[]) counts[k] += byCell[c].counts[k];
+  const cids = [...new Set(done.flatMap((c) => cidsOf(byCell[c].steps)))];
+  return {
+    cells: done,
+    band: band.key,
+    window,
+    by_cell: Object.fromEntries(done.map((c) => [c, byCell[c]])),
+    pending: queue,
+    counts,
+    progress: { done: done.length, total: cells.length, complete: queue.length === 0 && done.every((c) => byCell[c].progress.complete) },
+    receipt: issueReceipt(ctx, 'backfill', done, cids),
+  };
+}

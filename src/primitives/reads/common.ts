@@ -1,0 +1,155 @@
+/**
+ * Small pieces shared by the read primitives beyond recall: field validation that names the
+ * field, bounded fan-out, vector arithmetic and the per-band value checks. Kept free of HTTP so
+ * REST and MCP see identical behaviour.
+ */
+import { SvcError, invalidArgument } from '../../protocol/errors.js';
+import type { Scope } from '../../protocol/receipt.js';
+import { checkTslot } from '../../protocol/tslot.js';
+import type { BandEntry } from '../../registry/registry.js';
+import type { StoredFact } from '../../store/contract.js';
+import type { ServiceContext } from '../context.js';
+
+/** Fan-out used by the multi-cell reads: enough to overlap store latency, small enough to be polite. */
+export const READ_CONCURRENCY = 16;
+
+/**
+ * Run `fn` over `items` with at most `limit` in flight, results in input order. `shouldStart`
+ * is asked before each item starts; when it says no, the item is left undone (result undefined)
+ * and so are all later ones — this is how time budgets stop starting new work.
+ */
+export async function mapLimit<T, R>(
+  items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<R>, shouldStart: () => boolean = () => true,
+): Promise<Array<R | undefined>> {
+  const out: Array<R | undefined> = new Array(items.length).fill(undefined);
+  let next = 0;
+  let stopped = false;
+  const worker = async () => {
+    while (!stopped && next < items.length) {
+      if (!shouldStart()) {
+        stopped = true;
+        return;
+      }
+      const i = next++;
+      out[i] = await fn(items[i], i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  return out;
+}
+
+/** A required registered band, or band_not_in_registry naming the field. */
+export function requireBand(ctx: ServiceContext, key: unknown, field: string): BandEntry {
+  if (typeof key !== 'string' || key.length === 0) throw invalidArgument(field, 'expected a band key (see /v1/bands)');
+  const e = ctx.registry.bands.get(key);
+  if (e) return e;
+  const hint = ctx.registry.bandList.find((b) => b.key.endsWith(`.${key}`))?.key;
+  throw new SvcError('band_not_in_registry', `${field}: ${key} is not in the active manifest; bands need their namespace prefix (see /v1/bands)`, {
+    field, band: key, did_you_mean: hint ? [hint] : [],
+  });
+}
+
+/** Validate an optional tslot for a band (invalid_argument / tslot_mismatch name the field). */
+export function optionalTslot(ctx: ServiceContext, v: unknown, band: BandEntry, field: string): number | undefined {
+  if (v === undefined) return undefined;
+  try {
+    return checkTslot(v, band.tempo, band.key, ctx.now().getTime());
+  } catch (e) {
+    if (e instanceof SvcError) throw new SvcError(e.code, e.message.replace(/^tslot:/, `${field}:`), { ...e.details, field }, { status: e.httpStatus });
+    throw e;
+  }
+}
+
+/** A Unix-seconds window [start, end] (inclusive), validated. */
+export function parseWindow(v: unknown, field: string): [number, number] {
+  if (!Array.isArray(v) || v.length !== 2) throw invalidArgument(field, 'expected [start_unix, end_unix]');
+  const [a, b] = v;
+  if (!Number.isSafeInteger(a) || a < 0) throw invalidArgument(`${field}[0]`, 'expected a non-negative integer (Unix seconds)');
+  if (!Number.isSafeInteger(b) || b < 0) throw invalidArgument(`${field}[1]`, 'expected a non-negative integer (Unix seconds)');
+  if (a > b) throw invalidArgument(field, `start ${a} is after end ${b}`);
+  return [a, b];
+}
+
+/** Scope members of a request (undefined when none is set); validates the shape. */
+export function requestScope(v: unknown): Scope | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'object' || Array.isArray(v)) throw invalidArgument('scope', 'expected {user_id?, agent_id?, run_id?, org_id?}');
+  const out: Scope = {};
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+    if (!['user_id', 'agent_id', 'run_id', 'org_id'].includes(k)) throw invalidArgument(`scope.${k}`, 'is not a known field');
+    if (typeof x !== 'string') throw invalidArgument(`scope.${k}`, 'expected a string');
+    out[k as keyof Scope] = x;
+  }
+  // Same rule as recall: a scope with no member set is no scope.
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** True for a finite JSON number. */
+export function isNum(x: unknown): x is number {
+  return typeof x === 'number' && Number.isFinite(x);
+}
+
+/** True for a non-empty array of finite numbers (of length `dim` when given). */
+export function isVec(x: unknown, dim?: number): x is number[] {
+  return Array.isArray(x) && x.length > 0 && (dim === undefined || x.length === dim) && x.every(isNum);
+}
+
+/** Cosine similarity in [-1, 1]; null when either vector has zero length. */
+export function cosine(a: readonly number[], b: readonly number[]): number | null {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  if (na === 0 || nb === 0) return null;
+  return Math.max(-1, Math.min(1, dot / Math.sqrt(na * nb)));
+}
+
+/** Euclidean distance between two equal-length vectors. */
+export function l2(a: readonly number[], b: readonly number[]): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += (b[i] - a[i]) ** 2;
+  return Math.sqrt(s);
+}
+
+/** Rounds away float noise in derived numbers (never applied to signed values). */
+export function round(x: number, digits = 12): number {
+  return Number(x.toPrecision(digits));
+}
+
+/** A stored fact's value when it is usable for its band's kind, else undefined (absences, bad data). */
+export function usableValue(f: StoredFact, band: BandEntry | undefined): number | number[] | undefined {
+  if (f.kind === 'absence') return undefined;
+  const v = f.body.value;
+  if (!band) return isNum(v) ? v : isVec(v) ? v : undefined;
+  if (band.value_kind === 'vector') return isVec(v, band.dim) ? v : undefined;
+  return isNum(v) ? v : undefined;
+}
+
+/** Newest version per tslot from a history list (oldest first), ordered by tslot ascending. */
+export function newestPerTslot(history: readonly StoredFact[]): StoredFact[] {
+  const by = new Map<number, StoredFact>();
+  for (const f of history) by.set(f.tslot, f); // later entries are newer versions
+  return [...by.values()].sort((a, b) => a.tslot - b.tslot);
+}
+
+/** Deterministically pick `k` items spread evenly over `list` (keeps order). */
+export function evenPick<T>(list: readonly T[], k: number): T[] {
+  if (list.length <= k) return [...list];
+  const out: T[] = [];
+  for (let i = 0; i < k; i++) out.push(list[Math.floor(((i + 0.5) * list.length) / k)]);
+  return out;
+}
+
+/** Plain-object check used by hand validation of nested inputs. */
+export function isObject(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+/** Refuse fields an input does not declare (the REST schema does this too; MCP callers get the same). */
+export function rejectUnknown(input: Record<string, unknown>, allowed: readonly string[], at = ''): void {
+  for (const k of Object.keys(input)) if (!allowed.includes(k)) throw invalidArgument(at ? `${at}.${k}` : k, 'is not a known field');
+}

@@ -1,0 +1,182 @@
+/**
+ * recall_many and recall_polygon (spec 2.4, 4.4): recall over several cells with one
+ * independently signed receipt per cell. The flattened `merged_facts` carries no aggregate
+ * signature on purpose: each fact keeps its own receipt, and each cell's receipt covers exactly
+ * that cell's facts, so a consumer can drop cells without invalidating anything.
+ */
+import { invalidArgument } from '../../protocol/errors.js';
+import type { ServiceContext } from '../context.js';
+import type { ServedFact } from '../facts-view.js';
+import { provenanceFilter, recall, resolveBands, resolveCell, type RecallRequest, type SignedResponse } from '../recall.js';
+import { READ_CONCURRENCY, mapLimit, requestScope } from './common.js';
+import { parsePolygon, parsePolygonBbox, sampleArea, type Area } from './geometry.js';
+
+/** Cells per recall_many call (spec part 8). */
+export const MAX_RECALL_MANY = 256;
+/** Cells a recall_polygon may read: sampling cap default and hard cap. */
+export const POLYGON_DEFAULT_CELLS = 64;
+export const POLYGON_MAX_CELLS = 256;
+export const POLYGON_DEFAULT_BUDGET_MS = 10_000;
+
+export type RecallFields = Omit<RecallRequest, 'cell'>;
+/** One cell's SignedResponse inside a multi-cell answer (no ETag: there is no per-cell conditional read). */
+export type CellResponse = SignedResponse;
+
+export interface RecallManyRequest extends RecallFields {
+  cells: string[];
+}
+
+export interface RecallManyResult {
+  cells: string[];
+  by_cell: Record<string, CellResponse>;
+  merged_facts: ServedFact[];
+}
+
+/** Validate the request-wide recall fields once, so a bad band fails fast instead of per cell. */
+function precheck(ctx: ServiceContext, req: RecallFields): void {
+  resolveBands(ctx, req.bands);
+  provenanceFilter(req.provenance, req.deterministic);
+  requestScope(req.scope);
+}
+
+/** Resolve `cells` (cell64 or place names) in order, de-duplicated; errors name `cells[i]`. */
+async function resolveCells(ctx: ServiceContext, cells: unknown, max: number): Promise<{ cells: string[]; places: Map<string, SignedResponse['place']> }> {
+  if (!Array.isArray(cells) || cells.length === 0) throw invalidArgument('cells', `expected 1..${max} cells`);
+  if (cells.length > max) throw invalidArgument('cells', `at most ${max} cells per call (got ${cells.length})`);
+  const out: string[] = [];
+  const places = new Map<string, SignedResponse['place']>();
+  for (let i = 0; i < cells.length; i++) {
+    const r = await resolveCell(ctx, cells[i], `cells[${i}]`);
+    if (!out.includes(r.cell)) out.push(r.cell);
+    if (r.place) places.set(r.cell, r.place);
+  }
+  return { cells: out, places };
+}
+
+function strip(r: SignedResponse & { etag?: string }, place?: SignedResponse['place']): CellResponse {
+  const { etag: _etag, ...rest } = r;
+  if (place) rest.place = place;
+  return rest;
+}
+
+function merge(byCell: Record<string, CellResponse>, order: readonly string[]): ServedFact[] {
+  const seen = new Set<string>();
+  const out: ServedFact[] = [];
+  for (const c of order) for (const f of byCell[c]?.facts ?? []) {
+    if (seen.has(f.fact_cid)) continue;
+    seen.add(f.fact_cid);
+    out.push(f);
+  }
+  return out;
+}
+
+function recallFields(req: RecallFields): RecallFields {
+  const { bands, tslot, as_of_tslot, as_of_signed_at, provenance, deterministic, scope, include } = req;
+  return { bands, tslot, as_of_tslot, as_of_signed_at, provenance, deterministic, scope, include };
+}
+
+/** recall over up to 256 cells with bounded concurrency; one receipt per cell. */
+export async function recallMany(ctx: ServiceContext, req: RecallManyRequest, opts: { deadline?: number } = {}): Promise<RecallManyResult> {
+  precheck(ctx, req);
+  const { cells, places } = await resolveCells(ctx, req.cells, MAX_RECALL_MANY);
+  const fields = recallFields(req);
+  const results = await mapLimit(cells, READ_CONCURRENCY, (cell) => recall(ctx, { ...fields, cell }, { primitive: 'recall_many', deadline: opts.deadline }));
+  const by_cell: Record<string, CellResponse> = {};
+  cells.forEach((c, i) => {
+    by_cell[c] = strip(results[i]!, places.get(c));
+  });
+  return { cells, by_cell, merged_facts: merge(by_cell, cells) };
+}
+
+export interface RecallPolygonRequest extends RecallFields {
+  cells?: string[];
+  polygon?: unknown;
+  polygon_bbox?: unknown;
+  max_cells?: number;
+  budget_ms?: number;
+}
+
+export interface RecallPolygonResult extends RecallManyResult {
+  cells_sampled: string[];
+  is_exhaustive: boolean;
+  sampling: { method: string; max_cells: number; bbox_cells?: number; area: string };
+  pending: string[];
+  converged: boolean;
+  budget_ms: number;
+  elapsed_ms: number;
+  ftw_fields?: { status: 'unavailable'; reason: string };
+}
+
+function intIn(v: unknown, field: string, lo: number, hi: number, def: number): number {
+  if (v === undefined) return def;
+  if (!Number.isSafeInteger(v) || (v as number) < lo || (v as number) > hi) throw invalidArgument(field, `expected an integer ${lo}..${hi}`);
+  return v as number;
+}
+
+/**
+ * Cells inside a polygon (or the given cells), read under a time budget: when `budget_ms` ends,
+ * no new cell is started; cells not done come back in `pending[]` with `converged: false`.
+ */
+export async function recallPolygon(ctx: ServiceContext, req: RecallPolygonRequest, opts: { deadline?: number } = {}): Promise<RecallPolygonResult> {
+  const started = Date.now();
+  const given = (['cells', 'polygon', 'polygon_bbox'] as const).filter((k) => req[k] !== undefined);
+  if (given.length !== 1) throw invalidArgument(given.length === 0 ? 'polygon' : given[1], 'give exactly one of cells, polygon, polygon_bbox');
+  const maxCells = intIn(req.max_cells, 'max_cells', 1, POLYGON_MAX_CELLS, POLYGON_DEFAULT_CELLS);
+  const budgetMs = intIn(req.budget_ms, 'budget_ms', 1, 600_000, POLYGON_DEFAULT_BUDGET_MS);
+  const include = req.include ?? [];
+  if (!Array.isArray(include)) throw invalidArgument('include', 'expected an array');
+  for (const inc of include) if (!['ftw_fields', 'edges', 'freshness'].includes(inc)) throw invalidArgument('include', `${inc} is not one of ftw_fields, edges, freshness`);
+  const fields = recallFields({ ...req, include: include.filter((x) => x !== 'ftw_fields') });
+  if (fields.include?.length === 0) delete fields.include;
+  precheck(ctx, fields);
+
+  let cells: string[];
+  let places = new Map<string, SignedResponse['place']>();
+  let exhaustive: boolean;
+  let sampling: RecallPolygonResult['sampling'];
+  if (req.cells !== undefined) {
+    // The caller's own cell list is read as given: it is the whole selection, so exhaustive.
+    ({ cells, places } = await resolveCells(ctx, req.cells, POLYGON_MAX_CELLS));
+    exhaustive = true;
+    sampling = { method: 'given', max_cells: maxCells, area: 'cells' };
+  } else {
+    const area: Area = req.polygon !== undefined ? parsePolygon(req.polygon) : parsePolygonBbox(req.polygon_bbox);
+    const s = sampleArea(area, maxCells);
+    cells = s.cells;
+    exhaustive = s.exhaustive;
+    sampling = { method: s.method, max_cells: maxCells, bbox_cells: s.bbox_cells, area: area.source };
+  }
+
+  const budgetEnd = started + budgetMs;
+  // Upstream work inside a started cell also stops at the budget, so the answer returns on time.
+  const deadline = Math.min(opts.deadline ?? Infinity, budgetEnd);
+  const results = await mapLimit(
+    cells, READ_CONCURRENCY,
+    (cell) => recall(ctx, { ...fields, cell }, { primitive: 'recall_polygon', deadline }),
+    () => Date.now() < budgetEnd,
+  );
+  const by_cell: Record<string, CellResponse> = {};
+  const pending: string[] = [];
+  cells.forEach((c, i) => {
+    const r = results[i];
+    if (r) by_cell[c] = strip(r, places.get(c));
+    else pending.push(c);
+  });
+  const done = cells.filter((c) => by_cell[c]);
+  const out: RecallPolygonResult = {
+    cells: done,
+    cells_sampled: cells,
+    is_exhaustive: exhaustive,
+    sampling,
+    by_cell,
+    merged_facts: merge(by_cell, done),
+    pending,
+    converged: pending.length === 0,
+    budget_ms: budgetMs,
+    elapsed_ms: Date.now() - started,
+  };
+  if (include.includes('ftw_fields')) {
+    out.ftw_fields = { status: 'unavailable', reason: 'no agricultural field-boundary source is wired on this responder; nothing was fetched or signed for field polygons' };
+  }
+  return out;
+}

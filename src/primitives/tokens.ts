@@ -1,0 +1,185 @@
+/**
+ * Memory tokens (spec 2.5): short addresses one agent hands to another. A fact token names one
+ * signed fact by cid; its readable form also states a place, a date and a band. Those claims
+ * are not signed by anyone, so resolving checks each against the signed body and refuses a
+ * mismatch with 409 (`token_claim_mismatch`) instead of serving a fact under a false label.
+ */
+import { cellCenter, cellOf, isCell } from '../protocol/cell64.js';
+import { SvcError, invalidArgument } from '../protocol/errors.js';
+import type { StoredFact } from '../store/contract.js';
+import { resolveBundle } from './bundles.js';
+import { issueReceipt, type ServiceContext } from './context.js';
+import { serveFact } from './facts-view.js';
+import { factByCid } from './reads/series.js';
+
+/** Readable tokens need at least this many decimals per coordinate (about 1 m; spec part 8). */
+export const MIN_TOKEN_DECIMALS = 5;
+const ENTITY_SUBJECT = /^[a-z][a-z0-9_-]*:entity:[a-z2-7]{26}$/;
+const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
+const COORD_RE = /^(-?\d{1,3})(?:\.(\d+))?$/;
+/** Token kinds other primitives resolve, with where (so a caller is pointed, not refused blankly). */
+const ELSEWHERE: Record<string, string> = {
+  raster: 'POST /v1/raster/resolve', cube: 'POST /v1/cube/resolve', rasterset: 'POST /v1/raster_bundle/resolve',
+  state: 'GET /v1/state/<cid>', trace: 'POST /v1/trace_resolve', attestation: '/v1/device_platforms', cell: 'POST /v1/recall (a cell token is an address only)',
+};
+
+export type ParsedToken =
+  | { kind: 'fact'; form: 'cell'; subject: string; fact_cid: string; legacy: boolean }
+  | { kind: 'fact'; form: 'readable'; lat: number; lng: number; date: string; band: string; fact_cid: string; legacy: boolean }
+  | { kind: 'bundle'; rest: string; legacy: boolean }
+  | { kind: 'entity'; rest: string; legacy: boolean };
+
+function validDate(s: string): boolean {
+  if (!DATE_RE.test(s)) return false;
+  const t = Date.parse(`${s}T00:00:00Z`);
+  return Number.isFinite(t) && new Date(t).toISOString().slice(0, 10) === s;
+}
+
+function coord(text: string, what: 'lat' | 'lng', max: number): number {
+  const m = COORD_RE.exec(text);
+  if (!m) throw invalidArgument('token', `${what} ${JSON.stringify(text)} is not a decimal number`);
+  if ((m[2]?.length ?? 0) < MIN_TOKEN_DECIMALS) {
+    throw invalidArgument('token', `${what} ${text} has fewer than ${MIN_TOKEN_DECIMALS} decimals; readable tokens carry cell-precise coordinates (mint one with POST /v1/memory_token)`, 400);
+  }
+  const v = Number(text);
+  if (Math.abs(v) > max) throw invalidArgument('token', `${what} ${text} is outside [-${max}, ${max}]`);
+  return v;
+}
+
+/** Parse any token this primitive understands (current `<prefix>:` and legacy `memt:`/`memb:`/`meme:` forms). */
+export function parseToken(prefix: string, token: unknown): ParsedToken {
+  if (typeof token !== 'string' || token.length === 0 || token.length > 400) throw invalidArgument('token', 'expected a token string such as svc:fact:<cell64>:<fact_cid>');
+  let kind: string;
+  let rest: string;
+  let legacy = false;
+  const legacyKinds: Record<string, string> = { memt: 'fact', memb: 'bundle', meme: 'entity' };
+  const head = token.slice(0, token.indexOf(':'));
+  if (legacyKinds[head]) {
+    kind = legacyKinds[head];
+    rest = token.slice(head.length + 1);
+    legacy = true;
+  } else if (head === prefix) {
+    const second = token.indexOf(':', prefix.length + 1);
+    if (second < 0) throw invalidArgument('token', `expected ${prefix}:<kind>:…`);
+    kind = token.slice(prefix.length + 1, second);
+    rest = token.slice(second + 1);
+  } else {
+    throw invalidArgument('token', `unknown token prefix; expected ${prefix}:fact:, ${prefix}:bundle:, ${prefix}:entity: or a legacy memt:/memb:/meme: token`);
+  }
+  if (kind === 'bundle' || kind === 'entity') return { kind, rest, legacy };
+  if (kind !== 'fact') {
+    const where = ELSEWHERE[kind];
+    throw invalidArgument('token', where ? `${prefix}:${kind}: tokens resolve at ${where}` : `unknown token kind ${JSON.stringify(kind)}`);
+  }
+  const cut = rest.lastIndexOf(':');
+  const subject = cut < 0 ? '' : rest.slice(0, cut);
+  const fact_cid = rest.slice(cut + 1);
+  if (cut < 0 || fact_cid.length !== 52) throw invalidArgument('token', 'expected …:<subject>:<fact_cid> with a 52-character fact_cid');
+  if (isCell(subject as unknown) || ENTITY_SUBJECT.test(subject)) return { kind: 'fact', form: 'cell', subject, fact_cid, legacy };
+  const parts = subject.split('@');
+  if (parts.length !== 3) throw invalidArgument('token', 'subject is neither a cell64 nor <lat>,<lng>@<YYYY-MM-DD>@<band>');
+  const [coords, date, band] = parts;
+  const ll = coords.split(',');
+  if (ll.length !== 2) throw invalidArgument('token', `coordinates ${JSON.stringify(coords)} are not <lat>,<lng>`);
+  const lat = coord(ll[0], 'lat', 90);
+  const lng = coord(ll[1], 'lng', 180);
+  if (!validDate(date)) throw invalidArgument('token', `date ${JSON.stringify(date)} is not a calendar date YYYY-MM-DD`);
+  if (band.length === 0) throw invalidArgument('token', 'band is empty');
+  return { kind: 'fact', form: 'readable', lat, lng, date, band, fact_cid, legacy };
+}
+
+/** UTC dates a fact was captured: the upstream capture time, else when it was signed. */
+export function captureDates(f: StoredFact): string[] {
+  const d = f.body.derivation as Record<string, unknown> | undefined;
+  const at = typeof d?.captured_at === 'string' ? d.captured_at : typeof f.body.signed_at === 'string' ? f.body.signed_at : undefined;
+  const t = at === undefined ? NaN : Date.parse(at);
+  return Number.isFinite(t) ? [new Date(t).toISOString().slice(0, 10)] : [];
+}
+
+function mismatch(what: string, details: Record<string, unknown>): SvcError {
+  return new SvcError('token_claim_mismatch', `token: ${what}`, { field: 'token', ...details });
+}
+
+/** Mint a fact token; with band and observed_on, the readable form (claims checked before minting). */
+export async function mintMemoryToken(ctx: ServiceContext, req: { fact_cid: unknown; cell?: unknown; band?: unknown; observed_on?: unknown }) {
+  const { fact: f } = await factByCid(ctx, req.fact_cid, 'fact_cid');
+  if (req.cell !== undefined) {
+    if (typeof req.cell !== 'string' || !isCell(req.cell)) throw new SvcError('invalid_cell', `cell: ${JSON.stringify(String(req.cell).slice(0, 64))} is not a cell64`, { field: 'cell' });
+    if (req.cell !== f.cell) throw new SvcError('token_claim_mismatch', `cell: the fact is at ${f.cell}, not ${req.cell}`, { field: 'cell', fact_cell: f.cell });
+  }
+  if ((req.band === undefined) !== (req.observed_on === undefined)) {
+    throw invalidArgument(req.band === undefined ? 'band' : 'observed_on', 'the readable form needs both band and observed_on');
+  }
+  const prefix = ctx.config.prefix;
+  let token = `${prefix}:fact:${f.cell}:${f.fact_cid}`;
+  let form: 'cell' | 'readable' = 'cell';
+  if (req.band !== undefined) {
+    if (typeof req.band !== 'string' || req.band.length === 0) throw invalidArgument('band', 'expected a band key');
+    if (typeof req.observed_on !== 'string' || !validDate(req.observed_on)) throw invalidArgument('observed_on', 'expected a calendar date YYYY-MM-DD');
+    if (req.band !== f.band) throw new SvcError('token_claim_mismatch', `band: the fact is ${f.band}, not ${req.band}`, { field: 'band', fact_band: f.band });
+    const dates = captureDates(f);
+    if (!dates.includes(req.observed_on)) {
+      throw new SvcError('token_claim_mismatch', `observed_on: ${req.observed_on} is not a capture date of the fact (${dates.join(', ') || 'it records none'})`, { field: 'observed_on', capture_dates: dates });
+    }
+    if (!isCell(f.cell)) throw invalidArgument('band', 'the readable form needs a fact addressed to a cell64 (this one names an entity)');
+    const c = cellCenter(f.cell);
+    token = `${prefix}:fact:${c.lat.toFixed(6)},${c.lng.toFixed(6)}@${req.observed_on}@${f.band}:${f.fact_cid}`;
+    form = 'readable';
+  }
+  return {
+    token,
+    form,
+    legacy_token: `memt:${token.slice(prefix.length + 6)}`,
+    fact_cid: f.fact_cid,
+    cell: f.cell,
+    band: f.band,
+    tslot: f.tslot,
+    receipt: issueReceipt(ctx, 'memory_token', [f.cell], [f.fact_cid], { merkle_proof: f.proof, cost: { credits: 0, was_cached: false } }),
+  };
+}
+
+/** Resolve a token: a fact token to its signed fact after checking every claim; bundle tokens to their facts. */
+export async function resolveToken(ctx: ServiceContext, req: { token: unknown }) {
+  const p = parseToken(ctx.config.prefix, req.token);
+  if (p.kind === 'bundle') return { kind: 'bundle' as const, legacy: p.legacy, ...(await resolveBundle(ctx, `memb:${p.rest}`)) };
+  if (p.kind === 'entity') {
+    throw new SvcError('not_yet_implemented', 'token: entity tokens do not resolve on this responder yet', {
+      field: 'token', workaround: 'Resolve the facts addressed to the entity by their fact tokens, or group them with POST /v1/memory_bundle.',
+    });
+  }
+  const { fact: f } = await factByCid(ctx, p.fact_cid, 'token');
+  const checks: Record<string, boolean> = {};
+  const problems: string[] = [];
+  const details: Record<string, unknown> = { fact_cell: f.cell };
+  if (p.form === 'cell') {
+    checks.cell = p.subject === f.cell;
+    if (!checks.cell) problems.push(`the fact is at ${f.cell}, the token says ${p.subject}`);
+  } else {
+    const claimed = cellOf(p.lat, p.lng);
+    checks.cell = claimed === f.cell;
+    if (!checks.cell) problems.push(`${p.lat},${p.lng} is cell ${claimed}; the fact is at ${f.cell}`);
+    checks.band = p.band === f.band;
+    if (!checks.band) problems.push(`the fact is ${f.band}, the token says ${p.band}`);
+    const dates = captureDates(f);
+    checks.date = dates.includes(p.date);
+    if (!checks.date) problems.push(`${p.date} is not a capture date of the fact (${dates.join(', ') || 'it records none'})`);
+    Object.assign(details, { claimed_cell: claimed, fact_band: f.band, capture_dates: dates });
+  }
+  if (problems.length > 0) throw mismatch(problems.join('; '), { ...details, checks });
+  const provenance_class = ctx.registry.bands.get(f.band)?.provenance_class ?? f.provenance_class;
+  const out: Record<string, unknown> = {
+    kind: 'fact',
+    form: p.form,
+    legacy: p.legacy,
+    token: req.token,
+    fact: await serveFact(ctx, f),
+    fact_cid: f.fact_cid,
+    provenance_class,
+    checks,
+  };
+  if (provenance_class === 'model_output' || provenance_class === 'human_curated') {
+    out.caution = `${f.band} is ${provenance_class}: the signature proves who signed these bytes, not that the value is right; it cannot be recomputed from a raw sensor source.`;
+  }
+  out.receipt = issueReceipt(ctx, 'memory_token_resolve', [f.cell], [f.fact_cid], { merkle_proof: f.proof, cost: { credits: 0, was_cached: false } });
+  return out;
+}

@@ -1,0 +1,203 @@
+/**
+ * Block decoding for TIFF 6.0 / GeoTIFF: decompression (none, LZW, DEFLATE, PackBits),
+ * predictors (1 none, 2 horizontal differencing, 3 floating point, TIFF Technical Note 3) and
+ * byte order, producing the block's samples as a typed array.
+ */
+import { inflateRawSync, inflateSync } from 'node:zlib';
+import { formatError, type TiffHeader } from './tiff.js';
+
+/** Byte order of this machine (typed arrays use it). */
+const HOST_LE = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
+
+export type Samples = Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array | Float64Array;
+
+const COMPRESSION_NAMES: Record<number, string> = { 6: 'old JPEG', 7: 'JPEG', 34887: 'LERC', 34925: 'LZMA', 50000: 'ZSTD', 50001: 'WEBP', 50002: 'JPEG-XL' };
+
+/** TIFF LZW (MSB-first codes, 9 to 12 bits, "early change"), as libtiff writes it. */
+export function lzwDecode(input: Uint8Array, expected: number): Uint8Array {
+  let out = new Uint8Array(Math.max(expected, 256));
+  let o = 0;
+  const ensure = (n: number) => {
+    if (n <= out.length) return;
+    const grown = new Uint8Array(Math.max(out.length * 2, n));
+    grown.set(out.subarray(0, o));
+    out = grown;
+  };
+  // The string table as prefix links: entry = string(prefix) + suffix.
+  const prefix = new Int16Array(4096);
+  const suffix = new Uint8Array(4096);
+  const length = new Uint16Array(4096);
+  for (let i = 0; i < 256; i++) {
+    prefix[i] = -1;
+    suffix[i] = i;
+    length[i] = 1;
+  }
+  let next = 258;
+  let width = 9;
+  let old = -1;
+  let acc = 0;
+  let accBits = 0;
+  let ip = 0;
+  for (;;) {
+    while (accBits < width && ip < input.length) {
+      acc = ((acc & 0xffffff) << 8) | input[ip++];
+      accBits += 8;
+    }
+    if (accBits < width) break; // a stream cut short ends like EOI; the caller checks the length
+    const code = (acc >>> (accBits - width)) & ((1 << width) - 1);
+    accBits -= width;
+    if (code === 257) break;
+    if (code === 256) {
+      next = 258;
+      width = 9;
+      old = -1;
+      continue;
+    }
+    let len: number;
+    if (code < next) {
+      len = length[code];
+      ensure(o + len);
+      for (let k = o + len - 1, c = code; k >= o; k--, c = prefix[c]) out[k] = suffix[c];
+      if (old >= 0 && next < 4096) {
+        prefix[next] = old;
+        suffix[next] = out[o];
+        length[next] = length[old] + 1;
+        next++;
+      }
+    } else if (code === next && old >= 0) {
+      // The KwKwK case: the new entry is string(old) + its own first byte.
+      len = length[old] + 1;
+      ensure(o + len);
+      for (let k = o + len - 2, c = old; k >= o; k--, c = prefix[c]) out[k] = suffix[c];
+      out[o + len - 1] = out[o];
+      prefix[next] = old;
+      suffix[next] = out[o];
+      length[next] = len;
+      next++;
+    } else {
+      throw formatError(`LZW stream corrupt: code ${code} with ${next} table entries`);
+    }
+    o += len;
+    old = code;
+    // Early change: the code width grows one code before the table would need it.
+    if (next + 1 >= 1 << width && width < 12) width++;
+    if (o >= expected) break;
+  }
+  return out.subarray(0, o);
+}
+
+/** PackBits run-length decoding (TIFF 6.0 section 9). */
+export function packBitsDecode(input: Uint8Array, expected: number): Uint8Array {
+  const out = new Uint8Array(expected);
+  let i = 0;
+  let o = 0;
+  while (i < input.length && o < expected) {
+    const n = (input[i++] << 24) >> 24;
+    if (n >= 0) {
+      const len = Math.min(n + 1, expected - o, input.length - i);
+      out.set(input.subarray(i, i + len), o);
+      i += n + 1;
+      o += len;
+    } else if (n !== -128) {
+      const len = Math.min(1 - n, expected - o);
+      out.fill(input[i++], o, o + len);
+      o += len;
+    }
+  }
+  return out.subarray(0, o);
+}
+
+/** Decompressed bytes of one block. */
+export function decompress(h: TiffHeader, raw: Uint8Array, expected: number): Uint8Array {
+  switch (h.compression) {
+    case 1: return raw;
+    case 5: return lzwDecode(raw, expected);
+    case 8: case 32946:
+      try {
+        return new Uint8Array(inflateSync(raw));
+      } catch {
+        try {
+          return new Uint8Array(inflateRawSync(raw));
+        } catch (e) {
+          throw formatError(`DEFLATE stream corrupt (${(e as Error).message})`);
+        }
+      }
+    case 32773: return packBitsDecode(raw, expected);
+    default:
+      throw formatError(`unsupported TIFF compression ${h.compression}${COMPRESSION_NAMES[h.compression] ? ` (${COMPRESSION_NAMES[h.compression]})` : ''}`);
+  }
+}
+
+function arrayFor(format: number, bits: number, n: number): Samples {
+  if (format === 3) {
+    if (bits === 32) return new Float32Array(n);
+    if (bits === 64) return new Float64Array(n);
+  } else if (format === 2) {
+    if (bits === 8) return new Int8Array(n);
+    if (bits === 16) return new Int16Array(n);
+    if (bits === 32) return new Int32Array(n);
+  } else if (format === 1 || format === 4) {
+    if (bits === 8) return new Uint8Array(n);
+    if (bits === 16) return new Uint16Array(n);
+    if (bits === 32) return new Uint32Array(n);
+  }
+  throw formatError(`unsupported sample type: format ${format}, ${bits} bits`);
+}
+
+/**
+ * Samples of one block (`rows` rows of `h.blockWidth` pixels; one sample per pixel for planar
+ * blocks, `samplesPerPixel` for chunky ones).
+ */
+export function decodeBlock(h: TiffHeader, raw: Uint8Array, rows: number): Samples {
+  const bytesPer = h.bitsPerSample / 8;
+  if (!Number.isInteger(bytesPer)) throw formatError(`unsupported bit depth ${h.bitsPerSample}`);
+  const spp = h.planar === 2 ? 1 : h.samplesPerPixel;
+  const perRow = h.blockWidth * spp;
+  const n = perRow * rows;
+  const expected = n * bytesPer;
+  const bytes = decompress(h, raw, expected);
+  if (bytes.length < expected) throw formatError(`block decodes to ${bytes.length} bytes, ${expected} expected (truncated or corrupt)`);
+  const out = arrayFor(h.sampleFormat, h.bitsPerSample, n);
+
+  if (h.predictor === 3) {
+    if (h.sampleFormat !== 3) throw formatError('floating-point predictor on integer samples');
+    // Technical Note 3: bytes are differenced with a stride of samplesPerPixel, then the row's
+    // samples are stored as byte planes, most significant plane first.
+    const rowBytes = perRow * bytesPer;
+    const be = new Uint8Array(bytesPer);
+    const bdv = new DataView(be.buffer);
+    for (let r = 0; r < rows; r++) {
+      const row = bytes.slice(r * rowBytes, (r + 1) * rowBytes);
+      for (let i = spp; i < rowBytes; i++) row[i] = (row[i] + row[i - spp]) & 0xff;
+      for (let i = 0; i < perRow; i++) {
+        for (let b = 0; b < bytesPer; b++) be[b] = row[b * perRow + i];
+        out[r * perRow + i] = bytesPer === 4 ? bdv.getFloat32(0, false) : bdv.getFloat64(0, false);
+      }
+    }
+    return out;
+  }
+  if (h.predictor !== 1 && h.predictor !== 2) throw formatError(`unsupported TIFF predictor ${h.predictor}`);
+
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, expected);
+  const le = h.littleEndian;
+  if (le === HOST_LE || bytesPer === 1) {
+    // Same byte order as this machine: one copy into the typed array's own buffer.
+    new Uint8Array(out.buffer, out.byteOffset, expected).set(bytes.subarray(0, expected));
+  } else for (let i = 0; i < n; i++) {
+    const p = i * bytesPer;
+    if (h.sampleFormat === 3) out[i] = bytesPer === 4 ? dv.getFloat32(p, le) : dv.getFloat64(p, le);
+    else if (bytesPer === 1) out[i] = h.sampleFormat === 2 ? dv.getInt8(p) : dv.getUint8(p);
+    else if (bytesPer === 2) out[i] = h.sampleFormat === 2 ? dv.getInt16(p, le) : dv.getUint16(p, le);
+    else out[i] = h.sampleFormat === 2 ? dv.getInt32(p, le) : dv.getUint32(p, le);
+  }
+  if (h.predictor === 2) {
+    if (h.sampleFormat === 3) throw formatError('horizontal predictor on floating-point samples');
+    // Each sample is stored as the difference from the same sample of the pixel to its left;
+    // the typed array wraps the running sum exactly as the writer's modular arithmetic did.
+    for (let r = 0; r < rows; r++) {
+      const base = r * perRow;
+      for (let i = spp; i < perRow; i++) out[base + i] += out[base + i - spp];
+    }
+  }
+  return out;
+}

@@ -1,0 +1,227 @@
+/**
+ * Point reads of Cloud-Optimized GeoTIFFs over the shared UpstreamClient (so the egress
+ * allow-list, timeouts, retries and the caller's deadline apply to every byte): one range
+ * request for the head of the file (IFD + tag arrays of a COG), then one for the single
+ * block holding the pixel. Parsed headers and decoded blocks are kept in per-URL LRU caches,
+ * and identical reads in flight share one request, so a second point in the same COG costs
+ * at most the block request and a point in a cached block costs none.
+ */
+import type { UpstreamClient } from '../http.js';
+import { UpstreamError } from '../http.js';
+import { decodeBlock, type Samples } from './decode.js';
+import { geoRefOf, type GeoRef } from './georef.js';
+import { Lru } from './lru.js';
+import { ByteSource, formatError, parseTiff, type RangeFetcher, type TiffHeader } from './tiff.js';
+
+/** Per-read options: the caller's budget and how to interpret the file. */
+export interface CogReadOptions {
+  deadline?: number;
+  signal?: AbortSignal;
+  /** CRS to assume when the file declares none (a STAC item's proj:epsg). */
+  epsgHint?: number;
+  /** Cache key when the URL carries a short-lived credential (a SAS token). */
+  cacheKey?: string;
+  /** Extra values that mean "no data" besides GDAL_NODATA and NaN (for example JRC GSW's 255). */
+  nodata?: readonly number[];
+  /** A 404 answers `{kind: 'missing'}` instead of throwing (tiles that do not exist: ocean). */
+  missingOk?: boolean;
+}
+
+/** The result of a point read. */
+export type PointRead =
+  | { kind: 'value'; value: number; col: number; row: number; epsg: number }
+  | { kind: 'nodata'; raw: number; col: number; row: number; epsg: number }
+  /** The point lies outside the raster's extent. */
+  | { kind: 'outside'; epsg: number }
+  /** The file does not exist (HTTP 404; only with missingOk). */
+  | { kind: 'missing' };
+
+/** A parsed header with its georeferencing (computed once per file). */
+export interface CogHeader {
+  url: string;
+  tiff: TiffHeader;
+  geo(epsgHint?: number): GeoRef;
+}
+
+export interface CogReaderOptions {
+  /** Bytes of the first request (the COG head). */
+  headerBytes?: number;
+  headerEntries?: number;
+  blockEntries?: number;
+  /** Budget of decoded block bytes held. */
+  blockBytes?: number;
+  /** How long a 404 is remembered (ms). */
+  missingTtlMs?: number;
+  /** Largest compressed block accepted. */
+  maxBlockBytes?: number;
+}
+
+/** Counters for tests and benchmarks. */
+export interface CogReaderStats {
+  headerHits: number;
+  headerFetches: number;
+  blockHits: number;
+  blockFetches: number;
+}
+
+const MISSING = Symbol('missing');
+type HeaderEntry = CogHeader | { [MISSING]: number };
+
+/** A COG point reader with bounded header and block caches; one per connector. */
+export class CogReader {
+  private readonly headers: Lru<string, HeaderEntry>;
+  private readonly blocks: Lru<string, Samples>;
+  private readonly headerFlight = new Map<string, Promise<HeaderEntry>>();
+  private readonly blockFlight = new Map<string, Promise<Samples>>();
+  readonly stats: CogReaderStats = { headerHits: 0, headerFetches: 0, blockHits: 0, blockFetches: 0 };
+  private readonly o: Required<CogReaderOptions>;
+
+  constructor(private readonly client: UpstreamClient, opts: CogReaderOptions = {}) {
+    this.o = {
+      headerBytes: opts.headerBytes ?? 16_384,
+      headerEntries: opts.headerEntries ?? 256,
+      blockEntries: opts.blockEntries ?? 64,
+      blockBytes: opts.blockBytes ?? 32 * 1024 * 1024,
+      missingTtlMs: opts.missingTtlMs ?? 10 * 60_000,
+      maxBlockBytes: opts.maxBlockBytes ?? 64 * 1024 * 1024,
+    };
+    this.headers = new Lru(this.o.headerEntries);
+    this.blocks = new Lru(this.o.blockEntries, this.o.blockBytes);
+  }
+
+  /** Inclusive range read through the client; a server that ignores Range is sliced. */
+  private fetcher(url: string, o: CogReadOptions): RangeFetcher {
+    return async (start, end) => {
+      const res = await this.client.request(url, { range: [start, end], deadline: o.deadline, signal: o.signal, acceptStatus: [416] });
+      if (res.status === 416) throw formatError(`byte ${start} is past the end of ${new URL(url).pathname}`);
+      if (res.status === 200 && res.body.length > end - start + 1) return res.body.subarray(start, end + 1);
+      if (res.status === 200 && start > 0) throw formatError(`server ignored the Range request for bytes ${start}..${end}`);
+      return res.body.length > end - start + 1 ? res.body.subarray(0, end - start + 1) : res.body;
+    };
+  }
+
+  /** The parsed header of `url`, or null when the file does not exist (404). */
+  async header(url: string, o: CogReadOptions = {}): Promise<CogHeader | null> {
+    const key = o.cacheKey ?? url;
+    const cached = this.headers.get(key);
+    if (cached) {
+      if (!(MISSING in cached)) {
+        this.stats.headerHits++;
+        return cached;
+      }
+      if (cached[MISSING] > Date.now()) {
+        this.stats.headerHits++;
+        return null;
+      }
+      this.headers.delete(key);
+    }
+    let p = this.headerFlight.get(key);
+    if (!p) {
+      p = this.fetchHeader(url, o).finally(() => this.headerFlight.delete(key));
+      this.headerFlight.set(key, p);
+    }
+    const entry = await p;
+    return MISSING in entry ? null : entry;
+  }
+
+  private async fetchHeader(url: string, o: CogReadOptions): Promise<HeaderEntry> {
+    this.stats.headerFetches++;
+    const key = o.cacheKey ?? url;
+    const res = await this.client.request(url, { range: [0, this.o.headerBytes - 1], deadline: o.deadline, signal: o.signal, acceptStatus: [404] });
+    if (res.status === 404) {
+      const entry = { [MISSING]: Date.now() + this.o.missingTtlMs };
+      this.headers.set(key, entry);
+      return entry;
+    }
+    const head = res.status === 200 && res.body.length > this.o.headerBytes ? res.body.subarray(0, this.o.headerBytes) : res.body;
+    const tiff = await parseTiff(new ByteSource(head), this.fetcher(url, o));
+    const geos = new Map<number | undefined, GeoRef>();
+    const header: CogHeader = {
+      url,
+      tiff,
+      geo(epsgHint) {
+        let g = geos.get(epsgHint);
+        if (!g) {
+          g = geoRefOf(tiff, epsgHint);
+          geos.set(epsgHint, g);
+        }
+        return g;
+      },
+    };
+    this.headers.set(key, header);
+    return header;
+  }
+
+  /** Samples of block `index` of a parsed file (cached, shared while in flight). */
+  private async block(h: CogHeader, index: number, o: CogReadOptions): Promise<Samples> {
+    const key = `${o.cacheKey ?? h.url}#${index}`;
+    const hit = this.blocks.get(key);
+    if (hit) {
+      this.stats.blockHits++;
+      return hit;
+    }
+    let p = this.blockFlight.get(key);
+    if (!p) {
+      p = this.fetchBlock(h, index, o).then((s) => {
+        this.blocks.set(key, s, s.byteLength);
+        return s;
+      }).finally(() => this.blockFlight.delete(key));
+      this.blockFlight.set(key, p);
+    }
+    return p;
+  }
+
+  private async fetchBlock(h: CogHeader, index: number, o: CogReadOptions): Promise<Samples> {
+    const t = h.tiff;
+    const fetch = this.fetcher(h.url, o);
+    const [offset, count] = await Promise.all([t.offsets.get(index, t.source, fetch), t.byteCounts.get(index, t.source, fetch)]);
+    const down = Math.floor((index % (t.blocksAcross * t.blocksDown)) / t.blocksAcross);
+    // Tiles are always full size; the last strip holds only the rows that are left.
+    const rows = t.tiled ? t.blockHeight : Math.min(t.blockHeight, t.height - down * t.blockHeight);
+    const spp = t.planar === 2 ? 1 : t.samplesPerPixel;
+    if (offset === 0 || count === 0) {
+      // A sparse block (GDAL SPARSE_OK): every pixel is the nodata value, or 0 without one.
+      const fill = new Float64Array(t.blockWidth * rows * spp);
+      fill.fill(t.nodata ?? 0);
+      return fill;
+    }
+    if (count > this.o.maxBlockBytes) throw formatError(`block ${index} claims ${count} bytes`);
+    this.stats.blockFetches++;
+    const raw = await fetch(offset, offset + count - 1);
+    if (raw.length !== count) throw formatError(`block ${index}: got ${raw.length} of ${count} bytes (truncated)`);
+    return decodeBlock(t, raw, rows);
+  }
+
+  /** The sample (first band) at pixel (col, row) of a parsed file, with the nodata rules applied. */
+  async pixel(h: CogHeader, col: number, row: number, epsg: number, o: CogReadOptions = {}): Promise<PointRead> {
+    const t = h.tiff;
+    const bx = Math.floor(col / t.blockWidth);
+    const by = Math.floor(row / t.blockHeight);
+    const samples = await this.block(h, by * t.blocksAcross + bx, o);
+    const spp = t.planar === 2 ? 1 : t.samplesPerPixel;
+    const i = ((row - by * t.blockHeight) * t.blockWidth + (col - bx * t.blockWidth)) * spp;
+    if (i >= samples.length) throw formatError(`pixel ${col},${row} is beyond its decoded block`);
+    const v = samples[i];
+    if (Number.isNaN(v) || v === t.nodata || (o.nodata ?? []).includes(v)) return { kind: 'nodata', raw: v, col, row, epsg };
+    return { kind: 'value', value: v, col, row, epsg };
+  }
+
+  /** The value of the pixel holding the WGS 84 point (lat, lng). */
+  async readPoint(url: string, lat: number, lng: number, o: CogReadOptions = {}): Promise<PointRead> {
+    const h = await this.header(url, o);
+    if (!h) {
+      if (o.missingOk) return { kind: 'missing' };
+      throw new UpstreamError('http', `HTTP 404 from ${new URL(url).host}`, 404);
+    }
+    const geo = h.geo(o.epsgHint);
+    const px = geo.pixelOf(lat, lng);
+    if (!px) return { kind: 'outside', epsg: geo.epsg };
+    return this.pixel(h, px.col, px.row, geo.epsg, o);
+  }
+
+  /** Drops every cached header and block. */
+  clear(): void {
+    this.headers.clear();
+    this.blocks.clear();
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * The raster connectors (COG, STAC + COG and .npy tile sources), in one list that
+ * `sources/index.ts` appends to CONNECTORS.
+ */
+import type { ConnectorFactory } from './index.js';
+import { chirpsConnector } from './chirps.js';
+import { geoTesseraConnector } from './geotessera.js';
+import { hansenGfcConnector } from './hansen-gfc.js';
+import { jrcGfc2020Connector } from './jrc-gfc2020.js';
+import { jrcGswConnector } from './jrc-gsw.js';
+import { sentinel1Connector } from './sentinel1.js';
+import { sentinel2Connector } from './sentinel2.js';
+import { worldCoverConnector } from './worldcover.js';
+
+/** Factories of every raster connector (each keyed by its registry source). */
+export const RASTER_CONNECTORS: readonly ConnectorFactory[] = [
+  sentinel2Connector,
+  sentinel1Connector,
+  worldCoverConnector,
+  jrcGswConnector,
+  hansenGfcConnector,
+  jrcGfc2020Connector,
+  chirpsConnector,
+  geoTesseraConnector,
+];

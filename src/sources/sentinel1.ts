@@ -1,0 +1,166 @@
+/**
+ * Sentinel-1 RTC through Microsoft Planetary Computer (source planetary_computer_s1): STAC
+ * search of `sentinel-1-rtc` at the cell centre, newest first; asset reads need a SAS token
+ * from the token endpoint (`/api/sas/v1/token/sentinel-1-rtc`, answer `{"token": "…",
+ * "msft:expiry": "…"}`), appended to the asset href as its query. Gamma0 is linear power:
+ * value = 10·log10(x) dB; x ≤ 0 is an absence, and a nodata pixel (edge of swath) moves on to
+ * the next scene. VV and VH of one cell and tslot come from one search and one scene.
+ */
+import type { Materializer, MaterializeOutcome, MaterializeRequest } from './contract.js';
+import type { ConnectorFactory } from './index.js';
+import { CogReader } from './cog/reader.js';
+import { failureOutcome, round } from './cog/outcome.js';
+import { formatError } from './cog/tiff.js';
+import { Lru } from './cog/lru.js';
+import { assetUrl, itemEpsg, slotWindow, stacSearch, type StacItem } from './stac-search.js';
+import { tslotOf } from '../protocol/tslot.js';
+
+const SOURCE = 'planetary_computer_s1';
+const COLLECTION = 'sentinel-1-rtc';
+const POLARISATION: Readonly<Record<string, string>> = { 's1.vv_db': 'vv', 's1.vh_db': 'vh' };
+/** Lookback steps in tslots before the requested one. */
+const LOOKBACK = [0, 1];
+const MAX_PROBES = 4;
+
+/** The SAS token URL for a Planetary Computer STAC base (`…/api/stac/v1` → `…/api/sas/v1/token/…`). */
+export function sasTokenUrl(base: string, collection = COLLECTION): string {
+  const m = /^(.*)\/api\/stac\/v1$/.exec(base);
+  return `${m ? m[1] : base}/api/sas/v1/token/${collection}`;
+}
+
+/** href with the SAS token as (part of) its query. */
+export function signHref(href: string, token: string): string {
+  return `${href}${href.includes('?') ? '&' : '?'}${token.replace(/^\?/, '')}`;
+}
+
+interface Pick {
+  item: StacItem;
+  values: Record<string, { kind: 'value'; value: number; col: number; row: number; epsg: number } | { kind: 'nodata' | 'outside' }>;
+}
+type PickResult = { pick: Pick } | { absence: 'outside_coverage' | 'unavailable_capability'; detail: string; ref?: string };
+
+/** Sentinel-1 connector internals exposed to tests. */
+export interface Sentinel1Connector extends Materializer {
+  reader: CogReader;
+  readonly searches: number;
+  readonly tokenFetches: number;
+}
+
+/** Connector for `s1.vv_db` and `s1.vh_db`. */
+export const sentinel1Connector: ConnectorFactory = (deps) => {
+  const base = deps.baseUrl(SOURCE);
+  const reader = new CogReader(deps.client);
+  const picks = new Lru<string, { at: number; p: Promise<PickResult> }>(2048);
+  let token: { value: string; until: number } | undefined;
+  let tokenFlight: Promise<string> | undefined;
+  let searches = 0;
+  let tokenFetches = 0;
+
+  /** The SAS token, refreshed five minutes before its expiry (one fetch in flight at a time). */
+  function sas(req: MaterializeRequest): Promise<string> {
+    if (token && token.until > Date.now()) return Promise.resolve(token.value);
+    tokenFlight ??= (async () => {
+      tokenFetches++;
+      const { data } = await deps.client.json<{ token?: unknown; 'msft:expiry'?: unknown }>(sasTokenUrl(base), { deadline: req.deadline, signal: req.signal });
+      if (typeof data?.token !== 'string' || data.token.length === 0) throw formatError('SAS token answer has no token');
+      const expiry = typeof data['msft:expiry'] === 'string' ? Date.parse(data['msft:expiry']) : NaN;
+      token = { value: data.token, until: (Number.isFinite(expiry) ? expiry : Date.now() + 45 * 60_000) - 5 * 60_000 };
+      return data.token;
+    })().finally(() => {
+      tokenFlight = undefined;
+    });
+    return tokenFlight;
+  }
+
+  async function readBoth(req: MaterializeRequest, item: StacItem): Promise<Pick> {
+    const tok = await sas(req);
+    const values: Pick['values'] = {};
+    await Promise.all(Object.values(POLARISATION).map(async (pol) => {
+      if (!item.assets[pol]) {
+        values[pol] = { kind: 'outside' };
+        return;
+      }
+      const href = assetUrl(item, pol, base);
+      const nodata = item.assets[pol]['raster:bands']?.[0]?.nodata;
+      const r = await reader.readPoint(signHref(href, tok), req.center.lat, req.center.lng, {
+        deadline: req.deadline, signal: req.signal, epsgHint: itemEpsg(item, item.assets[pol]),
+        // The token changes; the blob does not: cache by the bare href.
+        cacheKey: href, nodata: typeof nodata === 'number' ? [nodata] : [],
+      });
+      if (r.kind === 'missing') throw formatError(`asset ${pol} of ${item.id} is missing`);
+      values[pol] = r.kind === 'value' ? r : { kind: r.kind };
+    }));
+    return { item, values };
+  }
+
+  async function choose(req: MaterializeRequest): Promise<PickResult> {
+    const seen = new Set<string>();
+    let probes = 0;
+    for (const back of LOOKBACK) {
+      const [start, end] = slotWindow(req.tslot, req.band.tempo, back);
+      if (end < start) break;
+      searches++;
+      const items = await stacSearch(deps.client, base, { collection: COLLECTION, lat: req.center.lat, lng: req.center.lng, startMs: start, endMs: end, limit: 10 }, req);
+      for (const item of items) {
+        if (seen.has(item.id) || probes >= MAX_PROBES) continue;
+        seen.add(item.id);
+        probes++;
+        const pick = await readBoth(req, item);
+        // A scene with any valid polarisation at the pixel is the cell's scene.
+        if (Object.values(pick.values).some((v) => v.kind === 'value')) return { pick };
+      }
+    }
+    if (seen.size === 0) return { absence: 'outside_coverage', detail: `no Sentinel-1 RTC scene covers the cell in tslots ${req.tslot - LOOKBACK.at(-1)!}..${req.tslot}` };
+    return { absence: 'unavailable_capability', detail: `pixel is nodata in all ${seen.size} RTC scenes probed`, ref: [...seen][0] };
+  }
+
+  function pickFor(req: MaterializeRequest): Promise<PickResult> {
+    const key = `${req.cell}|${req.tslot}`;
+    const hit = picks.get(key);
+    if (hit && Date.now() - hit.at < 10 * 60_000) return hit.p;
+    const p = choose(req);
+    picks.set(key, { at: Date.now(), p });
+    p.catch(() => picks.delete(key));
+    return p;
+  }
+
+  async function run(req: MaterializeRequest): Promise<MaterializeOutcome> {
+    const fn = req.band.function;
+    const pol = POLARISATION[req.band.key];
+    if (!pol) return { status: 'error', reason: `internal: ${req.band.key} is not a Sentinel-1 band of this connector` };
+    const chosen = await pickFor(req);
+    if ('absence' in chosen) return { status: 'absence', reason: chosen.absence, detail: chosen.detail, provenance: { source: SOURCE, ref: chosen.ref }, fn };
+    const { item, values } = chosen.pick;
+    const capturedMs = Date.parse(item.properties.datetime);
+    const provenance = { source: SOURCE, ref: item.id, captured_at: new Date(capturedMs).toISOString().replace(/\.\d{3}Z$/, 'Z'), version: COLLECTION };
+    const tslot = tslotOf(Math.floor(capturedMs / 1000), req.band.tempo);
+    const v = values[pol];
+    if (v.kind !== 'value') return { status: 'absence', reason: 'unavailable_capability', detail: `${pol.toUpperCase()} is ${v.kind === 'outside' ? 'not in' : 'nodata in'} scene ${item.id} at the pixel`, provenance, fn, tslot };
+    if (!(v.value > 0)) return { status: 'absence', reason: 'unavailable_capability', detail: `linear ${pol.toUpperCase()} backscatter ${v.value} ≤ 0 has no dB value`, provenance, fn, tslot };
+    return {
+      status: 'value', value: round(10 * Math.log10(v.value), 4), provenance, fn, tslot,
+      args: { scene: item.id, polarisation: pol, linear: v.value, pixel: [v.col, v.row], epsg: v.epsg, orbit_state: item.properties['sat:orbit_state'] ?? null },
+    };
+  }
+
+  const connector: Sentinel1Connector = {
+    key: SOURCE,
+    bands: Object.keys(POLARISATION),
+    history: true,
+    reader,
+    get searches() {
+      return searches;
+    },
+    get tokenFetches() {
+      return tokenFetches;
+    },
+    async materialize(req) {
+      try {
+        return await run(req);
+      } catch (e) {
+        return failureOutcome(e, `Sentinel-1 ${req.band.key}`);
+      }
+    },
+  };
+  return connector;
+};
