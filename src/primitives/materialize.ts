@@ -60,10 +60,42 @@ export function skippedNote(cell: string, band: string, reasonClass: ReasonClass
   };
 }
 
+/**
+ * Collects the bodies minted during one turn of the event loop and writes them as ONE batch:
+ * the bands of one recall (fetched in parallel) become one log entry and one fsync.
+ */
+class MintQueue {
+  private pending: Array<{ body: Record<string, unknown>; resolve: (cid: string) => void; reject: (e: unknown) => void }> = [];
+  private scheduled = false;
+
+  mint(ctx: ServiceContext, body: Record<string, unknown>): Promise<string> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ body, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => void this.flush(ctx));
+      }
+    });
+  }
+
+  private async flush(ctx: ServiceContext): Promise<void> {
+    const batch = this.pending;
+    this.pending = [];
+    this.scheduled = false;
+    try {
+      const res = await mintFacts(ctx, batch.map((b) => b.body), 'materialize');
+      batch.forEach((b, i) => b.resolve(res.fact_cids[i]));
+    } catch (err) {
+      for (const b of batch) b.reject(err);
+    }
+  }
+}
+
 /** Materialization with coalescing and a bounded pool; one per responder. */
 export class Materializations {
   private inflight = new Map<string, Promise<MaterializeResult>>();
   private pool: Pool;
+  private mints = new MintQueue();
   /** Upstream calls actually started (tests and benchmarks read it). */
   upstreamCalls = 0;
 
@@ -105,8 +137,7 @@ export class Materializations {
       absence_reason: outcome.status === 'absence' ? outcome.reason : undefined,
       scope,
     });
-    const res = await mintFacts(ctx, [body], 'materialize');
-    const cid = res.fact_cids[0];
+    const cid = await this.mints.mint(ctx, body);
     const fact = (await ctx.store.readFact(cid)).fact ?? undefined;
     const absence = outcome.status === 'absence';
     return {
