@@ -178,7 +178,9 @@ describe('degraded cache', () => {
         assert.equal(r.was_cached, false);
         assert.deepEqual(r.facts.map((f) => f.fact_cid), [batch.facts[0].fact_cid]);
         const f = await s.readFact(batch.facts[0].fact_cid);
-        assert.equal(f.was_cached, false);
+        // The first read comes from the store; a repeat may be served by the in-process tier of
+        // the hot cache (facts by cid are immutable), which was_cached then reports honestly.
+        if (i === 0) assert.equal(f.was_cached, false);
         assert.ok(f.fact);
       }
       assert.ok(errors.includes('generation') && errors.includes('get') && errors.includes('bumpGeneration'), `errors seen: ${errors.join(', ')}`);
