@@ -23,7 +23,7 @@ import {
 import { sthDigest } from '../../../src/protocol/tree-head.js';
 import type { TreeHeadSigner } from '../../../src/store/contract.js';
 import { openDiskLog, verifyLogDir, type DiskLogOptions } from '../../../src/store/log/disk-log.js';
-import { decodeTrailer, RECORD_OVERHEAD, segmentName, TRAILER_BYTES } from '../../../src/store/log/segment-format.js';
+import { decodeTrailer, encodeTrailer, RECORD_OVERHEAD, segmentName, TRAILER_BYTES } from '../../../src/store/log/segment-format.js';
 
 const dirs: string[] = [];
 after(() => {
@@ -114,6 +114,10 @@ describe('disk log', () => {
     assert.equal(await log.leafIndexOf(leafHash(entries[42])), 42);
     assert.equal(await log.leafIndexOf(leafHash(entryOf(1000))), null);
     await assert.rejects(log.root(72), (e: unknown) => e instanceof SvcError && e.code === 'invalid_argument');
+    // The same entry appended again keeps its first index for leafIndexOf.
+    assert.equal(await log.append(entries[3]), 71);
+    assert.equal(await log.leafIndexOf(leafHash(entries[3])), 3);
+    assert.deepEqual(await log.entry(71), entries[3]);
     await log.close();
   });
 
@@ -197,7 +201,7 @@ describe('disk log', () => {
       const t = decodeTrailer(bytes.subarray(bytes.length - TRAILER_BYTES));
       assert.ok(t, `${name} has a trailer`);
       assert.equal(t.first, first);
-      assert.deepEqual(t.mth, treeRoot(memoryNodeSource(leaves.slice(t.first, t.first + t.count)), t.count));
+      assert.deepEqual(t.root, treeRoot(ref, t.first + t.count));
       let records = 0;
       for (let at = 0; at < bytes.length - TRAILER_BYTES; records++) at += RECORD_OVERHEAD + new DataView(bytes.buffer).getUint32(at, true);
       assert.equal(records, t.count);
@@ -310,6 +314,13 @@ describe('disk log', () => {
     writeFileSync(path, bytes);
     await rejectsInternal(open(dir, { segmentMaxBytes: 300 }), name);
     assert.ok((await verifyLogDir(dir)).problems.some((p) => p.includes(name)));
+    // A well-formed trailer naming the wrong root is refused as well.
+    bytes[bytes.length - 40] ^= 1;
+    const t = decodeTrailer(bytes.subarray(bytes.length - TRAILER_BYTES))!;
+    bytes.set(encodeTrailer({ ...t, root: new Uint8Array(32).fill(7) }), bytes.length - TRAILER_BYTES);
+    writeFileSync(path, bytes);
+    await rejectsInternal(open(dir, { segmentMaxBytes: 300 }), `${name}.*root`);
+    assert.ok((await verifyLogDir(dir)).problems.some((p) => p.includes(name) && /root/.test(p)));
   });
 
   test('a bad record that is not at the tail of the last segment is refused', async () => {
