@@ -13,7 +13,7 @@ import { blake3 } from '@noble/hashes/blake3.js';
 import type { Materializer, MaterializeOutcome, MaterializeRequest } from './contract.js';
 import type { ConnectorFactory } from './index.js';
 import { CogReader } from './cog/reader.js';
-import { NpyReader, type NpyHeader } from './cog/npy.js';
+import { NpyReader } from './cog/npy.js';
 import { failureOutcome } from './cog/outcome.js';
 import { formatError } from './cog/tiff.js';
 import { Lru } from './cog/lru.js';
@@ -91,7 +91,10 @@ export const geoTesseraConnector: ConnectorFactory = (deps) => {
     const scalesUrl = `${dir}/${tile}_scales.npy`;
     const ref = `${year}/${tile}`;
     const o = { deadline: req.deadline, signal: req.signal };
-    const [emb, landmask] = await Promise.all([npy.header(embUrl, o), cog.header(`${base}/v1/global_0.1_degree_tiff_all/${tile}.tiff`, o)]);
+    // The three headers are independent: one round trip for all of them.
+    const [emb, landmask, scalesHeader] = await Promise.all([
+      npy.header(embUrl, o), cog.header(`${base}/v1/global_0.1_degree_tiff_all/${tile}.tiff`, o), npy.header(scalesUrl, o),
+    ]);
     if (!emb) return { absence: 'outside_coverage', detail: `tile ${ref} is not published`, ref, year };
     if (!landmask) throw formatError(`tile ${tile} has embeddings but no landmask GeoTIFF to georeference them`);
     const [h, w, d] = emb.shape;
@@ -100,7 +103,6 @@ export const geoTesseraConnector: ConnectorFactory = (deps) => {
     const geo = landmask.geo();
     const px = geo.pixelOf(req.center.lat, req.center.lng);
     if (!px) return { absence: 'outside_coverage', detail: `the cell centre lies outside the grid of tile ${ref}`, ref, year };
-    const scalesHeader: NpyHeader | null = await npy.header(scalesUrl, o);
     if (!scalesHeader) throw formatError(`tile ${ref} has no scales array`);
     const sh = scalesHeader.shape;
     const perPixel = sh.length === 2;

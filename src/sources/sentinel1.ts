@@ -9,10 +9,11 @@
 import type { Materializer, MaterializeOutcome, MaterializeRequest } from './contract.js';
 import type { ConnectorFactory } from './index.js';
 import { CogReader } from './cog/reader.js';
-import { failureOutcome, round } from './cog/outcome.js';
+import { failureOutcome, float32Text, round } from './cog/outcome.js';
 import { formatError } from './cog/tiff.js';
+import { UpstreamError } from './http.js';
 import { Lru } from './cog/lru.js';
-import { assetUrl, itemEpsg, slotWindow, stacSearch, type StacItem } from './stac-search.js';
+import { assetUrl, itemEpsg, notBegun, slotWindow, stacSearch, type StacItem } from './stac-search.js';
 import { tslotOf } from '../protocol/tslot.js';
 
 const SOURCE = 'planetary_computer_s1';
@@ -86,6 +87,10 @@ export const sentinel1Connector: ConnectorFactory = (deps) => {
         deadline: req.deadline, signal: req.signal, epsgHint: itemEpsg(item, item.assets[pol]),
         // The token changes; the blob does not: cache by the bare href.
         cacheKey: href, nodata: typeof nodata === 'number' ? [nodata] : [],
+      }).catch((e: unknown) => {
+        // A refused signature means the token went stale early: the next request fetches another.
+        if (e instanceof UpstreamError && e.status === 403 && token?.value === tok) token = undefined;
+        throw e;
       });
       if (r.kind === 'missing') throw formatError(`asset ${pol} of ${item.id} is missing`);
       values[pol] = r.kind === 'value' ? r : { kind: r.kind };
@@ -94,6 +99,9 @@ export const sentinel1Connector: ConnectorFactory = (deps) => {
   }
 
   async function choose(req: MaterializeRequest): Promise<PickResult> {
+    // The token is fetched alongside the search (it is needed as soon as a scene is found);
+    // a failure here is reported by the read that needs it.
+    sas(req).catch(() => undefined);
     const seen = new Set<string>();
     let probes = 0;
     for (const back of LOOKBACK) {
@@ -128,6 +136,8 @@ export const sentinel1Connector: ConnectorFactory = (deps) => {
     const fn = req.band.function;
     const pol = POLARISATION[req.band.key];
     if (!pol) return { status: 'error', reason: `internal: ${req.band.key} is not a Sentinel-1 band of this connector` };
+    const future = notBegun(req.tslot, req.band.tempo);
+    if (future) return { status: 'error', reason: future };
     const chosen = await pickFor(req);
     if ('absence' in chosen) return { status: 'absence', reason: chosen.absence, detail: chosen.detail, provenance: { source: SOURCE, ref: chosen.ref }, fn };
     const { item, values } = chosen.pick;
@@ -139,7 +149,7 @@ export const sentinel1Connector: ConnectorFactory = (deps) => {
     if (!(v.value > 0)) return { status: 'absence', reason: 'unavailable_capability', detail: `linear ${pol.toUpperCase()} backscatter ${v.value} ≤ 0 has no dB value`, provenance, fn, tslot };
     return {
       status: 'value', value: round(10 * Math.log10(v.value), 4), provenance, fn, tslot,
-      args: { scene: item.id, polarisation: pol, linear: v.value, pixel: [v.col, v.row], epsg: v.epsg, orbit_state: item.properties['sat:orbit_state'] ?? null },
+      args: { scene: item.id, polarisation: pol, linear: float32Text(v.value), pixel: [v.col, v.row], epsg: v.epsg, orbit_state: item.properties['sat:orbit_state'] ?? null },
     };
   }
 

@@ -13,7 +13,7 @@ import { CogReader, type CogReadOptions } from './cog/reader.js';
 import { failureOutcome, round } from './cog/outcome.js';
 import { formatError } from './cog/tiff.js';
 import { Lru } from './cog/lru.js';
-import { assetUrl, itemEpsg, slotWindow, stacSearch, type StacItem } from './stac-search.js';
+import { assetUrl, itemEpsg, notBegun, slotWindow, stacSearch, type StacItem } from './stac-search.js';
 import { tslotOf } from '../protocol/tslot.js';
 
 const SOURCE = 'earth_search_s2';
@@ -68,6 +68,13 @@ export const S2_INDICES: Readonly<Record<string, { assets: readonly string[]; co
   },
 };
 const DNBR = 'indices.dnbr';
+
+/** The assets a band reads. */
+function assetsOf(band: string): readonly string[] {
+  if (S2_ASSETS[band]) return [S2_ASSETS[band]];
+  if (band === DNBR) return ['nir', 'swir22'];
+  return S2_INDICES[band]?.assets ?? [];
+}
 
 /** How the DN of an asset becomes reflectance, and why. */
 export interface ReflectanceRule {
@@ -126,10 +133,23 @@ export const sentinel2Connector: ConnectorFactory = (deps) => {
     deadline: req.deadline, signal: req.signal, epsgHint: itemEpsg(item, item.assets[asset]),
   });
 
-  /** Probes candidates (in the given order) until one has a clear SCL pixel. */
-  async function probe(req: MaterializeRequest, items: StacItem[], seen: Set<string>, budget: { left: number }): Promise<Scene | undefined> {
+  /**
+   * Probes candidates (in the given order) until one has a clear SCL pixel. The headers of
+   * `prefetch` assets of the first candidate are read alongside its SCL pixel: it is usually
+   * the scene, and that saves a round trip.
+   */
+  async function probe(req: MaterializeRequest, items: StacItem[], seen: Set<string>, budget: { left: number }, prefetch: readonly string[] = []): Promise<Scene | undefined> {
     for (const item of items) {
       if (seen.has(item.id) || budget.left <= 0) continue;
+      if (seen.size === 0) {
+        for (const a of prefetch) {
+          try {
+            reader.header(assetUrl(item, a, base), readOpts(req, item, a)).catch(() => undefined);
+          } catch {
+            // A bad href is reported when the asset is really read.
+          }
+        }
+      }
       seen.add(item.id);
       budget.left--;
       const url = assetUrl(item, 'scl', base);
@@ -140,7 +160,7 @@ export const sentinel2Connector: ConnectorFactory = (deps) => {
     return undefined;
   }
 
-  async function chooseScene(req: MaterializeRequest): Promise<SceneResult> {
+  async function chooseScene(req: MaterializeRequest, prefetch: readonly string[]): Promise<SceneResult> {
     const seen = new Set<string>();
     const budget = { left: MAX_PROBES };
     let first = Infinity;
@@ -153,7 +173,7 @@ export const sentinel2Connector: ConnectorFactory = (deps) => {
         collection: COLLECTION, lat: req.center.lat, lng: req.center.lng, startMs: start, endMs: end, limit: SEARCH_LIMIT,
         query: step.cloud < 100 ? { 'eo:cloud_cover': { lt: step.cloud } } : undefined,
       }, req);
-      const scene = await probe(req, items, seen, budget);
+      const scene = await probe(req, items, seen, budget, prefetch);
       if (scene) return { scene };
       if (budget.left <= 0) break;
     }
@@ -166,7 +186,7 @@ export const sentinel2Connector: ConnectorFactory = (deps) => {
     const key = `${req.cell}|${req.tslot}`;
     const hit = scenes.get(key);
     if (hit && Date.now() - hit.at < 10 * 60_000) return hit.p;
-    const p = chooseScene(req);
+    const p = chooseScene(req, assetsOf(req.band.key));
     scenes.set(key, { at: Date.now(), p });
     // A failure is not an answer: the next request searches again.
     p.catch(() => scenes.delete(key));
@@ -215,6 +235,9 @@ export const sentinel2Connector: ConnectorFactory = (deps) => {
 
   async function run(req: MaterializeRequest): Promise<MaterializeOutcome> {
     const fn = req.band.function;
+    // A slot that has not begun has no scenes yet: unknown, so skipped rather than signed.
+    const future = notBegun(req.tslot, req.band.tempo);
+    if (future) return { status: 'error', reason: future };
     const chosen = await sceneFor(req);
     if ('absence' in chosen) return { status: 'absence', reason: chosen.absence, detail: chosen.detail, provenance: { source: SOURCE, ref: chosen.ref }, fn };
     const scene = chosen.scene;

@@ -16,6 +16,7 @@ export interface StacRasterBand {
   data_type?: string;
 }
 
+/** A STAC asset (href plus the raster and projection extension fields read here). */
 export interface StacAsset {
   href: string;
   type?: string;
@@ -25,6 +26,7 @@ export interface StacAsset {
   [k: string]: unknown;
 }
 
+/** A STAC Item as returned by a search. */
 export interface StacItem {
   id: string;
   collection?: string;
@@ -118,4 +120,10 @@ export function slotWindow(tslot: number, tempo: Tempo, back: number, nowMs = Da
   const start = Math.max(0, (tslot - back) * unit);
   const end = Math.min((tslot + 1) * unit - 1, nowMs);
   return [start, end];
+}
+
+/** Why a tslot cannot have scenes yet (it begins in the future), or undefined. */
+export function notBegun(tslot: number, tempo: Tempo, nowMs = Date.now()): string | undefined {
+  const start = tslot * TEMPO_UNIT_S[tempo] * 1000;
+  return start > nowMs ? `not yet observed: tslot ${tslot} begins ${new Date(start).toISOString()}` : undefined;
 }

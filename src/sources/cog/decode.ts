@@ -9,6 +9,7 @@ import { formatError, type TiffHeader } from './tiff.js';
 /** Byte order of this machine (typed arrays use it). */
 const HOST_LE = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
 
+/** Decoded samples of one block, in the file's sample type. */
 export type Samples = Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array | Float64Array;
 
 const COMPRESSION_NAMES: Record<number, string> = { 6: 'old JPEG', 7: 'JPEG', 34887: 'LERC', 34925: 'LZMA', 50000: 'ZSTD', 50001: 'WEBP', 50002: 'JPEG-XL' };
@@ -162,16 +163,18 @@ export function decodeBlock(h: TiffHeader, raw: Uint8Array, rows: number): Sampl
   if (h.predictor === 3) {
     if (h.sampleFormat !== 3) throw formatError('floating-point predictor on integer samples');
     // Technical Note 3: bytes are differenced with a stride of samplesPerPixel, then the row's
-    // samples are stored as byte planes, most significant plane first.
+    // samples are stored as byte planes, most significant plane first. Undo both straight into
+    // the output's bytes in this machine's order.
     const rowBytes = perRow * bytesPer;
-    const be = new Uint8Array(bytesPer);
-    const bdv = new DataView(be.buffer);
+    const work = h.compression === 1 ? bytes.slice(0, expected) : bytes; // never mutate a caller's buffer
+    const outBytes = new Uint8Array(out.buffer, out.byteOffset, expected);
     for (let r = 0; r < rows; r++) {
-      const row = bytes.slice(r * rowBytes, (r + 1) * rowBytes);
-      for (let i = spp; i < rowBytes; i++) row[i] = (row[i] + row[i - spp]) & 0xff;
-      for (let i = 0; i < perRow; i++) {
-        for (let b = 0; b < bytesPer; b++) be[b] = row[b * perRow + i];
-        out[r * perRow + i] = bytesPer === 4 ? bdv.getFloat32(0, false) : bdv.getFloat64(0, false);
+      const base = r * rowBytes;
+      for (let i = base + spp; i < base + rowBytes; i++) work[i] = (work[i] + work[i - spp]) & 0xff;
+      for (let b = 0; b < bytesPer; b++) {
+        const plane = base + b * perRow;
+        const shift = HOST_LE ? bytesPer - 1 - b : b;
+        for (let i = 0; i < perRow; i++) outBytes[base + i * bytesPer + shift] = work[plane + i];
       }
     }
     return out;

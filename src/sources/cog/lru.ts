@@ -3,6 +3,7 @@
  * (bytes of decoded tiles), so a busy responder keeps hot COG headers and tiles without growing.
  */
 
+/** LRU map with an entry bound and an optional weight bound. */
 export class Lru<K, V> {
   private readonly map = new Map<K, { value: V; weight: number }>();
   private total = 0;

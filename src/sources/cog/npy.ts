@@ -65,6 +65,7 @@ export function npyValues(h: NpyHeader, bytes: Uint8Array, n: number): number[] 
   return out;
 }
 
+/** The caller's budget for a .npy read. */
 export interface NpyReadOptions {
   deadline?: number;
   signal?: AbortSignal;

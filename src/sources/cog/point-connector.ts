@@ -14,6 +14,7 @@ export type Located =
   | { url: string; ref: string; captured_at?: string; tslot?: number }
   | { absence: AbsenceReason; detail: string };
 
+/** What distinguishes one tile-per-area connector from another. */
 export interface PointSampleSpec {
   /** Registry source key. */
   key: string;

@@ -43,6 +43,7 @@ export interface CogHeader {
   geo(epsgHint?: number): GeoRef;
 }
 
+/** Cache sizes and limits of a reader. */
 export interface CogReaderOptions {
   /** Bytes of the first request (the COG head). */
   headerBytes?: number;
@@ -50,7 +51,7 @@ export interface CogReaderOptions {
   blockEntries?: number;
   /** Budget of decoded block bytes held. */
   blockBytes?: number;
-  /** How long a 404 is remembered (ms). */
+  /** How long a 404 is kept as an answer (ms). */
   missingTtlMs?: number;
   /** Largest compressed block accepted. */
   maxBlockBytes?: number;
@@ -152,8 +153,11 @@ export class CogReader {
     return header;
   }
 
-  /** Samples of block `index` of a parsed file (cached, shared while in flight). */
-  private async block(h: CogHeader, index: number, o: CogReadOptions): Promise<Samples> {
+  /**
+   * Samples of block `index` of a parsed file (cached, shared while in flight), fetched from
+   * `url`: the caller's URL, whose credential may be newer than the one the header came with.
+   */
+  private async block(h: CogHeader, url: string, index: number, o: CogReadOptions): Promise<Samples> {
     const key = `${o.cacheKey ?? h.url}#${index}`;
     const hit = this.blocks.get(key);
     if (hit) {
@@ -162,7 +166,7 @@ export class CogReader {
     }
     let p = this.blockFlight.get(key);
     if (!p) {
-      p = this.fetchBlock(h, index, o).then((s) => {
+      p = this.fetchBlock(h, url, index, o).then((s) => {
         this.blocks.set(key, s, s.byteLength);
         return s;
       }).finally(() => this.blockFlight.delete(key));
@@ -171,9 +175,9 @@ export class CogReader {
     return p;
   }
 
-  private async fetchBlock(h: CogHeader, index: number, o: CogReadOptions): Promise<Samples> {
+  private async fetchBlock(h: CogHeader, url: string, index: number, o: CogReadOptions): Promise<Samples> {
     const t = h.tiff;
-    const fetch = this.fetcher(h.url, o);
+    const fetch = this.fetcher(url, o);
     const [offset, count] = await Promise.all([t.offsets.get(index, t.source, fetch), t.byteCounts.get(index, t.source, fetch)]);
     const down = Math.floor((index % (t.blocksAcross * t.blocksDown)) / t.blocksAcross);
     // Tiles are always full size; the last strip holds only the rows that are left.
@@ -193,11 +197,11 @@ export class CogReader {
   }
 
   /** The sample (first band) at pixel (col, row) of a parsed file, with the nodata rules applied. */
-  async pixel(h: CogHeader, col: number, row: number, epsg: number, o: CogReadOptions = {}): Promise<PointRead> {
+  async pixel(h: CogHeader, col: number, row: number, epsg: number, o: CogReadOptions = {}, url = h.url): Promise<PointRead> {
     const t = h.tiff;
     const bx = Math.floor(col / t.blockWidth);
     const by = Math.floor(row / t.blockHeight);
-    const samples = await this.block(h, by * t.blocksAcross + bx, o);
+    const samples = await this.block(h, url, by * t.blocksAcross + bx, o);
     const spp = t.planar === 2 ? 1 : t.samplesPerPixel;
     const i = ((row - by * t.blockHeight) * t.blockWidth + (col - bx * t.blockWidth)) * spp;
     if (i >= samples.length) throw formatError(`pixel ${col},${row} is beyond its decoded block`);
@@ -216,7 +220,7 @@ export class CogReader {
     const geo = h.geo(o.epsgHint);
     const px = geo.pixelOf(lat, lng);
     if (!px) return { kind: 'outside', epsg: geo.epsg };
-    return this.pixel(h, px.col, px.row, geo.epsg, o);
+    return this.pixel(h, px.col, px.row, geo.epsg, o, url);
   }
 
   /** Drops every cached header and block. */

@@ -133,7 +133,7 @@ export interface TiffHeader {
   modelTiepoint?: number[];
   modelTransformation?: number[];
   geoKeys: Map<number, number | string | number[]>;
-  /** GDAL_NODATA, when the file declares one. */
+  /** GDAL_NODATA, when the file declares one (NaN for "nan"). */
   nodata?: number;
   source: ByteSource;
 }
@@ -259,8 +259,11 @@ export async function parseTiff(source: ByteSource, fetch: RangeFetcher): Promis
       else if (loc === TAG.GeoKeyDirectory) geoKeys.set(id, count === 1 ? dir[off] : dir.slice(off, off + count));
     }
   }
-  const nodataText = await ascii(TAG.GdalNodata);
-  const nodata = nodataText === undefined ? undefined : Number.parseFloat(nodataText.replace(/\0/g, '').trim());
+  // GDAL_NODATA is ASCII ("0", "-9999", "nan"); NaN is kept so sparse blocks fill with it.
+  const nodataText = (await ascii(TAG.GdalNodata))?.replace(/\0/g, '').trim();
+  let nodata: number | undefined;
+  if (nodataText !== undefined && /^[-+]?nan$/i.test(nodataText)) nodata = NaN;
+  else if (nodataText !== undefined && Number.isFinite(Number.parseFloat(nodataText))) nodata = Number.parseFloat(nodataText);
 
   return {
     littleEndian: le,
@@ -284,7 +287,7 @@ export async function parseTiff(source: ByteSource, fetch: RangeFetcher): Promis
     modelTiepoint: await values(TAG.ModelTiepoint),
     modelTransformation: await values(TAG.ModelTransformation),
     geoKeys,
-    nodata: nodata === undefined || Number.isNaN(nodata) && !/nan/i.test(nodataText ?? '') ? undefined : nodata,
+    nodata,
     source,
   };
 }

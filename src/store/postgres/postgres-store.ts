@@ -1,0 +1,234 @@
+/**
+ * PostgreSQL driver: the transparency log and the fact index live in one database schema, so
+ * several responder processes share one log. Life of a fact: `append` validates the batch and
+ * expands it (canonical bytes, digests, per-fact proofs) outside any lock, then queues it for
+ * the sequencer (sequencer.ts), which writes the log entry, its tree nodes, the fact rows and
+ * supersedes edges in one transaction under the schema's advisory lock and resolves after
+ * COMMIT. Reads go straight to the tables (queries.ts, pg-log.ts); there is nothing to replay,
+ * since entry and index rows commit together.
+ */
+import pg from 'pg';
+import { b32encode } from '../../protocol/base32.js';
+import { SvcError } from '../../protocol/errors.js';
+import { isoSeconds } from '../../protocol/receipt.js';
+import type {
+  AppendBatch, AppendResult, CorpusStats, FactQuery, LogEntryV1, LogReader, Store, StoreConfig, StoredFact, TreeHeadSigner, WitnessRecord,
+} from '../contract.js';
+import { expandEntry, scopeKey, type ExpandedFact } from '../entry.js';
+import { pgFault } from './pg-db.js';
+import { PgLog } from './pg-log.js';
+import { Queries, type HistoryQuery } from './queries.js';
+import { checkSchemaName, DEFAULT_SCHEMA, migrate, sequencerLockKey, tablesOf } from './schema.js';
+import { encodeAt, Sequencer, type CommitInfo, type PendingBatch } from './sequencer.js';
+
+/** Driver options that are not deployment configuration (tests and tools set them). */
+export interface PostgresStoreOptions {
+  /** Clock for accepted_at and STH signed_at. */
+  now?: () => Date;
+  /** PostgreSQL schema holding the tables (default `svc`; tests use a random one and drop it). */
+  schema?: string;
+  /** Pool size (default 8). */
+  poolMax?: number;
+  /** Receives the one-line open summary; default: stderr. */
+  logger?: (line: string) => void;
+  /** Tests: while it returns true, append transactions roll back where they would commit. */
+  failCommit?: () => boolean;
+  /** Observer called after each append transaction commits (metrics, benches). */
+  onCommit?: (info: CommitInfo) => void;
+}
+
+const POOL_MAX = 8;
+
+/** Cross-check what the caller computed against what the entry will say (the entry is the record). */
+function checkAgainstEntry(batch: AppendBatch, expanded: ExpandedFact[]): void {
+  expanded.forEach((x, i) => {
+    const f = batch.facts[i];
+    const at = `facts[${i}]`;
+    if (f.fact_cid !== x.fact.fact_cid) throw new SvcError('invalid_argument', `${at}.fact_cid: does not match the canonical CBOR of the body`, { field: `${at}.fact_cid` });
+    if (f.cell !== x.fact.cell) throw new SvcError('invalid_argument', `${at}.cell: differs from body.cell`, { field: `${at}.cell` });
+    if (f.band !== x.fact.band) throw new SvcError('invalid_argument', `${at}.band: differs from body.band`, { field: `${at}.band` });
+    if (f.kind !== x.fact.kind) throw new SvcError('invalid_argument', `${at}.kind: differs from body.kind`, { field: `${at}.kind` });
+    // The log keeps only the body, so a scope outside it would vanish on a rebuild.
+    if (scopeKey(f.scope) !== scopeKey(x.fact.scope)) throw new SvcError('invalid_argument', `${at}.scope: differs from body.scope`, { field: `${at}.scope` });
+  });
+  if (expanded[0].fact.proof.root !== b32encode(batch.batch_root)) {
+    throw new SvcError('bad_merkle_proof', 'batch_root: merkle root mismatch: the facts do not hash into batch_root', { field: 'batch_root' });
+  }
+}
+
+/**
+ * Validate, expand and provisionally encode a batch (stamped with `at`); throws
+ * invalid_argument / bad_merkle_proof before anything is written.
+ */
+function prepare(batch: AppendBatch, at: string): PendingBatch {
+  if (!batch || !Array.isArray(batch.facts) || batch.facts.length === 0) {
+    throw new SvcError('invalid_argument', 'facts: expected a non-empty array', { field: 'facts' });
+  }
+  // The entry records the batch exactly as signed (duplicates included), so the attester's
+  // signature and every per-fact proof stay checkable against batch_root from the log alone.
+  const entry: Omit<LogEntryV1, 'accepted_at'> = {
+    v: 1,
+    type: 'batch',
+    attester: batch.attester,
+    signature: batch.signature,
+    batch_root: batch.batch_root,
+    registry_cid: batch.registry_cid,
+    schema_cid: batch.schema_cid,
+    facts: batch.facts.map((f) => f.body),
+    meta: batch.facts.map((f) => ({ provenance_class: f.provenance_class, tslot: f.tslot })),
+  };
+  let expanded: ExpandedFact[];
+  try {
+    expanded = expandEntry({ ...entry, accepted_at: at }, -1);
+  } catch (err) {
+    // A batch the entry codec refuses is the caller's fault, and nothing was written.
+    if (err instanceof SvcError) throw new SvcError('invalid_argument', err.message.replace(/^log entry: /, ''), err.details, { cause: err });
+    throw err;
+  }
+  checkAgainstEntry(batch, expanded);
+  // expandEntry validated the entry, so encoding it cannot fail on the caller's input.
+  return { entry, expanded, encoded: encodeAt(entry, at) };
+}
+
+/** A LogReader view of the log, so holders of `store.log` reach only the reader methods. */
+function readerOf(log: PgLog): LogReader {
+  return {
+    size: () => log.size(),
+    root: (size) => log.root(size),
+    entry: (i) => log.entry(i),
+    leafIndexOf: (h) => log.leafIndexOf(h),
+    inclusionProof: (i, n) => log.inclusionProof(i, n),
+    consistencyProof: (a, b) => log.consistencyProof(a, b),
+    latestTreeHead: () => log.latestTreeHead(),
+  };
+}
+
+class PostgresStore implements Store {
+  readonly driver = 'postgres' as const;
+  readonly log: LogReader;
+  private closed = false;
+  private readonly inflight = new Set<Promise<unknown>>();
+  private statsAt: { size: number; counts: Omit<CorpusStats, 'log_size'> } | undefined;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly scanCellLimit: number,
+    private readonly pgLog: PgLog,
+    private readonly q: Queries,
+    private readonly seq: Sequencer,
+    private readonly now: () => Date,
+  ) {
+    this.log = readerOf(pgLog);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new SvcError('internal', 'postgres store: closed');
+  }
+
+  /** Run a read, mapping database failures to the contract's fault error. */
+  private async read<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    this.assertOpen();
+    try {
+      return await fn();
+    } catch (err) {
+      throw pgFault(what, err);
+    }
+  }
+
+  async append(batch: AppendBatch): Promise<AppendResult> {
+    this.assertOpen();
+    const p = this.seq.submit(prepare(batch, isoSeconds(this.now())));
+    this.inflight.add(p);
+    try {
+      return await p;
+    } finally {
+      this.inflight.delete(p);
+    }
+  }
+
+  getFact(cid: string): Promise<StoredFact | null> {
+    if (typeof cid !== 'string') return Promise.reject(new TypeError('cid: expected a string'));
+    return this.read('getFact', () => this.q.getFact(cid));
+  }
+
+  latest(q: FactQuery): Promise<StoredFact[]> {
+    return this.read('latest', () => this.q.latest(q));
+  }
+
+  history(q: HistoryQuery): Promise<StoredFact[]> {
+    return this.read('history', () => this.q.history(q));
+  }
+
+  bandsAt(cell: string, scope?: FactQuery['scope']): Promise<string[]> {
+    if (typeof cell !== 'string') return Promise.reject(new TypeError('cell: expected a string'));
+    return this.read('bandsAt', () => this.q.bandsAt(cell, scope));
+  }
+
+  cellsWithPrefix(prefix: string, limit: number): Promise<{ cells: string[]; truncated: boolean }> {
+    if (!Number.isSafeInteger(limit) || limit < 0) return Promise.reject(new RangeError('limit: expected a non-negative integer'));
+    // The deployment's scan cap (SVC_SCAN_CELL_LIMIT) bounds every caller's limit.
+    return this.read('cellsWithPrefix', () => this.q.cellsWithPrefix(prefix, Math.min(limit, this.scanCellLimit)));
+  }
+
+  stats(): Promise<CorpusStats> {
+    return this.read('stats', async () => {
+      // Fact rows change only together with log entries (one transaction), so counts taken at
+      // a log size stay exact until the size moves; distinct counts scan, so keep the last.
+      const size = await this.pgLog.size();
+      if (this.statsAt?.size === size) return { ...this.statsAt.counts, log_size: size };
+      const counts = await this.q.counts();
+      // Cache only when the log did not move while counting (then the counts are of `size`).
+      const after = await this.pgLog.size();
+      if (after === size) this.statsAt = { size, counts };
+      return { ...counts, log_size: after };
+    });
+  }
+
+  addWitness(w: WitnessRecord): Promise<void> {
+    return this.read('addWitness', () => this.q.addWitness(w));
+  }
+
+  witnesses(): Promise<WitnessRecord[]> {
+    return this.read('witnesses', () => this.q.witnesses());
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // Drain: every queued append commits (or fails) before the pool goes away.
+    await Promise.allSettled([...this.inflight]);
+    await this.seq.drained();
+    await this.pool.end();
+  }
+}
+
+/**
+ * Open the PostgreSQL store at `config.databaseUrl`: create the schema when missing (tables,
+ * indexes) and return a Store whose log is shared with every other process on that schema.
+ */
+export async function createPostgresStore(config: StoreConfig, signer: TreeHeadSigner, opts: PostgresStoreOptions = {}): Promise<Store> {
+  if (!config.databaseUrl) throw new SvcError('internal', 'postgres store: databaseUrl is not set');
+  const schema = checkSchemaName(opts.schema ?? DEFAULT_SCHEMA);
+  const logger = opts.logger ?? ((line: string) => process.stderr.write(line + '\n'));
+  const now = opts.now ?? (() => new Date());
+  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: opts.poolMax ?? POOL_MAX });
+  // An idle client's connection can drop at any time; without a listener that would crash the process.
+  pool.on('error', (err) => logger(`store postgres: idle connection error: ${err.message}`));
+  try {
+    const client = await pool.connect();
+    try {
+      await migrate(client, schema);
+    } finally {
+      client.release();
+    }
+    const t = tablesOf(schema);
+    const log = new PgLog(pool, t, { signer, now, prefix: config.prefix });
+    const seq = new Sequencer(pool, t, sequencerLockKey(schema), log, { now, failCommit: opts.failCommit, onCommit: opts.onCommit });
+    const store = new PostgresStore(pool, config.scanCellLimit, log, new Queries(pool, t), seq, now);
+    logger(`store postgres: schema ${schema}: log size ${await log.size()}`);
+    return store;
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw pgFault(`opening schema ${schema}`, err);
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * PostgreSQL schema of the shared-log driver. Unlike the embedded driver, the transparency log
+ * itself lives here (`log_entries`, `log_nodes`), so every responder process that opens the
+ * same schema serves one log. The fact index tables carry the SQLite driver's columns and
+ * meaning; text columns that are compared or ordered use COLLATE "C" so that range scans and
+ * ORDER BY follow byte order exactly as SQLite (and JavaScript's default sort) do, whatever
+ * the database's default collation is.
+ */
+import type pg from 'pg';
+import { utf8 } from '../../protocol/bytes.js';
+import { SvcError } from '../../protocol/errors.js';
+import { blake3 } from '../../protocol/hash.js';
+
+export const SCHEMA_VERSION = 1;
+export const DEFAULT_SCHEMA = 'svc';
+
+/** Unquoted-identifier grammar: no quoting surprises, no case folding, at most 63 bytes. */
+const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Throws unless `name` is a plain lowercase PostgreSQL identifier; returns it. */
+export function checkSchemaName(name: string): string {
+  if (typeof name !== 'string' || !SCHEMA_RE.test(name)) {
+    throw new SvcError('internal', `schema: ${JSON.stringify(name)} is not a lowercase identifier ([a-z_][a-z0-9_]{0,62})`);
+  }
+  return name;
+}
+
+/**
+ * The sequencer's advisory-lock key: the first 8 bytes of H("svc.pg.sequencer" ‖ 0 ‖ schema)
+ * as a signed 64-bit integer (decimal text, since it exceeds JavaScript's safe integers).
+ * Two schemas never share a sequencer; two processes on one schema always do.
+ */
+export function sequencerLockKey(schema: string): string {
+  const d = blake3(utf8(`svc.pg.sequencer\u0000${schema}`));
+  let x = 0n;
+  for (let i = 0; i < 8; i++) x = (x << 8n) | BigInt(d[i]);
+  return BigInt.asIntN(64, x).toString();
+}
+
+/** Schema-qualified table names, for building statement texts. */
+export interface Tables {
+  entries: string;
+  nodes: string;
+  facts: string;
+  edges: string;
+  meta: string;
+  witnesses: string;
+}
+
+/** The qualified names of the driver's tables in `schema`. */
+export function tablesOf(schema: string): Tables {
+  const s = `"${checkSchemaName(schema)}"`;
+  return { entries: `${s}.log_entries`, nodes: `${s}.log_nodes`, facts: `${s}.facts`, edges: `${s}.edges`, meta: `${s}.meta`, witnesses: `${s}.witnesses` };
+}
+
+function ddl(s: string): string {
+  return `
+CREATE SCHEMA IF NOT EXISTS ${s};
+
+-- One row per log entry (one accepted batch). leaf_hash = H(0x00 ‖ entry) (RFC 6962 leaf);
+-- entry_hash = H(entry) (the record hash of the segment format), so inclusion-by-hash accepts either.
+CREATE TABLE IF NOT EXISTS ${s}.log_entries (
+  idx         bigint PRIMARY KEY,
+  leaf_hash   bytea  NOT NULL UNIQUE,
+  entry_hash  bytea  NOT NULL,
+  entry       bytea  NOT NULL,
+  accepted_at text COLLATE "C" NOT NULL
+);
+CREATE INDEX IF NOT EXISTS log_entries_entry_hash ON ${s}.log_entries (entry_hash);
+
+-- Every perfect-subtree hash: node (level, idx) covers leaves [idx·2^level, (idx+1)·2^level).
+-- Level 0 repeats the leaf hashes so that one query serves any proof's node reads.
+CREATE TABLE IF NOT EXISTS ${s}.log_nodes (
+  level int    NOT NULL,
+  idx   bigint NOT NULL,
+  hash  bytea  NOT NULL,
+  PRIMARY KEY (level, idx)
+);
+
+CREATE TABLE IF NOT EXISTS ${s}.facts (
+  fact_cid         text COLLATE "C" PRIMARY KEY,
+  cell             text COLLATE "C" NOT NULL,
+  band             text COLLATE "C" NOT NULL,
+  tslot            bigint NOT NULL,
+  signed_at        text COLLATE "C",
+  accepted_at      text COLLATE "C" NOT NULL,
+  kind             text NOT NULL,
+  provenance_class text NOT NULL,
+  attester         text NOT NULL,
+  scope_key        text COLLATE "C" NOT NULL,
+  scope_json       text,
+  body             bytea NOT NULL,
+  proof_json       text NOT NULL,
+  log_index        bigint NOT NULL,
+  position         int NOT NULL,
+  supersedes       text
+);
+-- Cross-scope lookups by the (cell, band, tslot) join key.
+CREATE INDEX IF NOT EXISTS facts_cell_band_tslot ON ${s}.facts (cell, band, tslot, signed_at);
+-- latest/history/bandsAt and the supersedes lookup: equality on (cell, scope_key, band), then
+-- version order, so "newest per band" is one backward index seek; the leading cell column
+-- also serves the cellsWithPrefix range walk.
+CREATE INDEX IF NOT EXISTS facts_cell_scope ON ${s}.facts (cell, scope_key, band, tslot, accepted_at, log_index, position);
+
+CREATE TABLE IF NOT EXISTS ${s}.edges (
+  from_cid   text NOT NULL,
+  to_cid     text NOT NULL,
+  kind       text NOT NULL,
+  created_at text NOT NULL,
+  PRIMARY KEY (from_cid, to_cid, kind)
+);
+CREATE INDEX IF NOT EXISTS edges_to ON ${s}.edges (to_cid, kind);
+
+CREATE TABLE IF NOT EXISTS ${s}.meta (
+  key   text PRIMARY KEY,
+  value text NOT NULL
+);
+
+-- Not derivable from the log: witnesses' co-signatures arrive over HTTP.
+CREATE TABLE IF NOT EXISTS ${s}.witnesses (
+  tree_size   bigint NOT NULL,
+  root        text NOT NULL,
+  witness     text COLLATE "C" NOT NULL,
+  signature   text NOT NULL,
+  operator    text NOT NULL,
+  received_at text NOT NULL,
+  UNIQUE (tree_size, witness)
+);
+`;
+}
+
+/**
+ * Create the schema if needed and check its version. Runs under the sequencer lock, because
+ * CREATE ... IF NOT EXISTS races between processes opening a fresh schema at the same time.
+ */
+export async function migrate(client: pg.PoolClient, schema: string): Promise<void> {
+  const s = `"${checkSchemaName(schema)}"`;
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [sequencerLockKey(schema)]);
+    await client.query(ddl(s));
+    const r = await client.query<{ value: string }>(`SELECT value FROM ${s}.meta WHERE key = 'schema_version'`);
+    if (r.rows.length === 0) {
+      await client.query(`INSERT INTO ${s}.meta (key, value) VALUES ('schema_version', $1)`, [String(SCHEMA_VERSION)]);
+    } else if (Number(r.rows[0].value) > SCHEMA_VERSION) {
+      throw new SvcError('internal', `postgres schema ${schema}: version ${r.rows[0].value} is newer than this build (${SCHEMA_VERSION})`);
+    }
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  }
+}

@@ -1,0 +1,387 @@
+/**
+ * The PostgreSQL sequencer: group commit inside a process, one writer at a time across
+ * processes. Concurrent `submit` calls queue; the queue is written in one transaction that
+ * first takes `pg_advisory_xact_lock(<schema key>)` (a writer in another process waits there:
+ * "forward or wait"), reads the log size, then gives each batch with new facts its own log
+ * entry at the next index, the perfect-subtree nodes that entry completes, its fact rows and
+ * supersedes edges. Every batch of the group resolves only after COMMIT (acknowledged =
+ * committed); a failed transaction leaves nothing behind, and no index is consumed.
+ */
+import type pg from 'pg';
+import { fromHex } from '../../protocol/bytes.js';
+import { blake3 } from '../../protocol/hash.js';
+import { leafHash } from '../../protocol/log-tree.js';
+import { isoSeconds } from '../../protocol/receipt.js';
+import type { AppendResult, LogEntryV1 } from '../contract.js';
+import { encodeLogEntry, type ExpandedFact } from '../entry.js';
+import { buf, int, pgFault, rows } from './pg-db.js';
+import { nodesCompletedBy, type NodeRow, type PgLog } from './pg-log.js';
+import type { Tables } from './schema.js';
+
+/** A log entry's bytes under one accepted_at stamp, with the hashes its row needs. */
+export interface EncodedEntry {
+  at: string;
+  bytes: Uint8Array;
+  /** RFC 6962 leaf hash H(0x00 ‖ entry). */
+  leaf: Uint8Array;
+  /** Record hash H(entry). */
+  hash: Uint8Array;
+}
+
+/** Encode `entry` stamped with `at` (validates it first; throws SvcError('internal') when invalid). */
+export function encodeAt(entry: Omit<LogEntryV1, 'accepted_at'>, at: string): EncodedEntry {
+  const bytes = encodeLogEntry({ ...entry, accepted_at: at });
+  return { at, bytes, leaf: leafHash(bytes), hash: blake3(bytes) };
+}
+
+/** A validated batch waiting for the sequencer. */
+export interface PendingBatch {
+  /** The entry without its accepted_at, which is stamped under the lock. */
+  entry: Omit<LogEntryV1, 'accepted_at'>;
+  /** Facts of the entry, expanded once outside the lock (bytes, digests, proofs). */
+  expanded: ExpandedFact[];
+  /**
+   * The entry encoded outside the lock with the clock's second at submit time: the sequencer
+   * reuses it when it stamps the same second (the common case) and re-encodes otherwise, so
+   * little CPU work happens while the lock is held.
+   */
+  encoded: EncodedEntry;
+}
+
+interface Queued extends PendingBatch {
+  resolve: (r: AppendResult) => void;
+  reject: (err: unknown) => void;
+}
+
+export interface SequencerOptions {
+  now: () => Date;
+  /** Tests: while it returns true, the transaction rolls back where it would commit. */
+  failCommit?: () => boolean;
+  /** Observer called after each COMMIT (metrics, benches). */
+  onCommit?: (info: CommitInfo) => void;
+}
+
+/** What one committed transaction wrote. */
+export interface CommitInfo {
+  /** Batches resolved by this commit (all-duplicate ones included). */
+  batches: number;
+  /** Log entries appended. */
+  entries: number;
+  /** Fact rows inserted. */
+  facts: number;
+  /** Wall time from checkout to COMMIT returning. */
+  ms: number;
+}
+
+/** Caps per transaction: bounded lock hold time and statement size. */
+const MAX_GROUP_BATCHES = 512;
+const MAX_GROUP_FACTS = 8192;
+
+/** Where a fact already sits (first placement wins). */
+interface Placement {
+  log_index: number;
+  accepted_at: string;
+}
+
+/** The newest version under one supersession key, in version order (accepted_at, log_index, position). */
+interface Newest {
+  fact_cid: string;
+  accepted_at: string;
+  log_index: number;
+  position: number;
+}
+
+function newer(a: Newest, b: Newest): boolean {
+  if (a.accepted_at !== b.accepted_at) return a.accepted_at > b.accepted_at;
+  if (a.log_index !== b.log_index) return a.log_index > b.log_index;
+  return a.position > b.position;
+}
+
+/** Supersession key: same cell, scope, tslot and band. */
+const keyOf = (x: ExpandedFact): string => JSON.stringify([x.fact.cell, x.scopeKey, x.fact.tslot, x.fact.band]);
+
+/** Index rows of one transaction, as column arrays for unnest(). */
+class Rows {
+  entries = { idx: [] as number[], leaf: [] as Buffer[], hash: [] as Buffer[], entry: [] as Buffer[], at: [] as string[] };
+  nodes: NodeRow[] = [];
+  facts = {
+    cid: [] as string[], cell: [] as string[], band: [] as string[], tslot: [] as number[], signed_at: [] as (string | null)[],
+    accepted_at: [] as string[], kind: [] as string[], pclass: [] as string[], attester: [] as string[], scope_key: [] as string[],
+    scope_json: [] as (string | null)[], body: [] as Buffer[], proof: [] as string[], log_index: [] as number[], position: [] as number[],
+    supersedes: [] as (string | null)[],
+  };
+  edges = { from: [] as string[], to: [] as string[], at: [] as string[] };
+}
+
+/** The one writer of a store: queues appends and commits them in groups under the schema's lock. */
+export class Sequencer {
+  private queue: Queued[] = [];
+  private running = false;
+  private scheduled = false;
+  private idle: Array<() => void> = [];
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly t: Tables,
+    private readonly lockKey: string,
+    private readonly log: PgLog,
+    private readonly opts: SequencerOptions,
+  ) {}
+
+  /** Queue a batch; resolves after the transaction that wrote it committed. */
+  submit(p: PendingBatch): Promise<AppendResult> {
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.queue.push({ ...p, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Resolves once the queue is empty and no transaction is running. */
+  drained(): Promise<void> {
+    if (!this.running && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  private schedule(): void {
+    if (this.running || this.scheduled) return;
+    this.scheduled = true;
+    // One macrotask of slack: appends issued in the same tick join the same group.
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.pump();
+    });
+  }
+
+  private takeGroup(): Queued[] {
+    let facts = 0;
+    let n = 0;
+    while (n < this.queue.length && n < MAX_GROUP_BATCHES) {
+      facts += this.queue[n].expanded.length;
+      if (n > 0 && facts > MAX_GROUP_FACTS) break;
+      n++;
+    }
+    return this.queue.splice(0, n);
+  }
+
+  private async pump(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      while (this.queue.length > 0) {
+        const group = this.takeGroup();
+        try {
+          const results = await this.write(group);
+          group.forEach((q, i) => q.resolve(results[i]));
+        } catch (err) {
+          if (group.length === 1) {
+            group[0].reject(pgFault('append', err));
+            continue;
+          }
+          // Isolate the fault: each batch alone, so one bad batch cannot fail its neighbours.
+          for (const q of group) {
+            try {
+              q.resolve((await this.write([q]))[0]);
+            } catch (e) {
+              q.reject(pgFault('append', e));
+            }
+          }
+        }
+      }
+    } finally {
+      this.running = false;
+      for (const f of this.idle.splice(0)) f();
+    }
+  }
+
+  /** One transaction over `group`; resolves each batch's result once COMMIT returned. */
+  private async write(group: Queued[]): Promise<AppendResult[]> {
+    const t0 = performance.now();
+    const client = await this.pool.connect();
+    // True once the connection is known to be outside any transaction again.
+    let clean = false;
+    try {
+      // One round trip for both (simple protocol; the key is our own decimal integer). READ
+      // COMMITTED: every statement after the lock sees the previous holder's commit.
+      await client.query(`BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(${this.lockKey}::bigint)`);
+      let out: Awaited<ReturnType<Sequencer['writeLocked']>>;
+      try {
+        out = await this.writeLocked(client, group);
+        if (this.opts.failCommit?.()) throw new Error('test: injected commit failure');
+        await client.query('COMMIT');
+        clean = true;
+      } catch (err) {
+        if (!clean) await client.query('ROLLBACK').then(() => (clean = true), () => undefined);
+        throw err;
+      }
+      // Committed: nothing below may turn an acknowledged write into a rejection.
+      this.log.noteCommitted(out.size, out.nodes);
+      try {
+        this.opts.onCommit?.({ batches: group.length, entries: out.entries, facts: out.facts, ms: performance.now() - t0 });
+      } catch {
+        // an observer's fault is not the write's
+      }
+      return out.results;
+    } finally {
+      // A connection left in an unknown transaction state must not serve another caller.
+      client.release(clean ? undefined : new Error('postgres store: connection left in an unknown transaction state'));
+    }
+  }
+
+  private async writeLocked(client: pg.PoolClient, group: Queued[]) {
+    const all = group.flatMap((q) => q.expanded);
+    const state = await this.readState(client, all);
+    let size = state.size;
+    // Transaction time never runs backwards along the log, even across processes whose clocks
+    // differ by a second, so an as_of_signed_at bound always selects a prefix of the log.
+    const clock = isoSeconds(this.opts.now());
+    const acceptedAt = state.lastAcceptedAt > clock ? state.lastAcceptedAt : clock;
+    const { known, placements, newest } = state;
+
+    const out = new Rows();
+    const results: AppendResult[] = [];
+    const allDup: number[] = [];
+    for (const q of group) {
+      const duplicates: string[] = [];
+      const seen = new Set<string>();
+      let allStored = true;
+      for (const x of q.expanded) {
+        const cid = x.fact.fact_cid;
+        const placed = placements.has(cid);
+        if (!placed) allStored = false;
+        if ((placed || seen.has(cid)) && !duplicates.includes(cid)) duplicates.push(cid);
+        seen.add(cid);
+      }
+      if (allStored) {
+        // Nothing new: no log entry; answer with the first fact's placement.
+        const first = placements.get(q.expanded[0].fact.fact_cid)!;
+        allDup.push(results.length);
+        results.push({ log_index: first.log_index, accepted_at: first.accepted_at, tree_size: -1, duplicates });
+        continue;
+      }
+      const index = size++;
+      const enc = q.encoded.at === acceptedAt ? q.encoded : encodeAt(q.entry, acceptedAt);
+      out.entries.idx.push(index);
+      out.entries.leaf.push(buf(enc.leaf));
+      out.entries.hash.push(buf(enc.hash));
+      out.entries.entry.push(buf(enc.bytes));
+      out.entries.at.push(acceptedAt);
+      out.nodes.push(...nodesCompletedBy(index, enc.leaf, known));
+      for (const x of q.expanded) {
+        const f = x.fact;
+        // Placed already (stored before, or earlier in this batch or group): first placement wins.
+        if (placements.has(f.fact_cid)) continue;
+        const key = keyOf(x);
+        const prev = newest.get(key);
+        const supersedes = prev?.fact_cid ?? null;
+        f.log_index = index;
+        f.accepted_at = acceptedAt;
+        f.supersedes = supersedes;
+        const fc = out.facts;
+        fc.cid.push(f.fact_cid);
+        fc.cell.push(f.cell);
+        fc.band.push(f.band);
+        fc.tslot.push(f.tslot);
+        fc.signed_at.push(x.signedAt);
+        fc.accepted_at.push(acceptedAt);
+        fc.kind.push(f.kind);
+        fc.pclass.push(f.provenance_class);
+        fc.attester.push(f.attester);
+        fc.scope_key.push(x.scopeKey);
+        fc.scope_json.push(x.scopeKey === '' ? null : x.scopeKey);
+        fc.body.push(buf(x.bodyBytes));
+        fc.proof.push(JSON.stringify(f.proof));
+        fc.log_index.push(index);
+        fc.position.push(x.position);
+        fc.supersedes.push(supersedes);
+        if (supersedes !== null) {
+          out.edges.from.push(f.fact_cid);
+          out.edges.to.push(supersedes);
+          out.edges.at.push(acceptedAt);
+        }
+        placements.set(f.fact_cid, { log_index: index, accepted_at: acceptedAt });
+        const mine: Newest = { fact_cid: f.fact_cid, accepted_at: acceptedAt, log_index: index, position: x.position };
+        if (prev === undefined || newer(mine, prev)) newest.set(key, mine);
+      }
+      results.push({ log_index: index, accepted_at: acceptedAt, tree_size: index + 1, duplicates });
+    }
+    for (const i of allDup) results[i].tree_size = size;
+    await this.insert(client, out);
+    return { results, size, nodes: out.nodes, entries: out.entries.idx.length, facts: out.facts.cid.length };
+  }
+
+  /**
+   * Everything the group needs to know, in one statement (round trips dominate on a busy
+   * host): the log head, the frontier nodes of the current tree (computed in SQL from its
+   * size), where the group's facts are already placed, and the newest stored version under
+   * each of the group's supersession keys.
+   */
+  private async readState(client: pg.PoolClient, facts: ExpandedFact[]) {
+    const t = this.t;
+    const keys = new Map<string, ExpandedFact>();
+    for (const x of facts) keys.set(keyOf(x), x);
+    const list = [...keys.values()];
+    const [r] = await rows<{ idx: string | null; accepted_at: string | null; frontier: [number, number, string][]; placed: [string, number, string][]; newest: [number, string, string, number, number][] }>(
+      client,
+      `WITH head AS (SELECT idx, accepted_at FROM ${t.entries} ORDER BY idx DESC LIMIT 1)
+       SELECT (SELECT idx FROM head) AS idx, (SELECT accepted_at FROM head) AS accepted_at,
+         (SELECT coalesce(json_agg(json_build_array(k.level, k.idx, encode(n.hash, 'hex'))), '[]')
+            FROM (SELECT l.level, ((h.idx + 1) >> l.level) - 1 AS idx FROM head h CROSS JOIN generate_series(0, 62) AS l(level)
+                   WHERE ((h.idx + 1) >> l.level) & 1 = 1) k
+            -- OFFSET 0 keeps this a per-key probe on (level, idx); flattened, the planner probes
+            -- by level alone and filters the whole level, which grows with the log.
+            CROSS JOIN LATERAL (SELECT hash FROM ${t.nodes} WHERE level = k.level AND idx = k.idx OFFSET 0) n) AS frontier,
+         (SELECT coalesce(json_agg(json_build_array(fact_cid, log_index, accepted_at)), '[]')
+            FROM ${t.facts} WHERE fact_cid = ANY($1::text[])) AS placed,
+         (SELECT coalesce(json_agg(json_build_array(k.i, f.fact_cid, f.accepted_at, f.log_index, f.position)), '[]')
+            FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[]) WITH ORDINALITY AS k(cell, scope_key, tslot, band, i)
+            CROSS JOIN LATERAL (
+              SELECT fact_cid, accepted_at, log_index, position FROM ${t.facts}
+               WHERE cell = k.cell AND scope_key = k.scope_key AND band = k.band AND tslot = k.tslot
+               ORDER BY accepted_at DESC, log_index DESC, position DESC LIMIT 1) f) AS newest`,
+      [
+        [...new Set(facts.map((x) => x.fact.fact_cid))],
+        list.map((x) => x.fact.cell), list.map((x) => x.scopeKey), list.map((x) => x.fact.tslot), list.map((x) => x.fact.band),
+      ],
+    );
+    const size = r.idx === null ? 0 : int(r.idx) + 1;
+    const known = new Map<string, Uint8Array>();
+    for (const [level, idx, hex] of r.frontier) known.set(`${level}:${idx}`, fromHex(hex));
+    const placements = new Map<string, Placement>();
+    for (const [cid, logIndex, at] of r.placed) placements.set(cid, { log_index: logIndex, accepted_at: at });
+    const newest = new Map<string, Newest>();
+    for (const [i, cid, at, logIndex, position] of r.newest) {
+      newest.set(keyOf(list[i - 1]), { fact_cid: cid, accepted_at: at, log_index: logIndex, position });
+    }
+    return { size, lastAcceptedAt: r.accepted_at ?? '', known, placements, newest };
+  }
+
+  /** Write the transaction's rows in one statement: a multi-row INSERT per table, as CTEs. */
+  private async insert(client: pg.PoolClient, r: Rows): Promise<void> {
+    const t = this.t;
+    if (r.entries.idx.length === 0) return;
+    const e = r.entries;
+    const f = r.facts;
+    await rows(
+      client,
+      `WITH e AS (
+         INSERT INTO ${t.entries} (idx, leaf_hash, entry_hash, entry, accepted_at)
+         SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[], $5::text[])),
+       n AS (
+         INSERT INTO ${t.nodes} (level, idx, hash) SELECT * FROM unnest($6::int[], $7::bigint[], $8::bytea[])),
+       f AS (
+         INSERT INTO ${t.facts} (fact_cid, cell, band, tslot, signed_at, accepted_at, kind, provenance_class, attester,
+           scope_key, scope_json, body, proof_json, log_index, position, supersedes)
+         SELECT * FROM unnest($9::text[], $10::text[], $11::text[], $12::bigint[], $13::text[], $14::text[], $15::text[], $16::text[],
+           $17::text[], $18::text[], $19::text[], $20::bytea[], $21::text[], $22::bigint[], $23::int[], $24::text[]))
+       INSERT INTO ${t.edges} (from_cid, to_cid, kind, created_at)
+       SELECT a, b, 'supersedes', c FROM unnest($25::text[], $26::text[], $27::text[]) AS x(a, b, c)
+       ON CONFLICT DO NOTHING`,
+      [
+        e.idx, e.leaf, e.hash, e.entry, e.at,
+        r.nodes.map((n) => n.level), r.nodes.map((n) => n.idx), r.nodes.map((n) => buf(n.hash)),
+        f.cid, f.cell, f.band, f.tslot, f.signed_at, f.accepted_at, f.kind, f.pclass, f.attester, f.scope_key, f.scope_json, f.body, f.proof, f.log_index, f.position, f.supersedes,
+        r.edges.from, r.edges.to, r.edges.at,
+      ],
+    );
+  }
+}
