@@ -66,17 +66,29 @@ function hostKey(u: URL): string {
 
 export class UpstreamClient {
   private readonly allowed: Set<string>;
+  /** `*.example.net` entries: scheme + port + host suffix. */
+  private readonly suffixes: Array<{ scheme: string; port: string; suffix: string }>;
   /** Requests actually sent (tests and benchmarks read it). */
   requests = 0;
 
   constructor(readonly opts: UpstreamClientOptions) {
-    this.allowed = new Set(opts.allowedBaseUrls.map((b) => hostKey(new URL(b))));
+    const exact = opts.allowedBaseUrls.filter((b) => !b.includes('://*.'));
+    this.allowed = new Set(exact.map((b) => hostKey(new URL(b))));
+    this.suffixes = opts.allowedBaseUrls.filter((b) => b.includes('://*.')).map((b) => {
+      const u = new URL(b.replace('://*.', '://wildcard.'));
+      const key = hostKey(u);
+      return { scheme: u.protocol, port: key.slice(key.lastIndexOf(':') + 1), suffix: u.hostname.slice('wildcard'.length).toLowerCase() };
+    });
   }
 
   /** Whether `url` is inside the egress allow-list. */
   isAllowed(url: string): boolean {
     try {
-      return this.allowed.has(hostKey(new URL(url)));
+      const u = new URL(url);
+      const key = hostKey(u);
+      if (this.allowed.has(key)) return true;
+      const port = key.slice(key.lastIndexOf(':') + 1);
+      return this.suffixes.some((s) => s.scheme === u.protocol && s.port === port && u.hostname.toLowerCase().endsWith(s.suffix));
     } catch {
       return false;
     }

@@ -18,6 +18,27 @@ export function sourceBaseUrl(config: Config, registry: Registry, sourceKey: str
   return (config.upstreams[envKey] ?? src.default_url).replace(/\/+$/, '');
 }
 
+/**
+ * Hosts that serve a source's assets when they differ from its API host (STAC items point at
+ * object stores). Overridable with SVC_UPSTREAM_<SOURCE>_ASSETS_URL; `*.` allows a host suffix.
+ */
+export const ASSET_HOSTS: Readonly<Record<string, readonly string[]>> = {
+  earth_search_s2: ['https://sentinel-cogs.s3.us-west-2.amazonaws.com'],
+  planetary_computer_s1: ['https://*.blob.core.windows.net'],
+};
+
+/** Every base URL the egress allow-list admits for this configuration. */
+export function allowedUpstreams(config: Config, registry: Registry): string[] {
+  const out: string[] = [];
+  for (const s of registry.sourceList) {
+    out.push(sourceBaseUrl(config, registry, s.key));
+    const envKey = s.env.replace(/^SVC_UPSTREAM_/, '').replace(/_URL$/, '');
+    const override = config.upstreams[`${envKey}_ASSETS`];
+    out.push(...(override ? [override] : (ASSET_HOSTS[s.key] ?? [])));
+  }
+  return out;
+}
+
 /** Everything a connector factory receives. */
 export interface ConnectorDeps {
   config: Config;
@@ -35,7 +56,7 @@ CONNECTORS.push(...RASTER_CONNECTORS);
 
 /** The shared client and every connector for this configuration. */
 export function buildMaterializers(config: Config, registry: Registry): { client: UpstreamClient; materializers: Materializer[] } {
-  const bases = registry.sourceList.map((s) => sourceBaseUrl(config, registry, s.key));
+  const bases = allowedUpstreams(config, registry);
   const client = new UpstreamClient({ userAgent: USER_AGENT, timeoutMs: config.materializerTimeoutSecs * 1000, allowedBaseUrls: bases });
   const deps: ConnectorDeps = { config, registry, client, baseUrl: (k) => sourceBaseUrl(config, registry, k) };
   return { client, materializers: CONNECTORS.map((f) => f(deps)) };
