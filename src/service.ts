@@ -15,6 +15,7 @@ import { Materializations } from './primitives/materialize.js';
 import { Metrics } from './primitives/metrics.js';
 import { materializerRegistry, type Materializer } from './sources/contract.js';
 import { buildMaterializers } from './sources/index.js';
+import { closeLocator, placeResolver } from './primitives/locate.js';
 
 export interface Service extends ServiceContext {
   close(): Promise<void>;
@@ -38,7 +39,7 @@ export async function openService(config: Config, opts: { now?: () => Date; mate
     },
     keys.signer,
   );
-  return {
+  const service: Service = {
     config,
     registry,
     manifests,
@@ -49,6 +50,12 @@ export async function openService(config: Config, opts: { now?: () => Date; mate
     materializers: materializerRegistry(opts.materializers ?? buildMaterializers(config, registry).materializers),
     materializations: new Materializations(),
     metrics: new Metrics(),
-    close: () => store.close(),
+    close: async () => {
+      await closeLocator(service);
+      await store.close();
+    },
   };
+  // Place names in recall (`cell: "Paris"`) resolve through the locate cascade.
+  service.locate = placeResolver(service);
+  return service;
 }

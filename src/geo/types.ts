@@ -57,7 +57,7 @@ export interface LocateResp {
   /** Up to 64 cells inside the polygon, spread evenly (the centre cell alone for a point). */
   polygon_sample_cells: string[];
   overture_division?: { division_id: string; subtype: OvertureSubtype; country: string; schema_url: string };
-  data_at_this_cell: Record<string, { bands: string[]; algorithms: string[] }>;
+  data_at_this_cell: Record<string, { bands: string[]; algorithms: string[]; /** 'attested': facts exist at the cell; 'fetchable': a connector could materialize them. */ availability?: 'attested' | 'fetchable' }>;
   selected: {
     label: string;
     kind: string;

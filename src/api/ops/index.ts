@@ -2,8 +2,10 @@
 import type { Operation } from '../operations.js';
 import { BACKFILL_OPS } from './backfill.js';
 import { corpusStatsOp, verifyReceiptOp } from './core.js';
+import { locateOp } from './locate.js';
 import { recallOp } from './read.js';
 import { READS_MORE_OPS } from './reads-more.js';
+import { SHORTCUT_OPS } from './shortcuts.js';
 import { TOKEN_OPS } from './tokens.js';
 
-export const OPERATIONS: Operation[] = [recallOp, corpusStatsOp, verifyReceiptOp, ...READS_MORE_OPS, ...TOKEN_OPS, ...BACKFILL_OPS];
+export const OPERATIONS: Operation[] = [locateOp, recallOp, corpusStatsOp, verifyReceiptOp, ...READS_MORE_OPS, ...TOKEN_OPS, ...BACKFILL_OPS, ...SHORTCUT_OPS];

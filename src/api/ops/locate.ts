@@ -1,0 +1,34 @@
+/** Place resolution (spec 4.3): POST /v1/locate, MCP tool `<prefix>_locate`. */
+import { locate } from '../../primitives/locate.js';
+import type { Operation } from '../operations.js';
+
+const nameField = (what: string) => ({ type: 'string', minLength: 1, maxLength: 300, description: `${what} (free text; e.g. "Paris", "Springfield, IL", "東京", "Lake Baikal")` });
+
+export const locateInput = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'Exactly one of place, q, query, name, or both lat and lng.',
+  properties: {
+    place: nameField('place name'),
+    q: nameField('alias of place'),
+    query: nameField('alias of place'),
+    name: nameField('alias of place'),
+    lat: { type: 'number', description: 'WGS-84 latitude in degrees, -90..90 (with lng)' },
+    lng: { type: 'number', description: 'WGS-84 longitude in degrees, -180..180 (with lat)' },
+  },
+} as const;
+
+export const locateOp: Operation = {
+  name: 'locate',
+  method: 'POST',
+  path: '/v1/locate',
+  summary: 'Resolve a place name or lat/lng to a cell64 (LocateResp)',
+  description:
+    'Cascade: wide-feature table, countries and admin-1 regions, embedded GeoNames cities, landmarks, cache, Photon, Nominatim; `via` names the tier that answered. ' +
+    'The place string is not signed: a wrong geocode yields a valid signature for the wrong cell, so check selected.is_high_confidence (and selected.reason) before trusting place-anchored answers. ' +
+    'No tier knows the place → no_geocoder_match (404); geocoders unreachable → source_fetch_failed (502).',
+  tags: ['place'],
+  input: locateInput,
+  mcp: 'core',
+  run: (ctx, input, call) => locate(ctx, input, { deadline: call.deadline }),
+};

