@@ -78,6 +78,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   for (const [k, v] of Object.entries(env)) {
     const m = /^SVC_UPSTREAM_([A-Z0-9_]+)_URL$/.exec(k);
     if (m && v) {
+      // `off` disables an optional upstream tier (the network geocoders).
+      if (v.toLowerCase() === 'off') {
+        upstreams[m[1]] = 'off';
+        continue;
+      }
       try {
         new URL(v);
       } catch {

@@ -58,7 +58,8 @@ export const GRID_CAVEAT = 'A cell is about 9.55 m across at the equator (narrow
 export async function resolveCell(ctx: ServiceContext, cell: unknown, field = 'cell'): Promise<{ cell: string; place?: SignedResponse['place'] }> {
   if (typeof cell !== 'string' || cell.length === 0) throw invalidArgument(field, 'expected a cell64 or a place name');
   if (isCell(cell)) return { cell };
-  const looksLikeCell = /^[a-zA-Z0-9]{4,5}(\.[a-zA-Z0-9]{4,5}){1,3}\.?$/.test(cell);
+  // Dotted tokens without spaces are a (possibly mistyped) cell64, never a place name.
+  const looksLikeCell = /^[a-zA-Z0-9]{1,8}(\.[a-zA-Z0-9]{0,8}){1,5}$/.test(cell);
   if (!looksLikeCell && ctx.locate) {
     const loc = await ctx.locate(cell);
     return { cell: loc.cell64, place: { query: cell, cell64: loc.cell64, label: loc.label, is_high_confidence: loc.is_high_confidence } };

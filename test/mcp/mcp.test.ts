@@ -4,7 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as P from '../../src/protocol/index.js';
 import { OPERATIONS } from '../../src/api/ops/index.js';
-import { toolsOf } from '../../src/api/mcp.js';
+import { MCP_CORE_TOOL_COUNT, toolsOf } from '../../src/api/mcp.js';
 import { build, type TestApp } from '../support/app.js';
 import { fakeConnector } from '../support/fake-connector.js';
 
@@ -27,6 +27,8 @@ describe('MCP over Streamable HTTP (spec 4.2)', () => {
     const c = await connect();
     const { tools } = await c.listTools();
     assert.deepEqual(tools.map((x) => x.name).sort(), toolsOf(OPERATIONS, 'core').map((o) => `svc_${o.name}`).sort());
+    assert.equal(tools.length, MCP_CORE_TOOL_COUNT);
+    assert.equal(MCP_CORE_TOOL_COUNT, 18);
     assert.ok(tools.every((x) => x.name.startsWith('svc_') && x.inputSchema.type === 'object'));
     await c.close();
   });

@@ -7,6 +7,7 @@ import { buildApp } from '../../src/api/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openService, type Service } from '../../src/service.js';
 import type { Materializer } from '../../src/sources/contract.js';
+import { loadRegistry } from '../../src/registry/registry.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -19,7 +20,19 @@ export interface TestApp {
 export async function build(overrides: Partial<Config> = {}, env: NodeJS.ProcessEnv = {}, opts: { materializers?: Materializer[]; now?: () => Date } = {}): Promise<TestApp> {
   const dataDir = overrides.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-test-'));
   // Tests send bursts from one address: the rate limit is lifted unless a test sets it.
-  const config = loadConfig({ SVC_LOG_LEVEL: 'silent', ...env }, { dataDir, rateLimitRps: 1e6, rateLimitBurst: 1e6, ...overrides });
+  // Tests never call an outside host: every upstream not set by the test points at a closed
+  // loopback port (a fetch fails at once, locally), and the network geocoders are off.
+  const closed: Record<string, string> = { PHOTON: 'off', NOMINATIM: 'off' };
+  for (const s of loadRegistry().sourceList) {
+    const key = s.env.replace(/^SVC_UPSTREAM_/, '').replace(/_URL$/, '');
+    closed[key] = 'http://127.0.0.1:9';
+    closed[`${key}_ASSETS`] = 'http://127.0.0.1:9';
+  }
+  const base = loadConfig({ SVC_LOG_LEVEL: 'silent', ...env }, {});
+  const config = loadConfig({ SVC_LOG_LEVEL: 'silent', ...env }, {
+    dataDir, rateLimitRps: 1e6, rateLimitBurst: 1e6, ...overrides,
+    upstreams: { ...closed, ...base.upstreams, ...overrides.upstreams },
+  });
   const service = await openService(config, opts);
   const app = await buildApp(service);
   await app.ready();

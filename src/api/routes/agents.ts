@@ -6,6 +6,7 @@ import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../../primitives/context.js';
 import type { Operation } from '../operations.js';
+import { GEO_ATTRIBUTION } from '../../geo/attribution.js';
 import { MCP_CORE_TOOL_COUNT, toolName, toolsOf } from '../mcp.js';
 
 /** The order an agent should try tools in: find the place, read, then verify. */
@@ -87,7 +88,7 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext, ops
   });
   app.get('/v1/contributors', opts('Data sources, licences and attributions'), async () => ({
     sources: ctx.registry.sourceList.map((s) => ({ key: s.key, name: s.name, provider: s.provider, license: s.license, attribution: s.attribution })),
-    datasets: attributions(),
+    datasets: [...GEO_ATTRIBUTION, ...attributions()],
   }));
 }
 

@@ -75,7 +75,7 @@ describe('POST /v1/backfill', () => {
         [{ band: 'weather.temperature_2m' }, 422, 'invalid_argument', 'cell'],
         [{ cell: freshCell(), cells: [freshCell()], band: 'weather.temperature_2m' }, 422, 'invalid_argument', 'cells'],
         [{ cells: Array.from({ length: 65 }, freshCell), band: 'weather.temperature_2m' }, 422, 'invalid_argument', 'cells'],
-        [{ cell: 'nope', band: 'weather.temperature_2m' }, 422, 'invalid_cell', 'cell'],
+        [{ cell: 'defi.zb400.nope', band: 'weather.temperature_2m' }, 422, 'invalid_cell', 'cell'],
       ];
       for (const [i, [body, status, code, field]] of cases.entries()) {
         const r = await post(signed(body));

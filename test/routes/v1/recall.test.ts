@@ -205,7 +205,8 @@ describe('POST /v1/recall', () => {
     const cases: Array<[Record<string, unknown>, string, number]> = [
       [{}, 'invalid_argument', 422],
       [{ cell: 'defi.zb400.bafi' }, 'invalid_cell', 422],
-      [{ cell: 'Paris' }, 'invalid_cell', 422],
+      [{ cell: 'defi.zb400.bafi.bab' }, 'invalid_cell', 422],
+      [{ cell: 'Xqzzyvv Nowhereland 12345' }, 'no_geocoder_match', 404],
       [{ cell: P.cellOf(0, 0), bands: ['copdem30m.elevation_mean'], tslot: 5 }, 'tslot_mismatch', 422],
       [{ cell: P.cellOf(0, 0), tslot: -1 }, 'invalid_argument', 422],
       [{ cell: P.cellOf(0, 0), provenance: ['satellite'] }, 'invalid_argument', 422],
