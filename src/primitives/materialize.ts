@@ -96,19 +96,35 @@ export class Materializations {
   private inflight = new Map<string, Promise<MaterializeResult>>();
   private pool: Pool;
   private mints = new MintQueue();
+  /** Recent failures per key: a failing upstream is not asked again for every read. */
+  private failures = new Map<string, { until: number; note: MaterializeNote }>();
   /** Upstream calls actually started (tests and benchmarks read it). */
   upstreamCalls = 0;
 
-  constructor(poolSize = 32) {
+  /** `failureBackoffMs`: how long a timeout or upstream error stands before the next attempt. */
+  constructor(poolSize = 32, private readonly failureBackoffMs = 15_000) {
     this.pool = new Pool(poolSize);
   }
 
   /** Materialize (cell, band, tslot) under `scope`, sharing any identical request in flight. */
   materialize(ctx: ServiceContext, cell: string, band: BandEntry, tslot: number, scope: Scope | undefined, deadline: number): Promise<MaterializeResult> {
     const key = `${cell}|${band.key}|${tslot}|${scopeKey(scope)}`;
+    const failed = this.failures.get(key);
+    if (failed && failed.until > Date.now()) {
+      const wait = Math.ceil((failed.until - Date.now()) / 1000);
+      return Promise.resolve({ note: { ...failed.note, latency_ms: 0, reason: `${failed.note.reason} (recent failure; next attempt in ${wait} s)` } });
+    }
     let p = this.inflight.get(key);
     if (!p) {
-      p = this.run(ctx, cell, band, tslot, scope, deadline).finally(() => this.inflight.delete(key));
+      p = this.run(ctx, cell, band, tslot, scope, deadline)
+        .then((r) => {
+          if (r.note.retryable && this.failureBackoffMs > 0) {
+            if (this.failures.size > 10_000) this.failures.clear();
+            this.failures.set(key, { until: Date.now() + this.failureBackoffMs, note: r.note });
+          } else this.failures.delete(key);
+          return r;
+        })
+        .finally(() => this.inflight.delete(key));
       this.inflight.set(key, p);
     }
     return p;

@@ -86,6 +86,17 @@ describe('POST /v1/recall', () => {
       assert.deepEqual(r.body.receipt.fact_cids, []);
     });
 
+    it('a failing upstream is not asked again for every read: the skip stands for a short backoff', async () => {
+      const cell = freshCell();
+      await recall({ cell, bands: ['air.ozone'] });
+      const calls = fake.calls.length;
+      const again = await recall({ cell, bands: ['air.ozone'] });
+      assert.equal(fake.calls.length, calls);
+      const note = again.body.materialize_notes[0];
+      assert.deepEqual([note.status, note.reason_class, note.retryable], ['skipped', 'upstream_error', true]);
+      assert.match(note.reason, /recent failure; next attempt in \d+ s/);
+    });
+
     it('upstream timeout: skipped with reason_class timeout, retryable', async () => {
       const r = await recall({ cell: freshCell(), bands: ['soil.clay_0_30cm'] });
       const note = r.body.materialize_notes[0];
