@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import * as P from '../src/protocol/index.js';
 import { nodeEd25519 } from '../src/crypto/node-ed25519.js';
 import { rate, percentiles } from './harness.js';
+import { loadRegistry } from '../src/registry/registry.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 8);
 const port = 18000 + Math.floor(Math.random() * 2000);
@@ -19,8 +20,18 @@ const data = mkdtempSync(join(tmpdir(), 'svc-bench-http-'));
 const opSeed = P.blake3(P.utf8('bench operator'));
 const opKey = P.b32encode(P.portableEd25519.publicKey(opSeed));
 
+/** Every upstream at a closed loopback port: the bench never leaves the machine. */
+function closedUpstreams(): Record<string, string> {
+  const env: Record<string, string> = { SVC_UPSTREAM_PHOTON_URL: 'off', SVC_UPSTREAM_NOMINATIM_URL: 'off' };
+  for (const s of loadRegistry().sourceList) {
+    env[s.env] = 'http://127.0.0.1:9';
+    env[s.env.replace(/_URL$/, '_ASSETS_URL')] = 'http://127.0.0.1:9';
+  }
+  return env;
+}
+
 const server = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
-  env: { ...process.env, PORT: String(port), SVC_HOST: '127.0.0.1', SVC_DATA: data, SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_RPS: '1000000', SVC_RATE_LIMIT_BURST: '1000000', SVC_ATTESTER_KEYS: opKey, SVC_UPSTREAM_OPEN_METEO_URL: 'http://127.0.0.1:9' },
+  env: { ...process.env, ...closedUpstreams(), PORT: String(port), SVC_HOST: '127.0.0.1', SVC_DATA: data, SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_RPS: '1000000', SVC_RATE_LIMIT_BURST: '1000000', SVC_ATTESTER_KEYS: opKey },
   stdio: 'inherit',
 });
 
@@ -43,7 +54,8 @@ try {
   const manifests = await (await fetch(`${base}/v1/manifests`)).json();
   const cell = P.cellOf(48.8566, 2.3522);
   const facts = ['copdem30m.elevation_mean', 'weather.temperature_2m', 'indices.ndvi', 'air.pm2_5'].map((band, i) => ({
-    kind: 'primary', cell, band, tslot: band === 'copdem30m.elevation_mean' ? 0 : band === 'indices.ndvi' ? 680 : 20_000 + i, value: 10 + i, unit: 'x', signed_at: '2026-11-20T00:00:00Z',
+    // Facts in the bands' current slots: a warm read must not try to refresh them.
+    kind: 'primary', cell, band, tslot: band === 'copdem30m.elevation_mean' ? 0 : band === 'indices.ndvi' ? P.currentTslot('medium') : P.currentTslot('fast'), value: 10 + i, unit: 'x',
   }));
   const root = P.batchRoot(facts.map((f) => P.factDigest(f)));
   const sig = P.b32encode(P.portableEd25519.sign(P.attesterDigest(root, manifests.registry_cid, manifests.schema_cid), opSeed));

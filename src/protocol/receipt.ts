@@ -114,6 +114,8 @@ export function fieldHex(field: FieldBinding, prefix = DEFAULT_PREFIX): string {
 
 /** merkle_hex: H(stream("merkle") ‖ body); body is the ABSENT marker when there is no proof. */
 const absentMerkleHex = new Map<string, string>();
+// Served facts repeat their proofs on every read: remember the digest of recent ones.
+const proofMerkleHex = new Map<string, string>();
 
 export function merkleHex(proof: MerkleProofJson | undefined, prefix = DEFAULT_PREFIX): string {
   if (!proof) {
@@ -125,6 +127,9 @@ export function merkleHex(proof: MerkleProofJson | undefined, prefix = DEFAULT_P
     }
     return h;
   }
+  const memoKey = `${prefix}|${JSON.stringify(proof)}`;
+  const memo = proofMerkleHex.get(memoKey);
+  if (memo !== undefined) return memo;
   let body: Uint8Array = MERKLE_ABSENT_MARKER;
   if (proof) {
     const p = proofFromJson(proof);
@@ -137,7 +142,10 @@ export function merkleHex(proof: MerkleProofJson | undefined, prefix = DEFAULT_P
       segment(0x04, new Uint8Array([rule])),
     );
   }
-  return toHex(blake3(concatBytes(streamHeader('merkle', prefix), body)));
+  const hex = toHex(blake3(concatBytes(streamHeader('merkle', prefix), body)));
+  if (proofMerkleHex.size >= 4096) proofMerkleHex.clear();
+  proofMerkleHex.set(memoKey, hex);
+  return hex;
 }
 
 /** Optional segment values derived from the receipt's own fields (present when non-empty). */
@@ -166,12 +174,82 @@ export function receiptPreimage(r: ReceiptBody & { preimage_version?: number }, 
     return utf8(text);
   }
   if (version !== 1 && version !== 2) throw new RangeError(`preimage_version: ${version} is not 0, 1 or 2`);
-  const segs: Uint8Array[] = [streamHeader('receipt', prefix), segment(0x01, r.request_id), segment(0x02, r.served_at)];
-  for (const [tag, name] of OPTIONAL_TAGS) if (hexes[name]) segs.push(segment(tag, hexes[name]!));
-  segs.push(segment(0x07, r.primitive), listSegment(0x08, r.cells), listSegment(0x09, r.fact_cids));
-  if (hexes.field_hex) segs.push(segment(0x0a, hexes.field_hex));
-  if (version === 2) segs.push(segment(0x0b, merkleHex(r.merkle_proof, prefix)));
-  return concatBytes(...segs);
+  // One pass into one buffer: receipts are built on every read, so small allocations add up.
+  const w = new SegmentWriter(streamHeader('receipt', prefix));
+  w.scalar(0x01, r.request_id);
+  w.scalar(0x02, r.served_at);
+  for (const [tag, name] of OPTIONAL_TAGS) if (hexes[name]) w.scalar(tag, hexes[name]!);
+  w.scalar(0x07, r.primitive);
+  w.list(0x08, r.cells);
+  w.list(0x09, r.fact_cids);
+  if (hexes.field_hex) w.scalar(0x0a, hexes.field_hex);
+  if (version === 2) w.scalar(0x0b, merkleHex(r.merkle_proof, prefix));
+  return w.result();
+}
+
+/** Appends tagged segments (protocol.md §5 layout) to a growing buffer. */
+class SegmentWriter {
+  private buf = new Uint8Array(1024);
+  private len = 0;
+  private static enc = new TextEncoder();
+
+  constructor(header: Uint8Array) {
+    this.bytes(header);
+  }
+
+  private ensure(n: number): void {
+    if (this.len + n <= this.buf.length) return;
+    let cap = this.buf.length * 2;
+    while (cap < this.len + n) cap *= 2;
+    const next = new Uint8Array(cap);
+    next.set(this.buf.subarray(0, this.len));
+    this.buf = next;
+  }
+
+  private bytes(b: Uint8Array): void {
+    this.ensure(b.length);
+    this.buf.set(b, this.len);
+    this.len += b.length;
+  }
+
+  private u32(x: number): void {
+    this.ensure(4);
+    this.buf[this.len++] = x & 0xff;
+    this.buf[this.len++] = (x >>> 8) & 0xff;
+    this.buf[this.len++] = (x >>> 16) & 0xff;
+    this.buf[this.len++] = (x >>> 24) & 0xff;
+  }
+
+  /** Text as UTF-8 with its u32le length in front. */
+  private text(t: string): void {
+    // Worst case 3 bytes per UTF-16 unit; write in place, then back-fill the length.
+    this.ensure(4 + t.length * 3);
+    const at = this.len;
+    this.len += 4;
+    const { written } = SegmentWriter.enc.encodeInto(t, this.buf.subarray(this.len));
+    this.len += written!;
+    this.buf[at] = written! & 0xff;
+    this.buf[at + 1] = (written! >>> 8) & 0xff;
+    this.buf[at + 2] = (written! >>> 16) & 0xff;
+    this.buf[at + 3] = (written! >>> 24) & 0xff;
+  }
+
+  scalar(tag: number, value: string): void {
+    this.ensure(1);
+    this.buf[this.len++] = tag;
+    this.text(value);
+  }
+
+  list(tag: number, items: readonly string[]): void {
+    this.ensure(1);
+    this.buf[this.len++] = tag;
+    this.u32(items.length);
+    for (const it of items) this.text(it);
+  }
+
+  result(): Uint8Array {
+    return this.buf.slice(0, this.len);
+  }
 }
 
 /** The 32-byte digest that the responder signs. */
