@@ -79,3 +79,39 @@ export function compareBytes(a: Uint8Array, b: Uint8Array): number {
   for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] - b[i];
   return a.length - b.length;
 }
+
+/** A growable output buffer (CBOR encoder, preimage builder): appends without small allocations. */
+export class ByteBuffer {
+  protected buf: Uint8Array;
+  protected len = 0;
+
+  constructor(initial = 256) {
+    this.buf = new Uint8Array(initial);
+  }
+
+  /** Make room for `n` more bytes. */
+  protected ensure(n: number): void {
+    if (this.len + n <= this.buf.length) return;
+    let cap = this.buf.length * 2;
+    while (cap < this.len + n) cap *= 2;
+    const next = new Uint8Array(cap);
+    next.set(this.buf.subarray(0, this.len));
+    this.buf = next;
+  }
+
+  byte(b: number): void {
+    this.ensure(1);
+    this.buf[this.len++] = b;
+  }
+
+  bytes(b: Uint8Array): void {
+    this.ensure(b.length);
+    this.buf.set(b, this.len);
+    this.len += b.length;
+  }
+
+  /** A copy of what was written. */
+  result(): Uint8Array {
+    return this.buf.slice(0, this.len);
+  }
+}

@@ -2,7 +2,7 @@
  * Canonical CBOR (protocol.md §3): RFC 8949 §4.2.1 core deterministic encoding plus numeric
  * reduction, and a strict decoder for untrusted input that re-encodes and compares bytes.
  */
-import { compareBytes, equalBytes, fromUtf8, utf8 } from './bytes.js';
+import { ByteBuffer, compareBytes, equalBytes, fromUtf8, utf8 } from './bytes.js';
 import { SvcError } from './errors.js';
 
 /** Values the encoder accepts: the JSON data model plus byte strings and bigints. */
@@ -19,30 +19,7 @@ export type CborValue =
 const MAX_SAFE = 2 ** 53 - 1;
 const U64_MAX = 0xffffffffffffffffn;
 
-class Writer {
-  private buf = new Uint8Array(256);
-  private len = 0;
-
-  private ensure(n: number): void {
-    if (this.len + n <= this.buf.length) return;
-    let cap = this.buf.length * 2;
-    while (cap < this.len + n) cap *= 2;
-    const next = new Uint8Array(cap);
-    next.set(this.buf.subarray(0, this.len));
-    this.buf = next;
-  }
-
-  byte(b: number): void {
-    this.ensure(1);
-    this.buf[this.len++] = b;
-  }
-
-  bytes(b: Uint8Array): void {
-    this.ensure(b.length);
-    this.buf.set(b, this.len);
-    this.len += b.length;
-  }
-
+class Writer extends ByteBuffer {
   /** Major type + shortest argument (numbers below 2^32 avoid BigInt: the common case). */
   head(major: number, n: number | bigint): void {
     const m = major << 5;
@@ -73,9 +50,6 @@ class Writer {
     for (let s = 56n; s >= 0n; s -= 8n) this.byte(Number((v >> s) & 0xffn));
   }
 
-  result(): Uint8Array {
-    return this.buf.slice(0, this.len);
-  }
 }
 
 /** Half-precision bits of `x` when it round-trips exactly, else -1. */

@@ -4,13 +4,12 @@
  * a verifier needs nothing but the receipt and the responder key.
  */
 import { b32decode, b32encode } from './base32.js';
-import { concatBytes, toHex, u32le, utf8 } from './bytes.js';
+import { ByteBuffer, concatBytes, equalBytes, toHex, u32le, utf8 } from './bytes.js';
 import { encodeCanonical, type CborValue } from './cbor.js';
 import { verifyStrict, type Ed25519Backend, portableEd25519 } from './ed25519.js';
 import { blake3 } from './hash.js';
 import { batchRootFromProof, proofFromJson, type MerkleProofJson } from './merkle-batch.js';
-import { DEFAULT_PREFIX, listSegment, segment, streamHeader } from './preimage.js';
-import { equalBytes } from './bytes.js';
+import { DEFAULT_PREFIX, segment, streamHeader } from './preimage.js';
 
 export const CURRENT_PREIMAGE_VERSION = 2;
 
@@ -188,28 +187,12 @@ export function receiptPreimage(r: ReceiptBody & { preimage_version?: number }, 
 }
 
 /** Appends tagged segments (protocol.md §5 layout) to a growing buffer. */
-class SegmentWriter {
-  private buf = new Uint8Array(1024);
-  private len = 0;
+class SegmentWriter extends ByteBuffer {
   private static enc = new TextEncoder();
 
   constructor(header: Uint8Array) {
+    super(1024);
     this.bytes(header);
-  }
-
-  private ensure(n: number): void {
-    if (this.len + n <= this.buf.length) return;
-    let cap = this.buf.length * 2;
-    while (cap < this.len + n) cap *= 2;
-    const next = new Uint8Array(cap);
-    next.set(this.buf.subarray(0, this.len));
-    this.buf = next;
-  }
-
-  private bytes(b: Uint8Array): void {
-    this.ensure(b.length);
-    this.buf.set(b, this.len);
-    this.len += b.length;
   }
 
   private u32(x: number): void {
@@ -247,9 +230,6 @@ class SegmentWriter {
     for (const it of items) this.text(it);
   }
 
-  result(): Uint8Array {
-    return this.buf.slice(0, this.len);
-  }
 }
 
 /** The 32-byte digest that the responder signs. */

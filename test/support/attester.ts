@@ -13,25 +13,13 @@ export interface TestAttester {
 }
 
 export function makeAttester(label: string): TestAttester {
-  const seed = P.blake3(P.utf8(`test attester ${label}`));
-  const publicKey = P.b32encode(P.portableEd25519.publicKey(seed));
-  return {
-    seed,
-    publicKey,
-    batch(facts, manifests) {
-      const root = P.batchRoot(facts.map((f) => P.factDigest(f)));
-      const sig = P.portableEd25519.sign(P.attesterDigest(root, manifests.registry_cid, manifests.schema_cid), seed);
-      return { batch_root: Array.from(root), attester: publicKey, signature: P.b32encode(sig), facts };
-    },
-  };
+  return attesterFromSeed(P.blake3(P.utf8(`test attester ${label}`)));
 }
 
-/** An attester built from a raw seed (the responder's own, in tests). */
+/** An attester built from a raw 32-byte seed (also the responder's own, in tests). */
 export function attesterFromSeed(seed: Uint8Array): TestAttester {
-  const a = makeAttester('unused');
   const publicKey = P.b32encode(P.portableEd25519.publicKey(seed));
   return {
-    ...a,
     seed,
     publicKey,
     batch(facts, manifests) {
