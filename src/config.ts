@@ -9,6 +9,8 @@ export interface Config {
   host: string;
   dataDir: string;
   databaseUrl?: string;
+  /** PostgreSQL schema (several deployments can share one database). */
+  databaseSchema?: string;
   redisUrl?: string;
   /** Deployment prefix word of preimage domains and identifiers (default `svc`). */
   prefix: string;
@@ -41,6 +43,7 @@ export const CONFIG_VARS: readonly VarSpec[] = [
   { name: 'SVC_HOST', default: '0.0.0.0', description: 'listen address' },
   { name: 'SVC_DATA', default: './var/svc', description: 'data directory of the embedded store, the log and the responder key' },
   { name: 'SVC_DATABASE_URL', default: '', description: 'PostgreSQL connection string; when set, facts and the log live in PostgreSQL' },
+  { name: 'SVC_DATABASE_SCHEMA', default: 'svc', description: 'PostgreSQL schema holding the log and the index' },
   { name: 'SVC_REDIS_URL', default: '', description: 'Redis URL for the shared hot cache (in-process LRU when unset)' },
   { name: 'SVC_PREFIX', default: 'svc', description: 'prefix word of signed preimages' },
   { name: 'SVC_SCAN_CELL_LIMIT', default: '10000', description: 'rows scanned per cell prefix walk' },
@@ -98,6 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     host: env.SVC_HOST || '0.0.0.0',
     dataDir: resolve(env.SVC_DATA || './var/svc'),
     databaseUrl: env.SVC_DATABASE_URL || undefined,
+    databaseSchema: env.SVC_DATABASE_SCHEMA || undefined,
     redisUrl: env.SVC_REDIS_URL || undefined,
     prefix,
     scanCellLimit: int(env, 'SVC_SCAN_CELL_LIMIT', 10_000, 1, 10_000_000),

@@ -32,6 +32,7 @@ export async function openService(config: Config, opts: { now?: () => Date; mate
     {
       dataDir: config.dataDir,
       databaseUrl: config.databaseUrl,
+      databaseSchema: config.databaseSchema,
       redisUrl: config.redisUrl,
       scanCellLimit: config.scanCellLimit,
       segmentMaxBytes: config.segmentMaxBytes,

@@ -171,6 +171,8 @@ export interface StoreConfig {
   databaseUrl?: string;
   redisUrl?: string;
   scanCellLimit: number;
+  /** PostgreSQL schema holding log and index (default `svc`; SVC_DATABASE_SCHEMA). */
+  databaseSchema?: string;
   /** Log segment cap in bytes (default 1 GiB; tests use small values). */
   segmentMaxBytes?: number;
   prefix?: string;

@@ -39,7 +39,7 @@ async function openPostgres(config: StoreConfig, signer: TreeHeadSigner, logger?
     }
     throw err;
   }
-  return mod.createPostgresStore(config, signer, { logger });
+  return mod.createPostgresStore(config, signer, { logger, schema: config.databaseSchema });
 }
 
 async function openSqlite(config: StoreConfig, signer: TreeHeadSigner, logger?: (line: string) => void): Promise<Store> {

@@ -12,6 +12,8 @@ import { leafHash, verifyInclusion } from '../../../src/protocol/log-tree.js';
 import { createPostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import { makeBatch, makeFact, testSigner } from './facts.js';
 import { pgConfig } from './pg-env.js';
+import { cachedStore } from '../../../src/store/cache/cached-store.js';
+import { RedisCache } from '../../../src/store/cache/redis-cache.js';
 
 const [schema, tag, countText, concText] = process.argv.slice(2);
 const count = Number(countText);
@@ -22,7 +24,13 @@ function fail(msg: string): never {
   process.exit(1);
 }
 
-const store = await createPostgresStore(pgConfig(), testSigner(), { schema, logger: () => undefined });
+const pg = await createPostgresStore(pgConfig(), testSigner(), { schema, logger: () => undefined });
+// With Redis configured, both processes share one hot cache (generations bumped on every write),
+// so every read below also exercises cross-process cache invalidation.
+const redisUrl = process.env.SVC_TEST_REDIS_URL;
+const store = redisUrl
+  ? cachedStore(pg, new RedisCache({ url: redisUrl, keyPrefix: `svc-test:${schema}:` }))
+  : pg;
 // Both workers open first, then start together when the parent writes a line: the appends overlap.
 process.stdout.write(JSON.stringify({ ready: tag }) + '\n');
 await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
