@@ -30,7 +30,7 @@ function closedUpstreams(): Record<string, string> {
   return env;
 }
 
-const server = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+const server = spawn(process.execPath, [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', 'src/cli.ts', 'serve'], {
   env: { ...process.env, ...closedUpstreams(), PORT: String(port), SVC_HOST: '127.0.0.1', SVC_DATA: data, SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_RPS: '1000000', SVC_RATE_LIMIT_BURST: '1000000', SVC_ATTESTER_KEYS: opKey },
   stdio: 'inherit',
 });
