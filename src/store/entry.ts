@@ -4,6 +4,7 @@
  * so the fact index is always a pure function of the log and can be rebuilt from it alone.
  */
 import { b32encode } from '../protocol/base32.js';
+import { compareBytes, utf8 } from '../protocol/bytes.js';
 import { decodeTrusted, encodeCanonical, type CborValue } from '../protocol/cbor.js';
 import { SvcError } from '../protocol/errors.js';
 import { blake3 } from '../protocol/hash.js';
@@ -86,21 +87,119 @@ export function checkLogEntry(e: unknown): asserts e is LogEntryV1 {
   if (extra !== undefined) throw bad(extra, 'unknown member (a new layout needs a new version)');
 }
 
+/** A log entry's canonical CBOR together with where each fact body sits inside it. */
+export interface EncodedLogEntry {
+  bytes: Uint8Array;
+  /** Canonical CBOR of each body: exactly bytes[bodyAt[i], bodyAt[i] + bodies[i].length). */
+  bodies: Uint8Array[];
+  bodyAt: number[];
+}
+
+/** Canonical CBOR head: major type `major`, argument n (a safe non-negative integer), shortest form. */
+function cborHead(major: number, n: number): Uint8Array {
+  const m = major << 5;
+  if (n < 24) return Uint8Array.of(m | n);
+  if (n < 0x100) return Uint8Array.of(m | 24, n);
+  if (n < 0x10000) return Uint8Array.of(m | 25, n >>> 8, n & 0xff);
+  if (n < 0x100000000) return Uint8Array.of(m | 26, n >>> 24, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff);
+  const hi = Math.floor(n / 0x100000000);
+  const lo = n >>> 0;
+  return Uint8Array.of(m | 27, hi >>> 24, (hi >>> 16) & 0xff, (hi >>> 8) & 0xff, hi & 0xff, lo >>> 24, (lo >>> 16) & 0xff, (lo >>> 8) & 0xff, lo & 0xff);
+}
+
+/**
+ * Encoded text strings of entry members: attester, registry and schema cids (and accepted_at
+ * within a second) repeat from batch to batch, and small-string UTF-8 encoding is what their
+ * encoding costs. Bounded; cleared when full.
+ */
+const textMemo = new Map<string, Uint8Array>();
+
+function cborText(s: string): Uint8Array {
+  let out = textMemo.get(s);
+  if (out === undefined) {
+    const b = utf8(s);
+    const head = cborHead(3, b.length);
+    out = new Uint8Array(head.length + b.length);
+    out.set(head);
+    out.set(b, head.length);
+    if (textMemo.size >= 1024) textMemo.clear();
+    textMemo.set(s, out);
+  }
+  return out;
+}
+
+const byKey = (a: { encoded: Uint8Array }, b: { encoded: Uint8Array }) => compareBytes(a.encoded, b.encoded);
+type EntryKey = keyof LogEntryV1;
+/** LogEntryV1 members in canonical key order (bytewise order of their encoded keys). */
+const ENTRY_KEYS = (['v', 'type', 'accepted_at', 'attester', 'signature', 'batch_root', 'registry_cid', 'schema_cid', 'facts', 'meta'] as EntryKey[])
+  .map((key) => ({ key, encoded: encodeCanonical(key) }))
+  .sort(byKey);
+const META_KEYS = (['provenance_class', 'tslot'] as const).map((key) => ({ key, encoded: encodeCanonical(key) })).sort(byKey);
+const META_HEAD = cborHead(5, META_KEYS.length);
+
+/**
+ * Canonical CBOR of one validated member of an entry other than `facts`. checkLogEntry fixed
+ * their shapes (non-empty strings, 32 bytes, maps of a provenance class and a safe tslot), and
+ * the canonical form of those shapes is only heads and bytes, so they are written directly.
+ */
+function memberParts(e: LogEntryV1, key: Exclude<EntryKey, 'facts'>, out: Uint8Array[]): void {
+  switch (key) {
+    case 'v':
+      out.push(cborHead(0, e.v));
+      return;
+    case 'batch_root':
+      out.push(cborHead(2, e.batch_root.length), e.batch_root);
+      return;
+    case 'meta':
+      out.push(cborHead(4, e.meta.length));
+      for (const m of e.meta) {
+        out.push(META_HEAD);
+        for (const k of META_KEYS) out.push(k.encoded, k.key === 'tslot' ? cborHead(0, m.tslot) : cborText(m.provenance_class));
+      }
+      return;
+    default:
+      out.push(cborText(e[key]));
+  }
+}
+
+/**
+ * Canonical CBOR bytes of a log entry (validated first, so a bad entry never reaches the log),
+ * built around each body's own canonical encoding: a body is encoded once, and the same bytes
+ * serve its fact_cid, the entry and (through `bodyAt`) whoever later reads the body back out of
+ * the logged entry. Byte for byte what encodeCanonical of the whole entry gives (the entry
+ * tests compare the two).
+ */
+export function encodeLogEntryParts(e: LogEntryV1): EncodedLogEntry {
+  checkLogEntry(e);
+  const bodies = e.facts.map((b) => encodeCanonical(b as CborValue));
+  const parts: Uint8Array[] = [cborHead(5, ENTRY_KEYS.length)];
+  let firstBody = -1;
+  for (const { key, encoded } of ENTRY_KEYS) {
+    parts.push(encoded);
+    if (key === 'facts') {
+      parts.push(cborHead(4, bodies.length));
+      firstBody = parts.length;
+      parts.push(...bodies);
+    } else {
+      memberParts(e, key, parts);
+    }
+  }
+  let total = 0;
+  for (const p of parts) total += p.length;
+  const bytes = new Uint8Array(total);
+  const bodyAt: number[] = [];
+  let at = 0;
+  for (let k = 0; k < parts.length; k++) {
+    if (k >= firstBody && k < firstBody + bodies.length) bodyAt.push(at);
+    bytes.set(parts[k], at);
+    at += parts[k].length;
+  }
+  return { bytes, bodies, bodyAt };
+}
+
 /** Canonical CBOR bytes of a log entry (validated first, so a bad entry never reaches the log). */
 export function encodeLogEntry(e: LogEntryV1): Uint8Array {
-  checkLogEntry(e);
-  return encodeCanonical({
-    v: e.v,
-    type: e.type,
-    accepted_at: e.accepted_at,
-    attester: e.attester,
-    signature: e.signature,
-    batch_root: e.batch_root,
-    registry_cid: e.registry_cid,
-    schema_cid: e.schema_cid,
-    facts: e.facts as CborValue[],
-    meta: e.meta.map((m) => ({ provenance_class: m.provenance_class, tslot: m.tslot })),
-  });
+  return encodeLogEntryParts(e).bytes;
 }
 
 /** Decode and validate log entry bytes this responder wrote (throws SvcError('internal')). */

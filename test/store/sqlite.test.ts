@@ -1,21 +1,25 @@
 /** The SQLite driver: the shared contract suite, then rebuild and crash recovery from the log. */
 import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { b32decode } from '../../src/protocol/base32.js';
 import { cellOf } from '../../src/protocol/cell64.js';
 import { SvcError } from '../../src/protocol/errors.js';
 import { isoSeconds } from '../../src/protocol/receipt.js';
 import type { AppendBatch, AppendOnlyLog, Store, StoreConfig, StoredFact } from '../../src/store/contract.js';
-import { decodeCanonical } from '../../src/protocol/cbor.js';
+import { decodeCanonical, encodeCanonical } from '../../src/protocol/cbor.js';
 import { factCid, factDigest } from '../../src/protocol/cid.js';
 import { batchProofs, proofToJson } from '../../src/protocol/merkle-batch.js';
 import type { LogEntryV1 } from '../../src/store/contract.js';
-import { decodeLogEntry, encodeLogEntry, factsFromEntry, scopeKey } from '../../src/store/entry.js';
+import { decodeLogEntry, encodeLogEntry, encodeLogEntryParts, factsFromEntry, scopeKey } from '../../src/store/entry.js';
+import { BatchTree, buildBatchTree, cidKey } from '../../src/store/sqlite/batch-tree.js';
+import { packAcceptedAt, packedBound, SCHEMA_VERSION, unpackAcceptedAt } from '../../src/store/sqlite/schema.js';
 import { createSqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite/sqlite-store.js';
 import { runContractSuite } from './contract-suite.js';
-import { makeBatch, makeFact, testSigner } from './support/facts.js';
+import { makeBatch, makeFact, steppingClock, testSigner } from './support/facts.js';
 import { logOpener, withFailingAppend } from './support/log-factory.js';
 
 const signer = testSigner();
@@ -180,6 +184,240 @@ describe('sqlite store: recovery from the log', () => {
   });
 });
 
+/** The entry append() writes for `b`, as a LogEntryV1. */
+function entryOf(b: AppendBatch, accepted_at = isoSeconds(new Date())): LogEntryV1 {
+  return {
+    v: 1, type: 'batch', accepted_at, attester: b.attester, signature: b.signature, batch_root: b.batch_root,
+    registry_cid: b.registry_cid, schema_cid: b.schema_cid,
+    facts: b.facts.map((f) => f.body), meta: b.facts.map((f) => ({ provenance_class: f.provenance_class, tslot: f.tslot })),
+  };
+}
+
+/** A batch of `n` facts over several cells, bands, scopes, kinds and provenance classes. */
+function mixedBatch(n: number, tag: string): AppendBatch {
+  const classes = ['direct_sensor', 'deterministic_index', 'model_output', 'human_curated', 'unclassified'] as const;
+  return makeBatch(
+    Array.from({ length: n }, (_, i) =>
+      makeFact({
+        cell: [HERE, THERE][i % 2], band: `test.${tag}${i % 3}`, tslot: i % 5, value: i % 4 === 0 ? null : i * 0.5,
+        kind: i % 4 === 0 ? 'absence' : 'primary', scope: i % 3 === 0 ? { user_id: `u${i % 2}`, run_id: 'r' } : undefined,
+      }),
+    ),
+    { sign: false, provenance_class: Array.from({ length: n }, (_, i) => classes[i % classes.length]) },
+  );
+}
+
+describe('sqlite store: index layout (schema v2)', () => {
+  it('serves each fact exactly as the log entry alone rebuilds it (body from the log, proof from the batch tree)', async () => {
+    const dir = join(root, `layout-${seq++}`);
+    const { store, log } = await open(dir);
+    try {
+      const batches = [mixedBatch(37, 'a'), mixedBatch(1, 'b'), mixedBatch(64, 'c')];
+      for (const b of batches) await store.append(b);
+      for (let i = 0; i < batches.length; i++) {
+        const rebuilt = factsFromEntry(decodeLogEntry((await log.entry(i))!), i);
+        for (const want of rebuilt) {
+          const got = await store.getFact(want.fact_cid);
+          assert.deepEqual({ ...got!, supersedes: null }, want);
+        }
+      }
+      // A second index over the same log, read through a wrapper without ranged reads (the
+      // whole-entry fallback), serves the same facts (it indexes them by replay on open).
+      const wrapped = withFailingAppend(log, () => false);
+      const other = await createSqliteStore(configFor(dir + '-fallback'), wrapped, { logger: quiet });
+      try {
+        const cid = batches[2].facts[5].fact_cid;
+        assert.deepEqual(await other.getFact(cid), await store.getFact(cid));
+      } finally {
+        await other.close(); // closes the shared log too
+      }
+    } finally {
+      await store.close().catch(() => {});
+    }
+  });
+
+  it('reads part of a logged entry (DiskLog.entryRange), and nothing outside it', { skip: logs.kind !== 'disk' && 'needs the disk log' }, async () => {
+    const dir = join(root, `range-${seq++}`);
+    const { store, log } = await open(dir);
+    try {
+      await store.append(sampleBatches()[0]);
+      const whole = (await log.entry(0))!;
+      const range = (log as unknown as { entryRange(i: number, a: number, b: number): Uint8Array | null }).entryRange.bind(log);
+      assert.deepEqual(range(0, 5, 40), whole.subarray(5, 40));
+      assert.deepEqual(range(0, 0, whole.length), whole);
+      for (const [i, a, b] of [[0, 0, whole.length + 1], [0, 10, 9], [0, -1, 4], [1, 0, 1], [-1, 0, 1]]) assert.equal(range(i, a, b), null, `${i} [${a}, ${b})`);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('does not find a fact under any text but its canonical cid', async () => {
+    const dir = join(root, `cidtext-${seq++}`);
+    const { store } = await open(dir);
+    try {
+      const b = sampleBatches()[0];
+      await store.append(b);
+      const cid = b.facts[0].fact_cid;
+      assert.ok(await store.getFact(cid));
+      for (const text of [cid.toUpperCase(), cid + 'a', cid.slice(0, -1), '', 'not a cid']) assert.equal(await store.getFact(text), null, text);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('tells facts apart by their full digest when cid prefixes collide', async () => {
+    const dir = join(root, `collide-${seq++}`);
+    let { store } = await open(dir);
+    const a = mixedBatch(6, 'p');
+    const d = mixedBatch(3, 'q');
+    await store.append(a);
+    const others = a.facts.slice(1).map((f) => f.fact_cid);
+    const before = await snapshot(store, others);
+    await store.close();
+    // A collision: a's first fact is now indexed under the 48-bit key of d's first fact.
+    const db = new Database(join(dir, 'index.sqlite'));
+    db.prepare('UPDATE facts SET cid_key = ? WHERE cid_key = ?').run(cidKey(b32decode(d.facts[0].fact_cid, 32)), cidKey(b32decode(a.facts[0].fact_cid, 32)));
+    db.close();
+    ({ store } = await open(dir));
+    try {
+      assert.equal(await store.getFact(d.facts[0].fact_cid), null, 'a candidate whose digest differs is not the fact');
+      assert.deepEqual((await store.append(d)).duplicates, [], 'nor a duplicate of it');
+      assert.equal((await store.getFact(d.facts[0].fact_cid))?.log_index, 1, 'of two candidates, the one whose digest matches');
+      assert.deepEqual(await snapshot(store, others), before);
+      assert.deepEqual((await store.append(mixedBatch(6, 'p'))).duplicates.slice(-5), others);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses to serve a body whose log bytes do not hash to its cid', async () => {
+    const dir = join(root, `verify-${seq++}`);
+    let { store } = await open(dir);
+    const b = sampleBatches()[0];
+    await store.append(b);
+    await store.close();
+    const db = new Database(join(dir, 'index.sqlite'));
+    db.prepare('UPDATE facts SET body_at = body_at + 1').run(); // the row now points one byte off
+    db.close();
+    ({ store } = await open(dir));
+    try {
+      await assert.rejects(store.getFact(b.facts[0].fact_cid), (e: unknown) => e instanceof SvcError && e.code === 'internal' && /does not hash to its cid/.test(e.message));
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps the body in the row when the logged entry is not byte for byte canonical', async () => {
+    const dir = join(root, `noncanon-${seq++}`);
+    const { store, log } = await open(dir);
+    try {
+      const b = mixedBatch(5, 'n');
+      const bytes = encodeLogEntry(entryOf(b));
+      // Same entry, but `v` written with a one-byte argument (valid CBOR, not the shortest form).
+      const v = encodeCanonical('v');
+      const at = bytes.findIndex((_, i) => v.every((x, k) => bytes[i + k] === x)) + v.length;
+      const odd = new Uint8Array([...bytes.subarray(0, at), 0x18, 0x01, ...bytes.subarray(at + 1)]);
+      assert.deepEqual(decodeLogEntry(odd), decodeLogEntry(bytes));
+      await log.append(odd);
+      await store.append(sampleBatches()[0]); // applies the foreign entry first (from the log)
+      const want = factsFromEntry(decodeLogEntry(odd), 0);
+      for (const f of want) assert.deepEqual({ ...(await store.getFact(f.fact_cid))!, supersedes: null }, f);
+    } finally {
+      await store.close();
+    }
+    const db = new Database(join(dir, 'index.sqlite'), { readonly: true });
+    assert.equal(db.prepare('SELECT COUNT(*) FROM facts WHERE body IS NOT NULL').pluck().get(), 5);
+    db.close();
+  });
+
+  it(`rebuilds an index written by an older schema from the log, keeping witnesses (v1 → v${SCHEMA_VERSION})`, async () => {
+    const dir = join(root, `upgrade-${seq++}`);
+    let { store } = await open(dir);
+    const batches = sampleBatches();
+    for (const b of batches) await store.append(b);
+    const cids = batches.flatMap((x) => x.facts.map((f) => f.fact_cid));
+    const before = await snapshot(store, cids);
+    await store.close();
+
+    // A version 1 index (its layout, trimmed to what the upgrade touches) that claims every entry.
+    for (const f of ['index.sqlite', 'index.sqlite-wal', 'index.sqlite-shm']) rmSync(join(dir, f), { force: true });
+    const db = new Database(join(dir, 'index.sqlite'));
+    db.exec(`
+      CREATE TABLE facts (fact_cid TEXT PRIMARY KEY, cell TEXT NOT NULL, scope_key TEXT NOT NULL, body BLOB NOT NULL, proof_json TEXT NOT NULL);
+      CREATE INDEX facts_cell_scope ON facts (cell, scope_key);
+      CREATE TABLE edges (from_cid TEXT NOT NULL, to_cid TEXT NOT NULL, kind TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (from_cid, to_cid, kind)) WITHOUT ROWID;
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+      CREATE TABLE witnesses (tree_size INTEGER NOT NULL, root TEXT NOT NULL, witness TEXT NOT NULL, signature TEXT NOT NULL, operator TEXT NOT NULL, received_at TEXT NOT NULL, UNIQUE (tree_size, witness));
+      INSERT INTO meta VALUES ('schema_version', '1'), ('applied_log_size', '${batches.length}');
+      INSERT INTO facts VALUES ('stale', 'x', '', x'00', '{}');
+    `);
+    const w = { tree_size: 2, root: 'r'.repeat(52), witness: 'w'.repeat(52), signature: 's'.repeat(103), operator: 'op', received_at: '2026-03-01T00:00:00Z' };
+    db.prepare('INSERT INTO witnesses VALUES (@tree_size, @root, @witness, @signature, @operator, @received_at)').run(w);
+    db.close();
+
+    const lines: string[] = [];
+    ({ store } = await open(dir, { logger: (l) => lines.push(l) }));
+    try {
+      assert.match(lines[0], /index had 0, replayed 3 entries \(4 facts\).*schema v1 index rebuilt from the log/);
+      assert.deepEqual(await snapshot(store, cids), before);
+      assert.deepEqual(await store.witnesses(), [w]);
+      assert.equal((await store.stats()).facts, 4);
+    } finally {
+      await store.close();
+    }
+    ({ store } = await open(dir, { logger: (l) => lines.push(l) }));
+    await store.close();
+    assert.match(lines[1], /index had 3, replayed 0 entries/, 'the upgrade happens once');
+  });
+
+  it('serves applied facts at once, commits them later, and replays what a crash left uncommitted', async () => {
+    const dir = join(root, `deferred-${seq++}`);
+    let { store, log } = await open(dir);
+    const [first, second] = sampleBatches();
+    await store.append(first);
+    const peek = () => {
+      const db = new Database(join(dir, 'index.sqlite'), { readonly: true });
+      try {
+        return { facts: db.prepare('SELECT COUNT(*) FROM facts').pluck().get(), witnesses: db.prepare('SELECT COUNT(*) FROM witnesses').pluck().get() };
+      } finally {
+        db.close();
+      }
+    };
+    assert.ok(await store.getFact(first.facts[0].fact_cid), 'readable as soon as append resolves');
+    assert.deepEqual(peek(), { facts: 0, witnesses: 0 }, 'not yet committed');
+    // A witness is not in the log: it commits at once, and what was applied before it with it.
+    await store.addWitness({ tree_size: 1, root: 'r'.repeat(52), witness: 'w'.repeat(52), signature: 's'.repeat(103), operator: 'op', received_at: '2026-03-01T00:00:00Z' });
+    assert.deepEqual(peek(), { facts: 2, witnesses: 1 });
+    await store.append(second);
+    // A crash: the connection goes away with the transaction open.
+    (store as unknown as { db: Database.Database }).db.close();
+    await log.close();
+    const lines: string[] = [];
+    ({ store, log } = await open(dir, { logger: (l) => lines.push(l) }));
+    try {
+      assert.match(lines[0], /index had 1, replayed 1 entries \(1 facts\)/);
+      assert.equal((await store.getFact(second.facts[0].fact_cid))?.supersedes, first.facts[0].fact_cid);
+      assert.equal((await store.witnesses()).length, 1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('compares transaction time as the text column did, including bounds past year 9999', async () => {
+    const clock = steppingClock('2026-03-01T12:00:00Z');
+    const dir = join(root, `asof-${seq++}`);
+    const { store } = await open(dir, { now: clock.now });
+    try {
+      await store.append(makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 1 })]));
+      for (const [bound, n] of [['2026-03-01T12:00:00Z', 1], ['2026-03-01T11:59:59Z', 0], ['+010000-01-01T00:00:00Z', 0], ['9999-12-31T23:59:59Z', 1]] as const) {
+        assert.equal((await store.latest({ cell: HERE, as_of_signed_at: bound })).length, n, bound);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('sqlite store: configuration', () => {
   it('caps prefix scans at scanCellLimit whatever the caller asks', async () => {
     const dataDir = join(root, `cap-${seq++}`);
@@ -251,11 +489,60 @@ describe('log entry codec (src/store/entry.ts)', () => {
     assert.throws(() => decodeLogEntry(new Uint8Array([0xa1])), (err: unknown) => err instanceof SvcError && /not decodable/.test(err.message));
   });
 
+  it('encodes each body once and splices it in: the same bytes as encodeCanonical of the whole entry', () => {
+    const shapes: LogEntryV1[] = [entry, entryOf(mixedBatch(300, 'x'), '2026-03-01T12:00:00Z')];
+    const odd = mixedBatch(10, 'y');
+    shapes.push({
+      ...entryOf(odd, '0001-01-01T00:00:00Z'), attester: 'attester-ü-😀', signature: 's'.repeat(300), registry_cid: 'r',
+      meta: odd.facts.map((f, i) => ({ provenance_class: f.provenance_class, tslot: [0, 23, 24, 255, 256, 65535, 65536, 2 ** 32 - 1, 2 ** 32, 2 ** 53 - 1][i] })),
+      facts: odd.facts.map((f, i) => ({ ...f.body, tslot: undefined, band: `b€${i}` })),
+    });
+    for (const e of shapes) {
+      const p = encodeLogEntryParts(e);
+      assert.deepEqual(p.bytes, encodeCanonical(e as never));
+      p.bodies.forEach((body, i) => {
+        assert.deepEqual(body, encodeCanonical(e.facts[i] as never));
+        assert.deepEqual(p.bytes.subarray(p.bodyAt[i], p.bodyAt[i] + body.length), body);
+      });
+    }
+  });
+
   it('keys scopes by their set members in a fixed order', () => {
     assert.equal(scopeKey(null), '');
     assert.equal(scopeKey({}), '');
     assert.equal(scopeKey({ user_id: undefined }), '');
     assert.equal(scopeKey({ run_id: 'r', user_id: 'u' }), scopeKey({ user_id: 'u', run_id: 'r' }));
     assert.equal(scopeKey({ run_id: 'r', user_id: 'u' }), '{"user_id":"u","run_id":"r"}');
+  });
+});
+
+describe('sqlite index: batch tree and column codecs', () => {
+  it('stores each batch tree once and rebuilds every proof batchProofs gives', () => {
+    const digest = (i: number) => factDigest({ i });
+    for (const n of [1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 33, 64, 255, 256, 257]) {
+      const leaves = Array.from({ length: n }, (_, i) => digest(i));
+      if (n > 4) leaves[3] = leaves[1]; // a fact repeated in its batch shares the first one's proof
+      const built = buildBatchTree(leaves);
+      const { root, proofs } = batchProofs(leaves);
+      assert.deepEqual(built.root, root, `n=${n}`);
+      const tree = new BatchTree(built.count, built.blob);
+      leaves.forEach((leaf, i) => {
+        assert.equal(built.leafIndex[i], proofs[i].index);
+        assert.deepEqual(tree.leaf(built.leafIndex[i]), leaf);
+        assert.deepEqual(tree.proof(built.leafIndex[i]), proofToJson(proofs[i]), `n=${n} i=${i}`);
+      });
+      // About two nodes per leaf, where per-fact proofs cost log2(n) each.
+      assert.ok(built.blob.length <= 32 * (2 * n + Math.ceil(Math.log2(n + 1))), `n=${n}: ${built.blob.length} bytes`);
+    }
+  });
+
+  it('packs accepted_at into an integer with the same order and back', () => {
+    const times = ['0001-01-01T00:00:00Z', '1999-12-31T23:59:59Z', '2026-03-01T12:00:00Z', '2026-03-01T12:00:01Z', '2026-13-45T99:99:99Z', '9999-12-31T23:59:59Z'];
+    for (const t of times) assert.equal(unpackAcceptedAt(packAcceptedAt(t)), t);
+    const packed = times.map(packAcceptedAt);
+    assert.deepEqual([...packed].sort((a, b) => a - b), packed);
+    // isoSeconds outside four-digit years starts with a sign, which sorted before every stored time.
+    assert.equal(packedBound('+010000-01-01T00:00Z'), -1);
+    assert.equal(packedBound('2026-03-01T12:00:00Z'), packAcceptedAt('2026-03-01T12:00:00Z'));
   });
 });

@@ -145,6 +145,22 @@ export class DiskLog implements AppendOnlyLog {
     return this.checkRecord(span.seg, span.offset, buf).slice();
   }
 
+  /**
+   * Bytes [start, end) of entry `index`, read without its record check (one positional read of
+   * just those bytes), or null when the entry or the range does not exist. For an index that
+   * keeps where a fact body sits in its entry: the caller checks the bytes against a digest it
+   * already holds (a fact body against its cid), which covers them as the record hash would.
+   */
+  entryRange(index: number, start: number, end: number): Uint8Array | null {
+    if (!Number.isSafeInteger(index) || index < 0 || index >= this.n) return null;
+    const span = this.recordSpan(index);
+    const len = span.end - span.offset - RECORD_OVERHEAD;
+    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start || end > len) return null;
+    const buf = new Uint8Array(end - start);
+    readFully(this.readFd(span.seg), buf, 0, buf.length, span.offset + 4 + start);
+    return buf;
+  }
+
   /** Entries [from, to) in order, read in spans of about a megabyte. */
   async *entries(from: number, to: number): AsyncIterable<{ index: number; entry: Uint8Array }> {
     let i = Math.max(0, Math.floor(from));

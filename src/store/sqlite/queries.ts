@@ -1,55 +1,46 @@
 /**
- * Read and write statements of the SQLite index. Statements are prepared once per distinct SQL
- * text and reused; dynamic filters (band lists, provenance lists, bounds) map to a small set
- * of SQL shapes, so the cache stays bounded.
+ * Read and write statements of the SQLite index (schema.ts, version 2). Statements are prepared
+ * once per distinct SQL text and reused; dynamic filters (band lists, provenance lists, bounds)
+ * map to a small set of SQL shapes, so the cache stays bounded. Fact rows carry interned ids
+ * (resolved through small caches) and no bodies or proofs: fact-rows.ts completes them from the
+ * log and the entry's batch tree.
  */
 import type { Database, Statement } from 'better-sqlite3';
-import { decodeTrusted } from '../../protocol/cbor.js';
 import { invalidArgument, SvcError } from '../../protocol/errors.js';
-import { isoSeconds, type Scope } from '../../protocol/receipt.js';
-import type { FactKind, FactQuery, ProvenanceClass, StoredFact, WitnessRecord } from '../contract.js';
-import { scopeKey, type ExpandedFact } from '../entry.js';
+import { isoSeconds } from '../../protocol/receipt.js';
+import type { FactQuery, WitnessRecord } from '../contract.js';
+import { scopeKey } from '../entry.js';
+import { cidKey, TreeCache } from './batch-tree.js';
+import type { IndexedEntry } from './indexed-entry.js';
+import { packedBound, PROVENANCE_CODES } from './schema.js';
 
-/** A row of `facts` as better-sqlite3 returns it. */
+/** A fact row (see schema.ts for the columns); interned names resolve through Queries' tables. */
 export interface FactRow {
-  fact_cid: string;
-  cell: string;
-  band: string;
+  cell_id: number;
+  band_id: number;
+  scope_id: number;
   tslot: number;
-  accepted_at: string;
-  kind: string;
-  provenance_class: string;
-  attester: string;
-  scope_json: string | null;
-  body: Buffer;
-  proof_json: string;
+  accepted_at: number;
+  kind: number;
+  provenance: number;
   log_index: number;
-  supersedes: string | null;
+  leaf: number;
+  body_at: number;
+  body_len: number;
+  body: Buffer | null;
+  /** Placement of the superseded fact, whose digest is a leaf of its own entry's tree. */
+  sup_log_index: number | null;
+  sup_leaf: number | null;
 }
 
-const FACT_COLUMNS = 'fact_cid, cell, band, tslot, accepted_at, kind, provenance_class, attester, scope_json, body, proof_json, log_index, supersedes';
+const FACT_SELECT = `SELECT f.cell_id, f.band_id, f.scope_id, f.tslot, f.accepted_at, f.kind, f.provenance, f.log_index, f.leaf,
+  f.body_at, f.body_len, f.body, p.log_index AS sup_log_index, p.leaf AS sup_leaf
+  FROM facts f LEFT JOIN facts p ON p.id = f.supersedes`;
 /** Version order: valid time, then transaction time, then log order. */
-const ORDER_NEWEST = 'tslot DESC, accepted_at DESC, log_index DESC, position DESC';
-const ORDER_OLDEST = 'tslot ASC, accepted_at ASC, log_index ASC, position ASC';
-
-/** StoredFact of an index row. */
-export function rowToFact(r: FactRow): StoredFact {
-  return {
-    fact_cid: r.fact_cid,
-    body: decodeTrusted(new Uint8Array(r.body.buffer, r.body.byteOffset, r.body.byteLength)) as Record<string, unknown>,
-    cell: r.cell,
-    band: r.band,
-    tslot: r.tslot,
-    kind: r.kind as FactKind,
-    provenance_class: r.provenance_class as ProvenanceClass,
-    attester: r.attester,
-    scope: r.scope_json === null ? null : (JSON.parse(r.scope_json) as Scope),
-    accepted_at: r.accepted_at,
-    proof: JSON.parse(r.proof_json),
-    log_index: r.log_index,
-    supersedes: r.supersedes,
-  };
-}
+const ORDER_NEWEST = 'f.tslot DESC, f.accepted_at DESC, f.log_index DESC, f.position DESC';
+const ORDER_OLDEST = 'f.tslot ASC, f.accepted_at ASC, f.log_index ASC, f.position ASC';
+/** Interning caches are dropped past this many names (they only save a lookup). */
+const NAME_CACHE_MAX = 1 << 16;
 
 /** Upper bound of the text range holding every string that starts with `prefix` ('' = none). */
 export function prefixUpperBound(prefix: string): string {
@@ -63,53 +54,115 @@ function checkQuery(q: FactQuery): void {
   if (typeof q.cell !== 'string') throw new TypeError('query.cell: expected a string');
 }
 
+/** An interned name table (cells, bands, scopes): name ↔ id, with bounded caches both ways. */
+class Names {
+  private readonly cache = new Map<string, number>();
+  private readonly names = new Map<number, string>();
+  private readonly find: Statement<[string], number>;
+  private readonly add: Statement<[string]>;
+  private readonly byId: Statement<[number], string>;
+
+  constructor(db: Database, table: string, column: string) {
+    this.find = db.prepare(`SELECT id FROM ${table} WHERE ${column} = ?`).pluck() as Statement<[string], number>;
+    this.add = db.prepare(`INSERT INTO ${table} (${column}) VALUES (?)`);
+    this.byId = db.prepare(`SELECT ${column} FROM ${table} WHERE id = ?`).pluck() as Statement<[number], string>;
+  }
+
+  /** The name of an id a fact row holds. */
+  name(id: number): string {
+    let name = this.names.get(id);
+    if (name === undefined) {
+      name = this.byId.get(id);
+      if (name === undefined) throw new SvcError('internal', `index.sqlite: a fact row names a missing interned id ${id}`);
+      if (this.names.size >= NAME_CACHE_MAX) this.names.clear();
+      this.names.set(id, name);
+    }
+    return name;
+  }
+
+  /** The id of `name`, or undefined when no fact uses it. */
+  get(name: string): number | undefined {
+    let id = this.cache.get(name);
+    if (id === undefined) {
+      id = this.find.get(name);
+      if (id !== undefined) this.remember(name, id);
+    }
+    return id;
+  }
+
+  /** The id of `name`, added if new (inside the apply transaction). */
+  intern(name: string): number {
+    let id = this.get(name);
+    if (id === undefined) {
+      id = Number(this.add.run(name).lastInsertRowid);
+      this.remember(name, id);
+    }
+    return id;
+  }
+
+  private remember(name: string, id: number): void {
+    if (this.cache.size >= NAME_CACHE_MAX) this.cache.clear();
+    this.cache.set(name, id);
+  }
+
+  /** Forget cached ids (a rolled-back transaction may have made some of them up). */
+  reset(): void {
+    this.cache.clear();
+    this.names.clear();
+  }
+}
+
 /** Prepared statements over one database. */
 export class Queries {
   private readonly cache = new Map<string, Statement>();
-  readonly getFact: Statement<[string], FactRow>;
-  readonly placement: Statement<[string], { log_index: number; accepted_at: string }>;
-  readonly newestOfKey: Statement<[string, string, number, string], { fact_cid: string }>;
-  readonly insertFact: Statement;
-  readonly insertEdge: Statement;
+  readonly cells: Names;
+  readonly bands: Names;
+  readonly scopes: Names;
+  /** Batch trees of entries: fact_cids and proofs. */
+  readonly trees: TreeCache;
+  private readonly byCidKey: Statement<[number], FactRow>;
+  readonly placement: Statement<[number], { log_index: number; accepted_at: number; position: number }>;
+  private readonly candidates: Statement<[number], { id: number; log_index: number; leaf: number }>;
+  private readonly maxId: Statement<[], number>;
+  private readonly insertFact: Statement<unknown[]>;
+  private readonly insertEntry: Statement<[number, string, number, Uint8Array]>;
   readonly setMeta: Statement<[string, string]>;
   readonly getMeta: Statement<[string], { value: string }>;
-  readonly bandsAt: Statement<[string, string], { band: string }>;
-  readonly nextCell: Statement<[string], { cell: string }>;
-  readonly nextCellBounded: Statement<[string, string], { cell: string }>;
+  private readonly bandsAtSt: Statement<[number, number], string>;
   readonly insertWitness: Statement;
   readonly witnesses: Statement<[], WitnessRecord>;
   readonly counts: Statement<[], { facts: number; cells: number; bands: number }>;
 
   constructor(readonly db: Database) {
-    this.getFact = db.prepare(`SELECT ${FACT_COLUMNS} FROM facts WHERE fact_cid = ?`);
-    this.placement = db.prepare(`SELECT log_index, accepted_at FROM facts WHERE fact_cid = ?`);
-    this.newestOfKey = db.prepare(
-      `SELECT fact_cid FROM facts WHERE cell = ? AND scope_key = ? AND tslot = ? AND band = ?
-       ORDER BY accepted_at DESC, log_index DESC, position DESC LIMIT 1`,
-    );
+    this.cells = new Names(db, 'cells', 'cell');
+    this.bands = new Names(db, 'bands', 'band');
+    this.scopes = new Names(db, 'scopes', 'key');
+    const entryTree = db.prepare(`SELECT attester, leaves, tree FROM entries WHERE log_index = ?`) as Statement<[number], { attester: string; leaves: number; tree: Buffer }>;
+    this.trees = new TreeCache((i) => entryTree.get(i));
+    this.byCidKey = db.prepare(`${FACT_SELECT} WHERE f.cid_key = ?`);
+    this.placement = db.prepare(`SELECT log_index, accepted_at, position FROM facts WHERE id = ?`);
+    this.candidates = db.prepare(`SELECT id, log_index, leaf FROM facts WHERE cid_key = ?`);
+    this.maxId = db.prepare(`SELECT COALESCE(MAX(id), 0) FROM facts`).pluck() as Statement<[], number>;
+    // `supersedes` is the newest version already indexed under the same (cell, scope, band,
+    // tslot), found by the subquery before the row exists: one statement per fact, not two.
     this.insertFact = db.prepare(
-      `INSERT OR IGNORE INTO facts (fact_cid, cell, band, tslot, signed_at, accepted_at, kind, provenance_class, attester,
-         scope_key, scope_json, body, proof_json, log_index, position, supersedes)
-       VALUES (@fact_cid, @cell, @band, @tslot, @signed_at, @accepted_at, @kind, @provenance_class, @attester,
-         @scope_key, @scope_json, @body, @proof_json, @log_index, @position, @supersedes)`,
+      `INSERT INTO facts (id, cid_key, cell_id, scope_id, band_id, tslot, accepted_at, log_index, position, kind, provenance, leaf, body_at, body_len, body, supersedes)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+         (SELECT id FROM facts WHERE cell_id = ? AND scope_id = ? AND band_id = ? AND tslot = ?
+          ORDER BY accepted_at DESC, log_index DESC, position DESC LIMIT 1))`,
     );
-    this.insertEdge = db.prepare(`INSERT OR IGNORE INTO edges (from_cid, to_cid, kind, created_at) VALUES (?, ?, 'supersedes', ?)`);
+    this.insertEntry = db.prepare(`INSERT OR IGNORE INTO entries (log_index, attester, leaves, tree) VALUES (?, ?, ?, ?)`);
     this.setMeta = db.prepare(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`);
     this.getMeta = db.prepare(`SELECT value FROM meta WHERE key = ?`);
-    this.bandsAt = db.prepare(`SELECT DISTINCT band FROM facts WHERE cell = ? AND scope_key = ? ORDER BY band`);
-    // One index seek per distinct cell: a cell with a million facts costs one step, not a million.
-    this.nextCell = db.prepare(`SELECT cell FROM facts WHERE cell > ? ORDER BY cell LIMIT 1`);
-    this.nextCellBounded = db.prepare(`SELECT cell FROM facts WHERE cell > ? AND cell < ? ORDER BY cell LIMIT 1`);
+    this.bandsAtSt = db
+      .prepare(`SELECT band FROM bands WHERE id IN (SELECT DISTINCT band_id FROM facts WHERE cell_id = ? AND scope_id = ?) ORDER BY band`)
+      .pluck() as Statement<[number, number], string>;
     this.insertWitness = db.prepare(
       `INSERT OR IGNORE INTO witnesses (tree_size, root, witness, signature, operator, received_at)
        VALUES (@tree_size, @root, @witness, @signature, @operator, @received_at)`,
     );
     this.witnesses = db.prepare(`SELECT tree_size, root, witness, signature, operator, received_at FROM witnesses ORDER BY tree_size, witness`);
-    this.counts = db.prepare(
-      `SELECT (SELECT COUNT(*) FROM facts) AS facts,
-              (SELECT COUNT(*) FROM (SELECT DISTINCT cell FROM facts)) AS cells,
-              (SELECT COUNT(*) FROM (SELECT DISTINCT band FROM facts)) AS bands`,
-    );
+    this.counts = db.prepare(`SELECT (SELECT COUNT(*) FROM facts) AS facts, (SELECT COUNT(*) FROM cells) AS cells, (SELECT COUNT(*) FROM bands) AS bands`);
   }
 
   private prepared(sql: string): Statement {
@@ -123,83 +176,104 @@ export class Queries {
     return st;
   }
 
-  /** Filters shared by latest and history (everything but the band). */
-  private filters(q: FactQuery): { where: string[]; args: unknown[] } {
-    const where = ['cell = ?', 'scope_key = ?'];
-    const args: unknown[] = [q.cell, scopeKey(q.scope)];
+  /**
+   * Filters shared by latest and history (everything but the band); null for an empty
+   * provenance list. `none` says no row can match (a cell or scope never indexed): callers still
+   * validate the rest of the query, as they did when the SQL itself found nothing.
+   */
+  private filters(q: FactQuery): { where: string[]; args: unknown[]; none: boolean } | null {
+    const cellId = this.cells.get(q.cell);
+    const scopeId = this.scopes.get(scopeKey(q.scope));
+    const where = ['f.cell_id = ?', 'f.scope_id = ?'];
+    const args: unknown[] = [cellId, scopeId];
     if (q.provenance !== undefined) {
-      if (q.provenance.length === 0) return { where: ['0'], args: [] };
-      const list = [...new Set(q.provenance)].sort();
-      where.push(`provenance_class IN (${list.map(() => '?').join(', ')})`);
+      if (q.provenance.length === 0) return null;
+      // A class no row can carry matches nothing, as its text did.
+      const list = [...new Set(q.provenance.map((p) => PROVENANCE_CODES.indexOf(p)))].sort((a, b) => a - b);
+      where.push(`f.provenance IN (${list.map(() => '?').join(', ')})`);
       args.push(...list);
     }
     if (q.tslot !== undefined) {
-      where.push('tslot = ?');
+      where.push('f.tslot = ?');
       args.push(q.tslot);
     } else if (q.as_of_tslot !== undefined) {
-      where.push('tslot <= ?');
+      where.push('f.tslot <= ?');
       args.push(q.as_of_tslot);
     }
     if (q.as_of_signed_at !== undefined) {
-      // accepted_at is stored as YYYY-MM-DDTHH:MM:SSZ, so text order is time order.
       let bound: string;
       try {
         bound = isoSeconds(q.as_of_signed_at);
       } catch {
         throw invalidArgument('as_of_signed_at', `${JSON.stringify(q.as_of_signed_at)} is not an RFC 3339 time`);
       }
-      where.push('accepted_at <= ?');
-      args.push(bound);
+      where.push('f.accepted_at <= ?');
+      args.push(packedBound(bound));
     }
-    return { where, args };
+    return { where, args, none: cellId === undefined || scopeId === undefined };
+  }
+
+  /** Bands with a fact at (cell, scope), in text order. */
+  bandsAt(cell: string, scope: FactQuery['scope']): string[] {
+    const cellId = this.cells.get(cell);
+    const scopeId = this.scopes.get(scopeKey(scope));
+    return cellId === undefined || scopeId === undefined ? [] : this.bandsAtSt.all(cellId, scopeId);
   }
 
   /** Bands a query ranges over: the requested ones (deduplicated, sorted) or all at the cell. */
   private bandsOf(q: FactQuery): string[] {
     if (q.bands !== undefined) return [...new Set(q.bands)].sort();
-    return this.bandsAt.all(q.cell, scopeKey(q.scope)).map((r) => r.band);
+    return this.bandsAt(q.cell, q.scope);
   }
 
   /** Newest version per band (see FactReader.latest), ordered by band. */
-  latest(q: FactQuery): StoredFact[] {
+  latest(q: FactQuery): FactRow[] {
     checkQuery(q);
-    const { where, args } = this.filters(q);
-    if (where[0] === '0') return [];
-    const st = this.prepared(`SELECT ${FACT_COLUMNS} FROM facts WHERE ${where.join(' AND ')} AND band = ? ORDER BY ${ORDER_NEWEST} LIMIT 1`);
-    const out: StoredFact[] = [];
+    const f = this.filters(q);
+    if (f === null || f.none) return [];
+    const st = this.prepared(`${FACT_SELECT} WHERE ${f.where.join(' AND ')} AND f.band_id = ? ORDER BY ${ORDER_NEWEST} LIMIT 1`);
+    const out: FactRow[] = [];
     for (const band of this.bandsOf(q)) {
-      const row = st.get(...args, band) as FactRow | undefined;
-      if (row) out.push(rowToFact(row));
+      const bandId = this.bands.get(band);
+      if (bandId === undefined) continue;
+      const row = st.get(...f.args, bandId) as FactRow | undefined;
+      if (row) out.push(row);
     }
     return out;
   }
 
   /** Every matching version, oldest first (valid time, then transaction time). */
-  history(q: FactQuery & { tslot_from?: number; tslot_to?: number; limit?: number }): StoredFact[] {
+  history(q: FactQuery & { tslot_from?: number; tslot_to?: number; limit?: number }): FactRow[] {
     checkQuery(q);
-    const { where, args } = this.filters(q);
-    if (where[0] === '0') return [];
+    const f = this.filters(q);
+    if (f === null) return [];
+    const { where, args } = f;
+    let none = f.none;
     if (q.bands !== undefined) {
-      const bands = [...new Set(q.bands)].sort();
+      const bands = [...new Set(q.bands)];
       if (bands.length === 0) return [];
-      where.push(`band IN (${bands.map(() => '?').join(', ')})`);
-      args.push(...bands);
+      const ids = bands.map((b) => this.bands.get(b)).filter((id) => id !== undefined);
+      // No band indexed under any of the names: nothing matches (but the limit is still checked).
+      if (ids.length === 0) none = true;
+      ids.sort((a, b) => a - b);
+      where.push(`f.band_id IN (${ids.map(() => '?').join(', ')})`);
+      args.push(...ids);
     }
     if (q.tslot_from !== undefined) {
-      where.push('tslot >= ?');
+      where.push('f.tslot >= ?');
       args.push(q.tslot_from);
     }
     if (q.tslot_to !== undefined) {
-      where.push('tslot <= ?');
+      where.push('f.tslot <= ?');
       args.push(q.tslot_to);
     }
-    let sql = `SELECT ${FACT_COLUMNS} FROM facts WHERE ${where.join(' AND ')} ORDER BY ${ORDER_OLDEST}`;
+    let sql = `${FACT_SELECT} WHERE ${where.join(' AND ')} ORDER BY ${ORDER_OLDEST}`;
     if (q.limit !== undefined) {
       if (!Number.isSafeInteger(q.limit) || q.limit < 0) throw new RangeError('limit: expected a non-negative integer');
       sql += ' LIMIT ?';
       args.push(q.limit);
     }
-    return (this.prepared(sql).all(...args) as FactRow[]).map(rowToFact);
+    return none ? [] : (this.prepared(sql).all(...args) as FactRow[]);
   }
 
   /** Up to `limit` distinct cells starting with `prefix`, in text order. */
@@ -207,57 +281,64 @@ export class Queries {
     if (typeof prefix !== 'string') throw new TypeError('prefix: expected a string');
     if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError('limit: expected a non-negative integer');
     const upper = prefixUpperBound(prefix);
-    // The first seek includes the prefix itself (`>=`); later ones step past the previous cell.
-    const first = this.prepared(
-      upper === '' ? `SELECT cell FROM facts WHERE cell >= ? ORDER BY cell LIMIT 1` : `SELECT cell FROM facts WHERE cell >= ? AND cell < ? ORDER BY cell LIMIT 1`,
-    );
-    const next = (after: string | null): string | undefined => {
-      let row: unknown;
-      if (after === null) row = upper === '' ? first.get(prefix) : first.get(prefix, upper);
-      else row = upper === '' ? this.nextCell.get(after) : this.nextCellBounded.get(after, upper);
-      return (row as { cell: string } | undefined)?.cell;
-    };
-    const cells: string[] = [];
-    let cur: string | null = null;
-    while (cells.length < limit) {
-      const c = next(cur);
-      if (c === undefined) return { cells, truncated: false };
-      cells.push(c);
-      cur = c;
-    }
-    // The cap was reached: truncated only if another matching cell exists.
-    return { cells, truncated: next(cur) !== undefined };
+    // `cells` holds each cell once: one range scan, with one row past the cap to tell truncation.
+    const st = this.prepared(
+      upper === '' ? `SELECT cell FROM cells WHERE cell >= ? ORDER BY cell LIMIT ?` : `SELECT cell FROM cells WHERE cell >= ? AND cell < ? ORDER BY cell LIMIT ?`,
+    ).pluck();
+    const cells = (upper === '' ? st.all(prefix, limit + 1) : st.all(prefix, upper, limit + 1)) as string[];
+    const truncated = cells.length > limit;
+    if (truncated) cells.length = limit;
+    return { cells, truncated };
   }
 
-  /** Insert one expanded fact (idempotent); returns true when the row is new. */
-  insertExpanded(x: ExpandedFact): boolean {
-    const f = x.fact;
-    // Computed before the insert: the newest version already indexed under the same key.
-    const prev = this.newestOfKey.get(f.cell, x.scopeKey, f.tslot, f.band);
-    if (prev?.fact_cid === f.fact_cid) return false;
-    const supersedes = prev?.fact_cid ?? null;
-    const res = this.insertFact.run({
-      fact_cid: f.fact_cid,
-      cell: f.cell,
-      band: f.band,
-      tslot: f.tslot,
-      signed_at: x.signedAt,
-      accepted_at: f.accepted_at,
-      kind: f.kind,
-      provenance_class: f.provenance_class,
-      attester: f.attester,
-      scope_key: x.scopeKey,
-      scope_json: x.scopeKey === '' ? null : x.scopeKey,
-      body: x.bodyBytes,
-      proof_json: JSON.stringify(f.proof),
-      log_index: f.log_index,
-      position: x.position,
-      supersedes,
-    });
-    if (res.changes === 0) return false;
-    f.supersedes = supersedes;
-    if (supersedes !== null) this.insertEdge.run(f.fact_cid, supersedes, f.accepted_at);
+  /** True when the fact at (logIndex, leaf) has the digest `digest`. */
+  private isDigest(logIndex: number, leaf: number, digest: Uint8Array): boolean {
+    const d = this.trees.digest(logIndex, leaf);
+    for (let i = 0; i < 32; i++) if (d[i] !== digest[i]) return false;
     return true;
+  }
+
+  /** Row id of the fact whose digest is `digest`, if indexed. */
+  factId(digest: Uint8Array): number | undefined {
+    return this.candidates.all(cidKey(digest)).find((c) => this.isDigest(c.log_index, c.leaf, digest))?.id;
+  }
+
+  /** The row of the fact whose digest is `digest`, if indexed (one query: candidates with their rows). */
+  getFact(digest: Uint8Array): FactRow | undefined {
+    return this.byCidKey.all(cidKey(digest)).find((r) => this.isDigest(r.log_index, r.leaf, digest));
+  }
+
+  /**
+   * Insert the facts of applied entries (one transaction, the caller's): per entry its tree, per
+   * fact its row unless its cid is already indexed (the first placement stays, as INSERT OR
+   * IGNORE on the cid would keep it). Returns, per entry, which facts were new.
+   */
+  insertEntries(items: IndexedEntry[]): boolean[][] {
+    let nextId = this.maxId.get()! + 1;
+    return items.map((e) => {
+      // Written first, so a fact repeated later in this entry finds its earlier copy's leaf.
+      this.insertEntry.run(e.logIndex, e.attester, e.tree.count, e.tree.blob);
+      return e.facts.map((x) => {
+        if (this.factId(x.digest) !== undefined) return false;
+        const cellId = this.cells.intern(x.cell);
+        const scopeId = this.scopes.intern(x.scopeKey);
+        const bandId = this.bands.intern(x.band);
+        const id = nextId++;
+        this.insertFact.run(
+          id, cidKey(x.digest), cellId, scopeId, bandId, x.tslot, e.acceptedAt, e.logIndex, x.position, x.kind, x.provenance, x.leaf, x.bodyAt, x.bodyLen, x.inline,
+          cellId, scopeId, bandId, x.tslot,
+        );
+        return true;
+      });
+    });
+  }
+
+  /** After a failed transaction: cached ids may name rows that were rolled back. */
+  resetCaches(): void {
+    this.trees.clear();
+    this.cells.reset();
+    this.bands.reset();
+    this.scopes.reset();
   }
 
   /** The stored meta value for `key`, or undefined. */

@@ -2,21 +2,26 @@
  * Embedded driver: the transparency log (an `AppendOnlyLog`) is the durable record, and a
  * better-sqlite3 database at `${dataDir}/index.sqlite` indexes it. Life of a fact: append
  * validates the batch, writes one LogEntryV1 to the log (resolves after fsync), then applies
- * the entry to the index in one transaction, in log order. On open, every log entry the index
- * has not applied is replayed, so a crash between fsync and commit, or a deleted index, heals.
+ * the entry to the index all or nothing, in log order (the commit that follows is deferred:
+ * index-writer.ts). On open, every log entry the index has not committed is replayed, so a
+ * crash between fsync and commit, or a deleted index, heals.
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { b32encode } from '../../protocol/base32.js';
+import { b32decode } from '../../protocol/base32.js';
+import { equalBytes } from '../../protocol/bytes.js';
 import { SvcError } from '../../protocol/errors.js';
 import { isoSeconds } from '../../protocol/receipt.js';
 import type {
   AppendBatch, AppendOnlyLog, AppendResult, CorpusStats, FactQuery, LogEntryV1, LogReader, Store, StoreConfig, StoredFact, WitnessRecord,
 } from '../contract.js';
-import { decodeLogEntry, encodeLogEntry, expandEntry, scopeKey, type ExpandedFact } from '../entry.js';
-import { internal, Queries, rowToFact } from './queries.js';
-import { migrate } from './schema.js';
+import { decodeLogEntry, encodeLogEntryParts, scopeKey, type EncodedLogEntry } from '../entry.js';
+import { FactRows } from './fact-rows.js';
+import { IndexWriter } from './index-writer.js';
+import { indexEntry, indexLoggedEntry, type IndexedEntry } from './indexed-entry.js';
+import { internal, Queries } from './queries.js';
+import { KIND_CODES, migrate, unpackAcceptedAt } from './schema.js';
 
 /** Driver options that are not deployment configuration (tests and tools set them). */
 export interface SqliteStoreOptions {
@@ -33,7 +38,7 @@ const DRAIN_MAX = 1024;
 const REPLAY_CHUNK = 512;
 
 interface PendingApply {
-  expanded: ExpandedFact[];
+  entry: IndexedEntry;
   resolve: (inserted: boolean[]) => void;
   reject: (err: unknown) => void;
 }
@@ -51,24 +56,33 @@ function readerOf(log: AppendOnlyLog): LogReader {
   };
 }
 
-function sameScope(a: unknown, b: unknown): boolean {
-  return scopeKey(a as never) === scopeKey(b as never);
+/** The raw digest a fact_cid names, or null when it is not the b32 of 32 bytes. */
+function cidDigest(cid: unknown): Uint8Array | null {
+  try {
+    return b32decode(cid as string, 32);
+  } catch {
+    return null;
+  }
 }
 
-/** Cross-check what the caller computed against what the entry will say (the entry wins on replay). */
-function checkAgainstEntry(batch: AppendBatch, expanded: ExpandedFact[]): void {
-  expanded.forEach((x, i) => {
+/**
+ * Cross-check what the caller computed against what the entry will say (the entry wins on
+ * replay). `claimed` holds the digests the batch's fact_cids name (null: not a cid at all).
+ */
+function checkAgainstEntry(batch: AppendBatch, claimed: (Uint8Array | null)[], x: IndexedEntry): void {
+  x.facts.forEach((fx, i) => {
     const f = batch.facts[i];
     const at = `facts[${i}]`;
-    if (f.fact_cid !== x.fact.fact_cid) throw new SvcError('invalid_argument', `${at}.fact_cid: does not match the canonical CBOR of the body`, { field: `${at}.fact_cid` });
-    if (f.cell !== x.fact.cell) throw new SvcError('invalid_argument', `${at}.cell: differs from body.cell`, { field: `${at}.cell` });
-    if (f.band !== x.fact.band) throw new SvcError('invalid_argument', `${at}.band: differs from body.band`, { field: `${at}.band` });
-    if (f.kind !== x.fact.kind) throw new SvcError('invalid_argument', `${at}.kind: differs from body.kind`, { field: `${at}.kind` });
+    // b32decode is strict (one text per digest), so equal digests mean equal cid text.
+    const cid = claimed[i];
+    if (cid === null || !equalBytes(cid, fx.digest)) throw new SvcError('invalid_argument', `${at}.fact_cid: does not match the canonical CBOR of the body`, { field: `${at}.fact_cid` });
+    if (f.cell !== fx.cell) throw new SvcError('invalid_argument', `${at}.cell: differs from body.cell`, { field: `${at}.cell` });
+    if (f.band !== fx.band) throw new SvcError('invalid_argument', `${at}.band: differs from body.band`, { field: `${at}.band` });
+    if (f.kind !== KIND_CODES[fx.kind]) throw new SvcError('invalid_argument', `${at}.kind: differs from body.kind`, { field: `${at}.kind` });
     // The log keeps only the body, so a scope outside it would vanish on rebuild.
-    if (!sameScope(f.scope, x.fact.scope)) throw new SvcError('invalid_argument', `${at}.scope: differs from body.scope`, { field: `${at}.scope` });
+    if (scopeKey(f.scope) !== fx.scopeKey) throw new SvcError('invalid_argument', `${at}.scope: differs from body.scope`, { field: `${at}.scope` });
   });
-  const root = expanded[0].fact.proof.root;
-  if (root !== b32encode(batch.batch_root)) {
+  if (!equalBytes(x.tree.root, batch.batch_root)) {
     throw new SvcError('bad_merkle_proof', 'batch_root: merkle root mismatch: the facts do not hash into batch_root', { field: 'batch_root' });
   }
 }
@@ -86,6 +100,7 @@ class SqliteStore implements Store {
   private closed = false;
   private closing = false;
   private statsAt: { applied: number; counts: { facts: number; cells: number; bands: number } } | undefined;
+  private readonly rows: FactRows;
 
   constructor(
     private readonly db: Database.Database,
@@ -98,15 +113,23 @@ class SqliteStore implements Store {
     private readonly scanCellLimit: number,
   ) {
     this.log = readerOf(appendLog);
-    this.applyTxn = db.transaction((items: ExpandedFact[][], newSize: number) => {
-      const inserted = items.map((xs) => xs.map((x) => q.insertExpanded(x)));
-      q.setMeta.run(APPLIED_KEY, String(newSize));
-      return inserted;
-    });
+    this.rows = new FactRows(q, appendLog);
+    this.writer = new IndexWriter(db, q, APPLIED_KEY, (err) => this.commitFailed(err));
   }
 
-  /** One transaction: the entries' facts, their edges and the applied watermark. */
-  private readonly applyTxn: (items: ExpandedFact[][], newSize: number) => boolean[][];
+  /** A failed commit lost applies already acknowledged (they are in the log): stop writing. */
+  private commitFailed(err: unknown): SvcError {
+    this.broken ??= internal('committing the index failed (the log has every acknowledged entry; reopen the store to replay them)', err);
+    this.logger(this.broken.message);
+    return this.broken;
+  }
+
+  /** Applies entries (trees, facts, watermark) all or nothing; commits are deferred (index-writer.ts). */
+  private readonly writer: IndexWriter;
+
+  private applyTxn(items: IndexedEntry[], newSize: number): boolean[][] {
+    return this.writer.apply(items, newSize);
+  }
 
   private assertOpen(): void {
     if (this.closed) throw new SvcError('internal', 'sqlite store: closed');
@@ -128,25 +151,19 @@ class SqliteStore implements Store {
     if (!batch || !Array.isArray(batch.facts) || batch.facts.length === 0) {
       throw new SvcError('invalid_argument', 'facts: expected a non-empty array', { field: 'facts' });
     }
-    // Duplicates: already indexed, or repeated earlier in this batch.
-    const duplicates = new Set<string>();
-    const seen = new Set<string>();
-    let firstStored: { log_index: number; accepted_at: string } | undefined;
-    let allStored = true;
-    batch.facts.forEach((f, i) => {
-      const placed = this.q.placement.get(f.fact_cid);
-      if (i === 0) firstStored = placed;
-      if (placed === undefined) allStored = false;
-      if (placed !== undefined || seen.has(f.fact_cid)) duplicates.add(f.fact_cid);
-      seen.add(f.fact_cid);
-    });
-    if (allStored && firstStored) {
-      return { log_index: firstStored.log_index, accepted_at: firstStored.accepted_at, tree_size: await this.appendLog.size(), duplicates: [...duplicates] };
+    const claimed = batch.facts.map((f) => cidDigest(f.fact_cid));
+    // Only a batch of nothing but indexed facts skips the log, so facts are looked up only until
+    // one is new. Duplicates otherwise come from the apply, which reports both kinds (already
+    // indexed, or repeated earlier in this batch) in fact order, as the lookup did.
+    if (claimed.every((d) => d !== null && this.q.factId(d) !== undefined)) {
+      const first = this.q.placement.get(this.q.factId(claimed[0]!)!)!;
+      const duplicates = [...new Set(batch.facts.map((f) => f.fact_cid))];
+      return { log_index: first.log_index, accepted_at: unpackAcceptedAt(first.accepted_at), tree_size: await this.appendLog.size(), duplicates };
     }
 
     // The entry records the batch exactly as signed (duplicates included) so the attester's
     // signature and every per-fact proof stay checkable against batch_root from the log alone;
-    // facts already indexed keep their first placement (INSERT OR IGNORE).
+    // facts already indexed keep their first placement.
     const entry: LogEntryV1 = {
       v: 1,
       type: 'batch',
@@ -159,34 +176,41 @@ class SqliteStore implements Store {
       facts: batch.facts.map((f) => f.body),
       meta: batch.facts.map((f) => ({ provenance_class: f.provenance_class, tslot: f.tslot })),
     };
-    let bytes: Uint8Array;
-    let expanded: ExpandedFact[];
+    let encoded: EncodedLogEntry;
     try {
-      bytes = encodeLogEntry(entry);
-      expanded = expandEntry(entry, -1);
+      encoded = encodeLogEntryParts(entry);
     } catch (err) {
       // A batch the entry codec refuses is the caller's fault, and nothing was written.
       if (err instanceof SvcError) throw new SvcError('invalid_argument', err.message.replace(/^log entry: /, ''), err.details, { cause: err });
       throw err;
     }
-    checkAgainstEntry(batch, expanded);
+    // Each body was encoded once above; those bytes are in the entry verbatim.
+    const indexed = indexEntry(entry, encoded, true, -1);
+    checkAgainstEntry(batch, claimed, indexed);
 
-    const index = await this.appendLog.append(bytes); // durable from here on
-    for (const x of expanded) x.fact.log_index = index;
+    const index = await this.appendLog.append(encoded.bytes); // durable from here on
+    indexed.logIndex = index;
     let inserted: boolean[];
     if (index < this.nextApply) {
-      // fillGap already applied it from the log (this continuation came late).
-      inserted = this.appliedFromLog.get(index) ?? expanded.map(() => true);
+      // fillGap already applied it from the log (this continuation came late). A fact was new
+      // in this entry when its row is the one this entry placed.
+      inserted =
+        this.appliedFromLog.get(index) ??
+        indexed.facts.map((x) => {
+          const id = this.q.factId(x.digest);
+          const at = id === undefined ? undefined : this.q.placement.get(id);
+          return at !== undefined && at.log_index === index && at.position === x.position;
+        });
       this.appliedFromLog.delete(index);
     } else {
       inserted = await new Promise<boolean[]>((resolve, reject) => {
-        this.pending.set(index, { expanded, resolve, reject });
+        this.pending.set(index, { entry: indexed, resolve, reject });
         this.scheduleDrain();
       });
     }
-    // Lost a race with a concurrent append of the same fact: report it as the duplicate it is.
+    const duplicates = new Set<string>();
     inserted.forEach((ok, i) => {
-      if (!ok) duplicates.add(expanded[i].fact.fact_cid);
+      if (!ok) duplicates.add(batch.facts[i].fact_cid);
     });
     return { log_index: index, accepted_at: entry.accepted_at, tree_size: index + 1, duplicates: [...duplicates] };
   }
@@ -212,8 +236,9 @@ class SqliteStore implements Store {
       for (let p = this.pending.get(first); p !== undefined && run.length < DRAIN_MAX; p = this.pending.get(first + run.length)) run.push(p);
       run.forEach((_, k) => this.pending.delete(first + k));
       try {
-        const inserted = this.applyTxn(run.map((p) => p.expanded), first + run.length);
+        const inserted = this.applyTxn(run.map((p) => p.entry), first + run.length);
         this.nextApply = first + run.length;
+        for (const p of run) this.q.trees.remember(p.entry.logIndex, p.entry.attester, p.entry.tree);
         run.forEach((p, k) => p.resolve(inserted[k]));
       } catch (err) {
         this.fail(first, err);
@@ -237,7 +262,7 @@ class SqliteStore implements Store {
       const bytes = await this.appendLog.entry(index);
       if (bytes === null) throw new SvcError('internal', `log entry ${index} is missing below pending entries`);
       if (this.nextApply !== index || this.pending.has(index)) continue; // arrived meanwhile
-      const [inserted] = this.applyTxn([expandEntry(decodeLogEntry(bytes), index)], index + 1);
+      const [inserted] = this.applyTxn([indexLoggedEntry(decodeLogEntry(bytes), bytes, index)], index + 1);
       this.nextApply = index + 1;
       this.appliedFromLog.set(index, inserted);
       // Entries appended by someone else are never claimed; keep the map small regardless.
@@ -250,6 +275,11 @@ class SqliteStore implements Store {
   private fail(index: number, err: unknown): void {
     this.broken = internal(`applying log entry ${index} failed (it is durable in the log; reopen the store to replay it)`, err);
     this.logger(this.broken.message);
+    try {
+      this.writer.commit(); // keep what was applied before the failure
+    } catch {
+      // Lost until a reopen replays it from the log.
+    }
     for (const [, p] of this.pending) p.reject(this.broken);
     this.pending.clear();
   }
@@ -257,24 +287,25 @@ class SqliteStore implements Store {
   async getFact(cid: string): Promise<StoredFact | null> {
     this.assertOpen();
     if (typeof cid !== 'string') throw new TypeError('cid: expected a string');
-    const row = this.q.getFact.get(cid);
-    return row ? rowToFact(row) : null;
+    const digest = cidDigest(cid);
+    const row = digest === null ? undefined : this.q.getFact(digest);
+    return row ? (await this.rows.facts([row], undefined, cid))[0] : null;
   }
 
   async latest(q: FactQuery): Promise<StoredFact[]> {
     this.assertOpen();
-    return this.q.latest(q);
+    return this.rows.facts(this.q.latest(q), q.cell);
   }
 
   async history(q: FactQuery & { tslot_from?: number; tslot_to?: number; limit?: number }): Promise<StoredFact[]> {
     this.assertOpen();
-    return this.q.history(q);
+    return this.rows.facts(this.q.history(q), q.cell);
   }
 
   async bandsAt(cell: string, scope?: FactQuery['scope']): Promise<string[]> {
     this.assertOpen();
     if (typeof cell !== 'string') throw new TypeError('cell: expected a string');
-    return this.q.bandsAt.all(cell, scopeKey(scope)).map((r) => r.band);
+    return this.q.bandsAt(cell, scope);
   }
 
   async cellsWithPrefix(prefix: string, limit: number): Promise<{ cells: string[]; truncated: boolean }> {
@@ -294,6 +325,12 @@ class SqliteStore implements Store {
 
   async addWitness(w: WitnessRecord): Promise<void> {
     this.assertOpen();
+    // Co-signatures are not in the log: commit pending applies so this write commits on its own.
+    try {
+      this.writer.commit();
+    } catch (err) {
+      throw this.commitFailed(err);
+    }
     this.q.insertWitness.run(w);
   }
 
@@ -309,6 +346,11 @@ class SqliteStore implements Store {
     await Promise.allSettled([...this.inflight]);
     this.closed = true;
     if (this.gapTimer) clearTimeout(this.gapTimer);
+    try {
+      this.writer.commit();
+    } catch (err) {
+      this.commitFailed(err); // reopening replays what it held
+    }
     this.db.close();
     await this.appendLog.close();
   }
@@ -317,11 +359,12 @@ class SqliteStore implements Store {
   async replay(from: number, to: number): Promise<{ entries: number; facts: number }> {
     let entries = 0;
     let facts = 0;
-    let chunk: ExpandedFact[][] = [];
+    let chunk: IndexedEntry[] = [];
     let next = from;
     const flush = () => {
       if (chunk.length === 0) return;
       const inserted = this.applyTxn(chunk, next);
+      this.writer.commit(); // a rebuild commits as it goes, so its WAL stays bounded
       for (const xs of inserted) facts += xs.filter(Boolean).length;
       chunk = [];
     };
@@ -333,7 +376,7 @@ class SqliteStore implements Store {
       } catch (err) {
         throw new SvcError('internal', `log entry ${index}: ${(err as Error).message}`, {}, { cause: err });
       }
-      chunk.push(expandEntry(e, index));
+      chunk.push(indexLoggedEntry(e, entry, index));
       next = index + 1;
       entries++;
       if (chunk.length >= REPLAY_CHUNK) flush();
@@ -352,7 +395,7 @@ export async function createSqliteStore(config: StoreConfig, log: AppendOnlyLog,
   const path = join(config.dataDir, 'index.sqlite');
   const db = new Database(path);
   try {
-    migrate(db);
+    const { upgradedFrom } = migrate(db);
     const q = new Queries(db);
     const applied = Number(q.meta(APPLIED_KEY) ?? '0');
     const size = await log.size();
@@ -366,7 +409,8 @@ export async function createSqliteStore(config: StoreConfig, log: AppendOnlyLog,
     const t0 = performance.now();
     const r = await store.replay(applied, size);
     const ms = Math.round(performance.now() - t0);
-    logger(`store sqlite: ${path}: log size ${size}, index had ${applied}, replayed ${r.entries} entries (${r.facts} facts) in ${ms} ms`);
+    const upgraded = upgradedFrom === undefined ? '' : ` (schema v${upgradedFrom} index rebuilt from the log)`;
+    logger(`store sqlite: ${path}: log size ${size}, index had ${applied}, replayed ${r.entries} entries (${r.facts} facts) in ${ms} ms${upgraded}`);
     return store;
   } catch (err) {
     db.close();
