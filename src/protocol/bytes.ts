@@ -29,7 +29,18 @@ export function fromHex(text: string): Uint8Array {
   return out;
 }
 
+/** UTF-8 bytes of `text`; short ASCII strings (keys, cells, band names) skip the encoder call. */
 export function utf8(text: string): Uint8Array {
+  const n = text.length;
+  if (n <= 64) {
+    const out = new Uint8Array(n);
+    for (let i = 0; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c >= 0x80) return utf8Encoder.encode(text);
+      out[i] = c;
+    }
+    return out;
+  }
   return utf8Encoder.encode(text);
 }
 
