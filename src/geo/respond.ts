@@ -13,7 +13,7 @@ import type { GeoJsonPolygon, LocateResp } from './types.js';
 /** Spec 8: locate returns at most 64 polygon_sample_cells. */
 export const MAX_SAMPLE_CELLS = 64;
 
-const sampleMemo = new Map<string, string[]>();
+const cachedSamples = new Map<string, string[]>();
 const MEMO_LIMIT = 4096;
 
 function geojsonBox(g: GeoJsonPolygon): Box {
@@ -32,7 +32,7 @@ function geojsonBox(g: GeoJsonPolygon): Box {
 export function sampleCells(g: Gazetteer, r: Resolution, centre: string): string[] {
   if (r.sample.shape === 'point' || (!r.box && !r.geojson)) return [centre];
   const memoKey = `${r.via}|${r.seed}`;
-  const hit = sampleMemo.get(memoKey);
+  const hit = cachedSamples.get(memoKey);
   if (hit) return hit;
   let pts: Array<{ lat: number; lng: number }>;
   if (r.sample.shape === 'country') {
@@ -46,8 +46,8 @@ export function sampleCells(g: Gazetteer, r: Resolution, centre: string): string
   }
   const cells = [...new Set(pts.map((p) => cellOf(p.lat, p.lng)))].slice(0, MAX_SAMPLE_CELLS);
   const out = cells.length > 0 ? cells : [centre];
-  if (sampleMemo.size >= MEMO_LIMIT) sampleMemo.delete(sampleMemo.keys().next().value as string);
-  sampleMemo.set(memoKey, out);
+  if (cachedSamples.size >= MEMO_LIMIT) cachedSamples.delete(cachedSamples.keys().next().value as string);
+  cachedSamples.set(memoKey, out);
   return out;
 }
 

@@ -12,7 +12,7 @@ import { admitPublicKey, verifyStrict } from '../protocol/ed25519.js';
 import { SvcError, invalidArgument } from '../protocol/errors.js';
 import { blake3 } from '../protocol/hash.js';
 import { batchProofs, proofToJson } from '../protocol/merkle-batch.js';
-import { isoSeconds, scopeMembers, type Scope } from '../protocol/receipt.js';
+import { isoSeconds, scopeFieldsSet, type Scope } from '../protocol/receipt.js';
 import { checkTslot, tslotOf } from '../protocol/tslot.js';
 import { attesterDigest } from '../protocol/tree-head.js';
 import type { FactKind, NewFact, ProvenanceClass } from '../store/contract.js';
@@ -123,7 +123,7 @@ function checkFact(ctx: ServiceContext, raw: unknown, i: number, writer: Atteste
     if (typeof s !== 'object' || s === null || Array.isArray(s) || Object.entries(s).some(([k, v]) => !['user_id', 'agent_id', 'run_id', 'org_id'].includes(k) || typeof v !== 'string')) {
       throw invalidArgument(`${at}.scope`, 'expected {user_id?, agent_id?, run_id?, org_id?} of strings');
     }
-    scope = scopeMembers(s as Scope) ?? null;
+    scope = scopeFieldsSet(s as Scope) ?? null;
   }
   let bytes: Uint8Array;
   try {
@@ -224,7 +224,7 @@ export function mintedBody(ctx: ServiceContext, fields: {
     signer: ctx.keys.publicKeyB32, signed_at: isoSeconds(ctx.now()), schema_cid: ctx.manifests.schema_cid,
   };
   if (fields.kind === 'absence') body.absence_reason = fields.absence_reason ?? 'unavailable_capability';
-  const scope = scopeMembers(fields.scope);
+  const scope = scopeFieldsSet(fields.scope);
   if (scope) body.scope = scope;
   return body;
 }

@@ -25,7 +25,7 @@ export async function factReceipt(ctx: ServiceContext, f: StoredFact): Promise<R
   if (hit) {
     try {
       const r = decodeTrusted(hit) as unknown as Receipt;
-      remember(key, r);
+      keep(key, r);
       return r;
     } catch {
       // fall through: re-sign
@@ -33,11 +33,11 @@ export async function factReceipt(ctx: ServiceContext, f: StoredFact): Promise<R
   }
   const r = issueReceipt(ctx, 'fact', [f.cell], [f.fact_cid], { merkle_proof: f.proof, scope: f.scope ?? undefined });
   await ctx.store.cache.set(key, encodeCanonical(r as unknown as CborValue), RECEIPT_TTL_S);
-  remember(key, r);
+  keep(key, r);
   return r;
 }
 
-function remember(key: string, r: Receipt): void {
+function keep(key: string, r: Receipt): void {
   if (memo.size >= MEMO_CAP) memo.delete(memo.keys().next().value as string);
   memo.set(key, r);
 }

@@ -5,7 +5,7 @@
 import { contentId } from '../protocol/cid.js';
 import { isCell } from '../protocol/cell64.js';
 import { SvcError, invalidArgument } from '../protocol/errors.js';
-import { isoSeconds, scopeMembers, type AsOf, type Receipt, type Scope } from '../protocol/receipt.js';
+import { isoSeconds, scopeFieldsSet, type AsOf, type Receipt, type Scope } from '../protocol/receipt.js';
 import { checkTslot, currentTslot } from '../protocol/tslot.js';
 import { PROVENANCE_CLASSES, type ProvenanceClass, type StoredFact } from '../store/contract.js';
 import type { BandEntry } from '../registry/registry.js';
@@ -121,7 +121,7 @@ export async function recall(ctx: ServiceContext, req: RecallRequest, opts: { pr
   const { cell, place } = await resolveCell(ctx, req.cell);
   const { known, unknown } = resolveBands(ctx, req.bands);
   const provenance = provenanceFilter(req.provenance, req.deterministic);
-  const scope = scopeMembers(req.scope);
+  const scope = scopeFieldsSet(req.scope);
   for (const inc of req.include ?? []) if (inc !== 'edges' && inc !== 'freshness') throw invalidArgument('include', `${inc} is not one of edges, freshness`);
   if (req.tslot !== undefined) for (const b of known) checkTslot(req.tslot, b.tempo, b.key, nowMs);
   if (req.as_of_tslot !== undefined && (!Number.isSafeInteger(req.as_of_tslot) || req.as_of_tslot < 0)) throw invalidArgument('as_of_tslot', 'expected a non-negative integer');

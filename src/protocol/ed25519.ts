@@ -40,7 +40,7 @@ export function admitPublicKey(publicKey: Uint8Array): KeyVerdict {
   return { ok: true };
 }
 
-// Admission costs a scalar multiplication; remember the last keys that passed.
+// Admission costs a scalar multiplication; keep the last keys that passed.
 const admitted = new Set<string>();
 const ADMITTED_CAP = 4096;
 

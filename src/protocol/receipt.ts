@@ -89,7 +89,7 @@ function hexOf(value: unknown): string {
 }
 
 /** The set members of a scope (undefined / null members are not set). */
-export function scopeMembers(scope: Scope | undefined): Scope | undefined {
+export function scopeFieldsSet(scope: Scope | undefined): Scope | undefined {
   if (!scope) return undefined;
   const out: Scope = {};
   for (const k of ['user_id', 'agent_id', 'run_id', 'org_id'] as const) {
@@ -113,7 +113,7 @@ export function fieldHex(field: FieldBinding, prefix = DEFAULT_PREFIX): string {
 
 /** merkle_hex: H(stream("merkle") ‖ body); body is the ABSENT marker when there is no proof. */
 const absentMerkleHex = new Map<string, string>();
-// Served facts repeat their proofs on every read: remember the digest of recent ones.
+// Served facts repeat their proofs on every read: keep the digest of recent ones.
 const proofMerkleHex = new Map<string, string>();
 
 export function merkleHex(proof: MerkleProofJson | undefined, prefix = DEFAULT_PREFIX): string {
@@ -150,7 +150,7 @@ export function merkleHex(proof: MerkleProofJson | undefined, prefix = DEFAULT_P
 /** Optional segment values derived from the receipt's own fields (present when non-empty). */
 export function segmentHexes(r: ReceiptBody, prefix = DEFAULT_PREFIX): SegmentHexes {
   const h: SegmentHexes = {};
-  const scope = scopeMembers(r.scope);
+  const scope = scopeFieldsSet(r.scope);
   if (scope) h.scope_hex = hexOf(scope);
   if (r.as_of && Object.keys(r.as_of).length > 0) h.as_of_hex = hexOf(r.as_of);
   if (r.edge_cids && r.edge_cids.length > 0) h.edges_hex = hexOf([...r.edge_cids].sort());
@@ -270,7 +270,7 @@ export function signReceipt(
     signature: '',
     preimage_version: CURRENT_PREIMAGE_VERSION,
   };
-  const scope = scopeMembers(body.scope);
+  const scope = scopeFieldsSet(body.scope);
   if (scope) r.scope = scope;
   if (body.as_of && Object.keys(body.as_of).length > 0) r.as_of = body.as_of;
   if (body.edge_cids && body.edge_cids.length > 0) r.edge_cids = body.edge_cids;

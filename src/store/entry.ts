@@ -9,7 +9,7 @@ import { decodeTrusted, encodeCanonical, type CborValue } from '../protocol/cbor
 import { SvcError } from '../protocol/errors.js';
 import { blake3 } from '../protocol/hash.js';
 import { BATCH_RULE_VERSION, batchProofs, type BatchProof, type MerkleProofJson } from '../protocol/merkle-batch.js';
-import { scopeMembers, type Scope } from '../protocol/receipt.js';
+import { scopeFieldsSet, type Scope } from '../protocol/receipt.js';
 import { PROVENANCE_CLASSES, type FactKind, type LogEntryV1, type ProvenanceClass, type StoredFact } from './contract.js';
 
 const FACT_KINDS: readonly FactKind[] = ['primary', 'absence', 'derivative'];
@@ -30,7 +30,7 @@ function checkString(e: Record<string, unknown>, field: string): void {
 
 /** The scope a fact body was written under, or null when unscoped. */
 export function bodyScope(body: Record<string, unknown>): Scope | null {
-  return scopeMembers(body.scope as Scope | undefined) ?? null;
+  return scopeFieldsSet(body.scope as Scope | undefined) ?? null;
 }
 
 /**
@@ -38,7 +38,7 @@ export function bodyScope(body: Record<string, unknown>): Scope | null {
  * user_id, agent_id, run_id, org_id (so equal four-tuples always produce equal keys).
  */
 export function scopeKey(scope: Scope | null | undefined): string {
-  const m = scopeMembers(scope ?? undefined);
+  const m = scopeFieldsSet(scope ?? undefined);
   if (!m) return '';
   const ordered: Record<string, string> = {};
   for (const k of SCOPE_KEYS) if (m[k] !== undefined) ordered[k] = m[k]!;

@@ -57,7 +57,7 @@ describe('createLocator (network tiers)', () => {
     await b.close();
   });
 
-  it('remembers that nobody knows a name (no second upstream round)', async () => {
+  it('keeps that nobody knows a name (no second upstream round)', async () => {
     const l = createLocator({ http: client([fake.photonUrl, fake.nominatimUrl]), photonBase: fake.photonUrl, nominatimBase: fake.nominatimUrl, cache: memoryGeoCache(), timeoutMs: 2000, nominatimIntervalMs: 10 });
     assert.equal(await code(l.resolveName('Zzqxvwplonk')), 'no_geocoder_match');
     const calls = fake.calls.photon.length + fake.calls.nominatim.length;

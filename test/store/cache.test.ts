@@ -14,7 +14,7 @@ import { RedisCache } from '../../src/store/cache/redis-cache.js';
 import { openStore } from '../../src/store/index.js';
 import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { makeBatch, makeFact, testSigner } from './support/facts.js';
-import { createMemoryLog } from './support/memory-log.js';
+import { createInMemoryLog } from './support/memory-log.js';
 
 const signer = testSigner();
 const root = mkdtempSync(join(tmpdir(), 'svc-cache-test-'));
@@ -32,7 +32,7 @@ const REDIS_SKIP = REDIS_URL || process.env.SVC_TEST_REQUIRE_SERVICES === '1' ? 
 
 /** A sqlite store over a memory log, wrapped with `cache`. */
 async function cachedSqlite(cache: HotCache, onError?: (e: Error, op: string) => void): Promise<CachedStore> {
-  const store = await createSqliteStore({ dataDir: join(root, `s-${seq++}`), scanCellLimit: 100 }, createMemoryLog({ signer }), { logger: () => {} });
+  const store = await createSqliteStore({ dataDir: join(root, `s-${seq++}`), scanCellLimit: 100 }, createInMemoryLog({ signer }), { logger: () => {} });
   return cachedStore(store, cache, { onError: onError ?? (() => {}) });
 }
 

@@ -161,7 +161,7 @@ describe('sqlite store: recovery from the log', () => {
     await store.append(sampleBatches()[0]);
     await store.close();
     rmSync(join(dir, 'log'), { recursive: true, force: true });
-    const fresh = await logOpener(signer, { forceMemory: logs.kind === 'memory' });
+    const fresh = await logOpener(signer, { forceInMemory: logs.kind === 'memory' });
     const log = await fresh.open(join(dir, 'log-elsewhere'));
     await assert.rejects(createSqliteStore(configFor(dir), log, { logger: quiet }), (e: unknown) => e instanceof SvcError && e.code === 'internal' && /ahead|holds 0/.test(e.message));
     await log.close();

@@ -57,7 +57,7 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
   // which is read from the shared cache on every query.
   const memo = new Map<string, unknown>();
   const MEMO_CAP = opts.memoEntries ?? 20_000;
-  function remember(key: string, value: unknown): void {
+  function keep(key: string, value: unknown): void {
     if (memo.size >= MEMO_CAP) memo.delete(memo.keys().next().value as string);
     memo.set(key, value);
   }
@@ -71,7 +71,7 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
       const bytes = await cache.get(key);
       if (bytes === null) return undefined;
       const value = decodeTrusted(bytes) as T;
-      remember(key, value);
+      keep(key, value);
       return value;
     } catch (err) {
       onError(err as Error, 'get');
@@ -80,7 +80,7 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
   }
 
   function store_(key: string, value: unknown, ttlS: number): void {
-    remember(key, value);
+    keep(key, value);
     // Not awaited: the read already has its answer. Commands on one connection stay in order,
     // so a later get on the same key sees this set.
     let bytes: Uint8Array;

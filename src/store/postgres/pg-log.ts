@@ -110,7 +110,7 @@ export class PgLog implements LogReader {
     }
   }
 
-  /** Remember what this process just committed (the sequencer calls it after COMMIT). */
+  /** Keep what this process just committed (the sequencer calls it after COMMIT). */
   noteCommitted(size: number, nodes: readonly NodeRow[]): void {
     if (size > this.knownSize) this.knownSize = size;
     for (const n of nodes) if (n.level >= CACHE_LEVEL) this.upper.set(keyOf(n.level, n.idx), n.hash);

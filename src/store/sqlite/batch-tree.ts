@@ -140,7 +140,7 @@ export class TreeCache {
   constructor(private readonly load: (logIndex: number) => { attester: string; leaves: number; tree: Uint8Array } | undefined) {}
 
   /** Keep a tree this process just built (its facts are the likeliest to be read next). */
-  remember(logIndex: number, attester: string, built: BuiltTree): void {
+  keep(logIndex: number, attester: string, built: BuiltTree): void {
     this.put(logIndex, { attester, tree: new BatchTree(built.count, built.blob) });
   }
 

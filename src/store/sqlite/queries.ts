@@ -85,7 +85,7 @@ class Names {
     let id = this.cache.get(name);
     if (id === undefined) {
       id = this.find.get(name);
-      if (id !== undefined) this.remember(name, id);
+      if (id !== undefined) this.keep(name, id);
     }
     return id;
   }
@@ -95,12 +95,12 @@ class Names {
     let id = this.get(name);
     if (id === undefined) {
       id = Number(this.add.run(name).lastInsertRowid);
-      this.remember(name, id);
+      this.keep(name, id);
     }
     return id;
   }
 
-  private remember(name: string, id: number): void {
+  private keep(name: string, id: number): void {
     if (this.cache.size >= NAME_CACHE_MAX) this.cache.clear();
     this.cache.set(name, id);
   }

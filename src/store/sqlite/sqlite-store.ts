@@ -238,7 +238,7 @@ class SqliteStore implements Store {
       try {
         const inserted = this.applyTxn(run.map((p) => p.entry), first + run.length);
         this.nextApply = first + run.length;
-        for (const p of run) this.q.trees.remember(p.entry.logIndex, p.entry.attester, p.entry.tree);
+        for (const p of run) this.q.trees.keep(p.entry.logIndex, p.entry.attester, p.entry.tree);
         run.forEach((p, k) => p.resolve(inserted[k]));
       } catch (err) {
         this.fail(first, err);

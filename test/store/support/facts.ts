@@ -3,7 +3,7 @@ import { b32encode } from '../../../src/protocol/base32.js';
 import { factCid, factDigest } from '../../../src/protocol/cid.js';
 import { portableEd25519 } from '../../../src/protocol/ed25519.js';
 import { batchProofs, proofToJson } from '../../../src/protocol/merkle-batch.js';
-import { scopeMembers, type Scope } from '../../../src/protocol/receipt.js';
+import { scopeFieldsSet, type Scope } from '../../../src/protocol/receipt.js';
 import { attesterDigest } from '../../../src/protocol/tree-head.js';
 import type { AppendBatch, FactKind, NewFact, ProvenanceClass, TreeHeadSigner } from '../../../src/store/contract.js';
 
@@ -50,7 +50,7 @@ export function makeFact(spec: FactSpec): Record<string, unknown> {
     schema_cid: TEST_SCHEMA_CID,
   };
   if (spec.kind === 'absence') body.absence_reason = spec.absence_reason ?? 'outside_coverage';
-  const scope = scopeMembers(spec.scope);
+  const scope = scopeFieldsSet(spec.scope);
   if (scope) body.scope = scope;
   return body;
 }
@@ -74,7 +74,7 @@ export function makeBatch(bodies: Record<string, unknown>[], opts: BatchOptions 
     tslot: body.tslot as number,
     kind: body.kind as FactKind,
     provenance_class: Array.isArray(opts.provenance_class) ? opts.provenance_class[i] : (opts.provenance_class ?? 'direct_sensor'),
-    scope: scopeMembers(body.scope as Scope | undefined) ?? null,
+    scope: scopeFieldsSet(body.scope as Scope | undefined) ?? null,
     proof: proofToJson(proofs[i]),
   }));
   const sig = opts.sign === false ? new Uint8Array(64) : portableEd25519.sign(attesterDigest(root, TEST_REGISTRY_CID, TEST_SCHEMA_CID), ATTESTER_SEED);

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { AppendOnlyLog, TreeHeadSigner } from '../../../src/store/contract.js';
-import { createMemoryLog, memoryLogState, type MemoryLogState } from './memory-log.js';
+import { createInMemoryLog, memoryLogState, type MemoryLogState } from './memory-log.js';
 
 export type OpenLog = (dir: string) => Promise<AppendOnlyLog>;
 
@@ -22,8 +22,8 @@ export async function loadDiskLog(): Promise<DiskLogModule | null> {
 }
 
 /** A log opener by directory, and the name of the log kind it opens. */
-export async function logOpener(signer: TreeHeadSigner, opts: { forceMemory?: boolean; segmentMaxBytes?: number } = {}): Promise<{ kind: 'disk' | 'memory'; open: OpenLog }> {
-  const disk = opts.forceMemory ? null : await loadDiskLog();
+export async function logOpener(signer: TreeHeadSigner, opts: { forceInMemory?: boolean; segmentMaxBytes?: number } = {}): Promise<{ kind: 'disk' | 'memory'; open: OpenLog }> {
+  const disk = opts.forceInMemory ? null : await loadDiskLog();
   if (disk) return { kind: 'disk', open: (dir) => disk.openDiskLog({ dir, signer, segmentMaxBytes: opts.segmentMaxBytes }) };
   const states = new Map<string, MemoryLogState>();
   return {
@@ -31,7 +31,7 @@ export async function logOpener(signer: TreeHeadSigner, opts: { forceMemory?: bo
     open: async (dir) => {
       let state = states.get(dir);
       if (!state) states.set(dir, (state = memoryLogState()));
-      return createMemoryLog({ signer, state });
+      return createInMemoryLog({ signer, state });
     },
   };
 }

@@ -33,7 +33,7 @@ export interface MemoryLogOptions {
 }
 
 /** Open an in-memory AppendOnlyLog over `opts.state` (a new one when absent). */
-export function createMemoryLog(opts: MemoryLogOptions): AppendOnlyLog & { readonly state: MemoryLogState } {
+export function createInMemoryLog(opts: MemoryLogOptions): AppendOnlyLog & { readonly state: MemoryLogState } {
   const state = opts.state ?? memoryLogState();
   const now = opts.now ?? (() => new Date());
   let closed = false;
