@@ -6,29 +6,33 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_SCHEMA, SvcError } from '../protocol/errors.js';
 
-/** The field a fastify/Ajv validation error is about, as a dotted path. */
-function fieldOf(err: FastifyError): string {
-  const v = err.validation?.[0] as { instancePath?: string; params?: Record<string, unknown> } | undefined;
-  if (!v) return 'body';
-  const path = (v.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
-  const missing = v.params?.missingProperty ?? v.params?.additionalProperty;
-  const ctxName = err.validationContext ?? 'body';
-  const parts = [path, typeof missing === 'string' ? missing : ''].filter(Boolean).join('.');
-  return parts || ctxName;
+/** One Ajv error object, as far as the envelope needs it. */
+export interface AjvErrorLike {
+  instancePath?: string;
+  keyword?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+/**
+ * An Ajv validation error as `invalid_argument` naming the field (dotted path, plus the missing
+ * or unknown property): REST and MCP validate with the same schemas and report the same way.
+ */
+export function validationError(v: AjvErrorLike | undefined, fallbackField: string): SvcError {
+  const path = (v?.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
+  const missing = v?.params?.missingProperty ?? v?.params?.additionalProperty;
+  const field = [path, typeof missing === 'string' ? missing : ''].filter(Boolean).join('.') || fallbackField;
+  let why = v?.message ?? 'is invalid';
+  if (v?.keyword === 'additionalProperties') why = 'is not a known field';
+  if (v?.keyword === 'required') why = 'is required';
+  return new SvcError('invalid_argument', `${field}: ${why}`, { field, keyword: v?.keyword ?? null });
 }
 
 /** Map any thrown value to an SvcError. */
 export function toSvcError(err: unknown): SvcError {
   if (err instanceof SvcError) return err;
   const e = err as FastifyError;
-  if (e && Array.isArray(e.validation)) {
-    const field = fieldOf(e);
-    const v = e.validation[0] as { message?: string; params?: Record<string, unknown>; keyword?: string };
-    let why = v?.message ?? 'is invalid';
-    if (v?.keyword === 'additionalProperties') why = 'is not a known field';
-    if (v?.keyword === 'required') why = 'is required';
-    return new SvcError('invalid_argument', `${field}: ${why}`, { field, keyword: v?.keyword ?? null });
-  }
+  if (e && Array.isArray(e.validation)) return validationError(e.validation[0] as AjvErrorLike, e.validationContext ?? 'body');
   switch (e?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new SvcError('payload_too_large', `body: larger than the ${e.message.match(/\d+/)?.[0] ?? ''} byte cap`.trim(), { field: 'body' });

@@ -11,7 +11,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, McpError, ErrorCode } fr
 import { Ajv, type ValidateFunction } from 'ajv';
 import { ERROR_CATALOGUE, ERROR_SCHEMA, SvcError } from '../protocol/errors.js';
 import type { ServiceContext } from '../primitives/context.js';
-import { toSvcError } from './errors.js';
+import { toSvcError, validationError, type AjvErrorLike } from './errors.js';
 import type { Operation } from './operations.js';
 import { runOperation } from './routes/operations.js';
 
@@ -58,11 +58,7 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: 
       if (!op) throw new McpError(ErrorCode.MethodNotFound, `unknown tool ${name} (see tools/list on /mcp/full)`);
       const args = req.params.arguments ?? {};
       const validate = validators.get(op.name)!;
-      if (!validate(args)) {
-        const e = validate.errors?.[0];
-        const field = [e?.instancePath?.replace(/^\//, '').replace(/\//g, '.'), (e?.params as { missingProperty?: string; additionalProperty?: string })?.missingProperty ?? (e?.params as { additionalProperty?: string })?.additionalProperty].filter(Boolean).join('.') || 'arguments';
-        throw mcpErrorOf(new SvcError('invalid_argument', `${field}: ${e?.keyword === 'additionalProperties' ? 'is not a known field' : e?.message ?? 'is invalid'}`, { field }), name);
-      }
+      if (!validate(args)) throw mcpErrorOf(validationError(validate.errors?.[0] as AjvErrorLike, 'arguments'), name);
       try {
         const result = await runOperation(ctx, op, args, {}, 'mcp');
         return {

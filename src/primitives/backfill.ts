@@ -24,6 +24,7 @@ import { classifyAttester, mintedBody, mintFacts } from './attest.js';
 import { issueReceipt, type ServiceContext } from './context.js';
 import type { MaterializeNote, ReasonClass } from './materialize.js';
 import { resolveCell } from './recall.js';
+import { mapLimit } from './reads/common.js';
 
 /** Spec part 8. */
 export const BACKFILL_LIMITS = { max_facts: { min: 1, max: 1024, default: 16 }, cells: 64 } as const;
@@ -181,19 +182,6 @@ function bodyOf(ctx: ServiceContext, cell: string, band: BandEntry, tslot: numbe
   });
 }
 
-/** Run `fn` over `items`, at most `limit` at once. */
-async function pooled<T, R>(items: readonly T[], limit: number, fn: (x: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
 
 /** The walk over one cell, newest tslot first. */
 async function backfillCell(ctx: ServiceContext, cell: string, band: BandEntry, tslots: number[], total: number, deadline: number): Promise<CellBackfill> {
@@ -243,7 +231,7 @@ async function backfillCell(ctx: ServiceContext, cell: string, band: BandEntry, 
       }
     })());
   } else if (past.length > 0) {
-    work.push(pooled(past, SLOT_CONCURRENCY, viaMaterialization));
+    work.push(mapLimit(past, SLOT_CONCURRENCY, viaMaterialization));
   }
   await Promise.all(work);
 

@@ -20,6 +20,7 @@ import { PgLog } from './pg-log.js';
 import { Queries, type HistoryQuery } from './queries.js';
 import { checkSchemaName, DEFAULT_SCHEMA, migrate, sequencerLockKey, tablesOf } from './schema.js';
 import { encodeAt, Sequencer, type CommitInfo, type PendingBatch } from './sequencer.js';
+import { readerOf } from '../log-reader.js';
 
 /** Driver options that are not deployment configuration (tests and tools set them). */
 export interface PostgresStoreOptions {
@@ -90,18 +91,6 @@ function prepare(batch: AppendBatch, at: string): PendingBatch {
   return { entry, expanded, encoded: encodeAt(entry, at) };
 }
 
-/** A LogReader view of the log, so holders of `store.log` reach only the reader methods. */
-function readerOf(log: PgLog): LogReader {
-  return {
-    size: () => log.size(),
-    root: (size) => log.root(size),
-    entry: (i) => log.entry(i),
-    leafIndexOf: (h) => log.leafIndexOf(h),
-    inclusionProof: (i, n) => log.inclusionProof(i, n),
-    consistencyProof: (a, b) => log.consistencyProof(a, b),
-    latestTreeHead: () => log.latestTreeHead(),
-  };
-}
 
 class PostgresStore implements Store {
   readonly driver = 'postgres' as const;

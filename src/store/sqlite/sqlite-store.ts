@@ -22,6 +22,7 @@ import { IndexWriter } from './index-writer.js';
 import { indexEntry, indexLoggedEntry, type IndexedEntry } from './indexed-entry.js';
 import { internal, Queries } from './queries.js';
 import { KIND_CODES, migrate, unpackAcceptedAt } from './schema.js';
+import { readerOf } from '../log-reader.js';
 
 /** Driver options that are not deployment configuration (tests and tools set them). */
 export interface SqliteStoreOptions {
@@ -43,18 +44,6 @@ interface PendingApply {
   reject: (err: unknown) => void;
 }
 
-/** A LogReader view of the log, so callers of `store.log` cannot append behind the index. */
-function readerOf(log: AppendOnlyLog): LogReader {
-  return {
-    size: () => log.size(),
-    root: (size) => log.root(size),
-    entry: (i) => log.entry(i),
-    leafIndexOf: (h) => log.leafIndexOf(h),
-    inclusionProof: (i, n) => log.inclusionProof(i, n),
-    consistencyProof: (a, b) => log.consistencyProof(a, b),
-    latestTreeHead: () => log.latestTreeHead(),
-  };
-}
 
 /** The raw digest a fact_cid names, or null when it is not the b32 of 32 bytes. */
 function cidDigest(cid: unknown): Uint8Array | null {
