@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { AppendOnlyLog, TreeHeadSigner } from '../../../src/store/contract.js';
 import { createInMemoryLog, memoryLogState, type MemoryLogState } from './memory-log.js';
+import { readerOf } from '../../../src/store/log-reader.js';
 
 export type OpenLog = (dir: string) => Promise<AppendOnlyLog>;
 
@@ -41,13 +42,7 @@ export function withFailingAppend(log: AppendOnlyLog, fail: () => boolean): Appe
   return {
     append: (entry) => (fail() ? Promise.reject(new Error('test: injected log append failure')) : log.append(entry)),
     entries: (from, to) => log.entries(from, to),
-    size: () => log.size(),
-    root: (size) => log.root(size),
-    entry: (i) => log.entry(i),
-    leafIndexOf: (h) => log.leafIndexOf(h),
-    inclusionProof: (i, n) => log.inclusionProof(i, n),
-    consistencyProof: (a, b) => log.consistencyProof(a, b),
-    latestTreeHead: () => log.latestTreeHead(),
+    ...readerOf(log),
     close: () => log.close(),
   };
 }
