@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { b32decode, b32encode } from './protocol/base32.js';
 import { randomSeed, type Ed25519Backend } from './protocol/ed25519.js';
 import type { ReceiptSigner } from './protocol/receipt.js';
-import { nodeEd25519 } from './crypto/node-ed25519.js';
+import { serverEd25519 } from './crypto/server-ed25519.js';
 
 interface KeyFile {
   schema: 'svc.keys.v1';
@@ -41,14 +41,14 @@ function fresh(epoch: number, backend: Ed25519Backend): KeyFile['current'] {
 }
 
 /** Create the key file if missing (returns true when it created one). */
-export function ensureKeyFile(dataDir: string, backend: Ed25519Backend = nodeEd25519): boolean {
+export function ensureKeyFile(dataDir: string, backend: Ed25519Backend = serverEd25519): boolean {
   if (existsSync(keyPath(dataDir))) return false;
   writeKeyFile(dataDir, { schema: 'svc.keys.v1', current: fresh(0, backend), retired: [] });
   return true;
 }
 
 /** Load (creating on first start) the responder key as a signer. */
-export function loadResponderKeys(dataDir: string, backend: Ed25519Backend = nodeEd25519): ResponderKeys {
+export function loadResponderKeys(dataDir: string, backend: Ed25519Backend = serverEd25519): ResponderKeys {
   ensureKeyFile(dataDir, backend);
   const file = JSON.parse(readFileSync(keyPath(dataDir), 'utf8')) as KeyFile;
   const seed = b32decode(file.current.seed, 32, 'responder seed');
@@ -63,7 +63,7 @@ export function loadResponderKeys(dataDir: string, backend: Ed25519Backend = nod
 }
 
 /** Retire the current key and create the next epoch's. Returns the new public key. */
-export function rotateResponderKey(dataDir: string, backend: Ed25519Backend = nodeEd25519): { epoch: number; public_key: string; retired: string } {
+export function rotateResponderKey(dataDir: string, backend: Ed25519Backend = serverEd25519): { epoch: number; public_key: string; retired: string } {
   ensureKeyFile(dataDir, backend);
   const file = JSON.parse(readFileSync(keyPath(dataDir), 'utf8')) as KeyFile;
   const old = file.current;

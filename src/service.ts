@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import type { Config } from './config.js';
 import { loadResponderKeys } from './keys.js';
-import { nodeEd25519 } from './crypto/node-ed25519.js';
+import { serverEd25519 } from './crypto/server-ed25519.js';
 import type { ServiceContext } from './primitives/context.js';
 import { manifestsOf } from './registry/manifests.js';
 import { loadRegistry } from './registry/registry.js';
@@ -46,7 +46,7 @@ export async function openService(config: Config, opts: { now?: () => Date; mate
     manifests,
     keys,
     store,
-    ed25519: nodeEd25519,
+    ed25519: serverEd25519,
     now: opts.now ?? (() => new Date()),
     materializers: materializerRegistry(opts.materializers ?? buildMaterializers(config, registry).materializers),
     materializations: new Materializations(),

@@ -7,44 +7,45 @@ import { decodeTrusted, encodeCanonical, type CborValue } from '../protocol/cbor
 import type { Receipt } from '../protocol/receipt.js';
 import type { StoredFact } from '../store/contract.js';
 import { issueReceipt, type ServiceContext } from './context.js';
+import { deepFreeze } from './warm-reads.js';
 
 export type ServedFact = Record<string, unknown> & { fact_cid: string; receipt: Receipt };
 
 const RECEIPT_TTL_S = 7 * 86_400;
 
-// Decoded receipts of recently served facts (immutable once signed).
-const memo = new Map<string, Receipt>();
+// Recently served facts, each with its decoded receipt. Served facts are frozen and shared by
+// every response that carries them (the serializer keeps their JSON once, see api/json.ts).
+const memo = new Map<string, ServedFact>();
 const MEMO_CAP = 20_000;
 
-/** The per-fact receipt (primitive `<prefix>.fact`), from the cache or freshly signed. */
-export async function factReceipt(ctx: ServiceContext, f: StoredFact): Promise<Receipt> {
-  const key = `rcpt:${ctx.config.prefix}:${ctx.keys.publicKeyB32}:${f.fact_cid}`;
-  const m = memo.get(key);
-  if (m) return m;
+function memoKey(ctx: ServiceContext, f: StoredFact): string {
+  return `rcpt:${ctx.config.prefix}:${ctx.keys.publicKeyB32}:${f.fact_cid}`;
+}
+
+/** The per-fact receipt (primitive `<prefix>.fact`), from the shared cache or freshly signed. */
+async function loadOrSign(ctx: ServiceContext, f: StoredFact, key: string): Promise<Receipt> {
   const hit = await ctx.store.cache.get(key);
   if (hit) {
     try {
-      const r = decodeTrusted(hit) as unknown as Receipt;
-      keep(key, r);
-      return r;
+      return decodeTrusted(hit) as unknown as Receipt;
     } catch {
       // fall through: re-sign
     }
   }
   const r = issueReceipt(ctx, 'fact', [f.cell], [f.fact_cid], { merkle_proof: f.proof, scope: f.scope ?? undefined });
   await ctx.store.cache.set(key, encodeCanonical(r as unknown as CborValue), RECEIPT_TTL_S);
-  keep(key, r);
   return r;
 }
 
-function keep(key: string, r: Receipt): void {
-  if (memo.size >= MEMO_CAP) memo.delete(memo.keys().next().value as string);
-  memo.set(key, r);
-}
-
-/** A stored fact as served: body, fact_cid, receipt. */
+/** A stored fact as served: body, fact_cid, receipt (frozen: shared between responses). */
 export async function serveFact(ctx: ServiceContext, f: StoredFact): Promise<ServedFact> {
-  return { ...f.body, fact_cid: f.fact_cid, receipt: await factReceipt(ctx, f) };
+  const key = memoKey(ctx, f);
+  const m = memo.get(key);
+  if (m) return m;
+  const served = deepFreeze({ ...f.body, fact_cid: f.fact_cid, receipt: await loadOrSign(ctx, f, key) }) as ServedFact;
+  if (memo.size >= MEMO_CAP) memo.delete(memo.keys().next().value as string);
+  memo.set(key, served);
+  return served;
 }
 
 /** Upstream capture time recorded in a fact's derivation, if any. */

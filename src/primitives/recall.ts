@@ -6,12 +6,13 @@ import { contentId } from '../protocol/cid.js';
 import { isCell } from '../protocol/cell64.js';
 import { SvcError, invalidArgument } from '../protocol/errors.js';
 import { isoSeconds, scopeFieldsSet, type AsOf, type Receipt, type Scope } from '../protocol/receipt.js';
-import { checkTslot, currentTslot } from '../protocol/tslot.js';
+import { checkTslot, currentTslot, tslotRange } from '../protocol/tslot.js';
 import { PROVENANCE_CLASSES, type ProvenanceClass, type StoredFact } from '../store/contract.js';
 import type { BandEntry } from '../registry/registry.js';
 import { issueReceipt, type ServiceContext } from './context.js';
 import { capturedAt, serveFact, sourceVersion, type ServedFact } from './facts-view.js';
 import { skippedNote, type MaterializeNote, type MaterializeResult } from './materialize.js';
+import { cellGeneration, deepFreeze, warmGet, warmSet } from './warm-reads.js';
 
 /** The default set attempted on an empty cell when no bands were asked (spec part 3). */
 export const DEFAULT_BANDS = ['copdem30m.elevation_mean', 'weather.temperature_2m'] as const;
@@ -112,12 +113,106 @@ function needsRefresh(ctx: ServiceContext, f: StoredFact, band: BandEntry, targe
   return false;
 }
 
+/** The first moment `needsRefresh` could turn true for a fact that is not due now. */
+function dueAtMs(f: StoredFact, band: BandEntry): number {
+  let at = Infinity;
+  if (band.tempo !== 'static') at = (tslotRange(f.tslot, band.tempo).end_unix ?? Infinity) * 1000;
+  if (f.kind === 'absence' && band.cadence_s > 0) at = Math.min(at, Date.parse(f.accepted_at) + band.cadence_s * 1000);
+  return at;
+}
+
+/** Everything of a recall answer except its receipt: what a warm repeat can reuse. */
+interface PreparedRecall {
+  cell: string;
+  place?: SignedResponse['place'];
+  facts: ServedFact[];
+  caveats: string[];
+  notes: MaterializeNote[];
+  bandsAttested: string[];
+  cids: string[];
+  etag: string;
+  edges?: Edge[];
+  freshness?: SignedResponse['freshness'];
+  versions?: Record<string, string>;
+  /** Oldest upstream capture time among the facts (ms), for cost.source_freshness_s. */
+  oldestCaptureMs?: number;
+  asOf?: AsOf;
+  scope?: Scope;
+  proof?: StoredFact['proof'];
+  wasCached: boolean;
+}
+
+/** A prepared answer an identical later request may reuse, and until when. */
+interface Preparation {
+  prepared: PreparedRecall;
+  generation: number;
+  validUntilMs: number;
+  reusable: boolean;
+}
+
+/** Longest a prepared answer is reused even when nothing says it changed (bounds a lost generation bump). */
+const WARM_MAX_AGE_MS = 60_000;
+
+/** The request fields that shape the answer, as a key (freshness ages with the clock: never reused). */
+function warmKey(req: RecallRequest, primitive: string): string | undefined {
+  if (req.include?.includes('freshness')) return undefined;
+  return JSON.stringify([primitive, req.cell, req.bands, req.tslot, req.as_of_tslot, req.as_of_signed_at, req.provenance, req.deterministic, req.scope, req.include]);
+}
+
 /** The recall state machine of spec part 3 for one cell. */
 export async function recall(ctx: ServiceContext, req: RecallRequest, opts: { primitive?: string; deadline?: number } = {}): Promise<RecallResult> {
   const started = performance.now();
   const nowMs = ctx.now().getTime();
+  const primitive = opts.primitive ?? 'recall';
+  const key = warmKey(req, primitive);
+  let p = key === undefined ? undefined : await warmGet<PreparedRecall>(ctx, key, nowMs);
+  if (!p) {
+    const prep = await prepareRecall(ctx, req, nowMs, opts.deadline);
+    p = prep.prepared;
+    if (key !== undefined && prep.reusable) {
+      warmSet(ctx, key, { cell: p.cell, generation: prep.generation, validUntilMs: prep.validUntilMs, value: deepFreeze(p) }, nowMs);
+    }
+  } else {
+    p = { ...p, wasCached: true };
+  }
+  return respond(ctx, p, primitive, started, nowMs);
+}
+
+/** Sign the receipt over a prepared answer and assemble the SignedResponse. */
+function respond(ctx: ServiceContext, p: PreparedRecall, primitive: string, started: number, nowMs: number): RecallResult {
+  const lat = ctx.metrics.latency(primitive);
+  const receipt = issueReceipt(ctx, primitive, [p.cell], p.cids, {
+    scope: p.scope,
+    as_of: p.asOf,
+    edge_cids: p.edges?.map((e) => e.edge_cid),
+    source_versions: p.versions,
+    merkle_proof: p.proof,
+    cost: {
+      credits: 0,
+      was_cached: p.wasCached,
+      latency_p50_ms: lat?.p50_ms ?? Number((performance.now() - started).toFixed(2)),
+      latency_p99_ms: lat?.p99_ms ?? Number((performance.now() - started).toFixed(2)),
+      ...(p.oldestCaptureMs !== undefined ? { source_freshness_s: Math.max(0, Math.round((nowMs - p.oldestCaptureMs) / 1000)) } : {}),
+    },
+  });
+  const out: RecallResult = {
+    cell: p.cell,
+    facts: p.facts,
+    receipt,
+    bands_already_attested_at_cell: p.bandsAttested,
+    caveats: p.caveats,
+    materialize_notes: p.notes,
+    etag: p.etag,
+  };
+  if (p.edges) out.edges = p.edges;
+  if (p.freshness) out.freshness = p.freshness;
+  if (p.place) out.place = p.place;
+  return out;
+}
+
+async function prepareRecall(ctx: ServiceContext, req: RecallRequest, nowMs: number, requestDeadline?: number): Promise<Preparation> {
   // Upstream work stops at the materializer timeout or the request's own deadline, whichever is first.
-  const deadline = Math.min(opts.deadline ?? Infinity, Date.now() + ctx.config.materializerTimeoutSecs * 1000);
+  const deadline = Math.min(requestDeadline ?? Infinity, Date.now() + ctx.config.materializerTimeoutSecs * 1000);
   const { cell, place } = await resolveCell(ctx, req.cell);
   const { known, unknown } = resolveBands(ctx, req.bands);
   const provenance = provenanceFilter(req.provenance, req.deterministic);
@@ -132,6 +227,9 @@ export async function recall(ctx: ServiceContext, req: RecallRequest, opts: { pr
     asOfSignedAt = isoSeconds(t);
   }
   const bounded = req.as_of_tslot !== undefined || asOfSignedAt !== undefined;
+  // Read before the store (like the query cache): a write during this read makes the answer stale at once.
+  const generation = await cellGeneration(ctx, cell);
+  let validUntilMs = nowMs + WARM_MAX_AGE_MS;
 
   const query = {
     cell, bands: req.bands === undefined ? undefined : known.map((b) => b.key), tslot: req.tslot,
@@ -153,7 +251,10 @@ export async function recall(ctx: ServiceContext, req: RecallRequest, opts: { pr
       targets = known.filter((b) => {
         const f = byBand.get(b.key);
         if (!f) return true;
-        return req.tslot === undefined && needsRefresh(ctx, f, b, currentTslot(b.tempo, nowMs), nowMs);
+        if (req.tslot !== undefined) return false;
+        if (needsRefresh(ctx, f, b, currentTslot(b.tempo, nowMs), nowMs)) return true;
+        validUntilMs = Math.min(validUntilMs, dueAtMs(f, b));
+        return false;
       });
     }
     if (provenance) targets = targets.filter((b) => provenance.includes(b.provenance_class as ProvenanceClass));
@@ -203,35 +304,20 @@ export async function recall(ctx: ServiceContext, req: RecallRequest, opts: { pr
   const versions = Object.fromEntries(stored.map(sourceVersion).filter((v): v is [string, string] => v !== undefined));
   const captured = stored.map(capturedAt).filter((x): x is string => !!x).map((x) => Date.parse(x)).filter(Number.isFinite);
   const asOf: AsOf | undefined = bounded ? { ...(req.as_of_tslot !== undefined ? { valid_tslot: req.as_of_tslot } : {}), ...(asOfSignedAt ? { transaction_time: asOfSignedAt } : {}) } : undefined;
-  const primitive = opts.primitive ?? 'recall';
-  const lat = ctx.metrics.latency(primitive);
-  const receipt = issueReceipt(ctx, primitive, [cell], cids, {
-    scope,
-    as_of: asOf,
-    edge_cids: edges?.map((e) => e.edge_cid),
-    source_versions: Object.keys(versions).length > 0 ? versions : undefined,
-    merkle_proof: stored[0]?.proof,
-    cost: {
-      credits: 0,
-      was_cached: read.was_cached && results.length === 0,
-      latency_p50_ms: lat?.p50_ms ?? Number((performance.now() - started).toFixed(2)),
-      latency_p99_ms: lat?.p99_ms ?? Number((performance.now() - started).toFixed(2)),
-      ...(captured.length > 0 ? { source_freshness_s: Math.max(0, Math.round((nowMs - Math.min(...captured)) / 1000)) } : {}),
-    },
-  });
-  const out: RecallResult = {
-    cell,
-    facts,
-    receipt,
-    bands_already_attested_at_cell: await ctx.store.bandsAt(cell, scope ?? null),
-    caveats,
-    materialize_notes: notes,
-    etag: etagOf(cids),
+  const prepared: PreparedRecall = {
+    cell, facts, caveats, notes, cids, etag: etagOf(cids),
+    bandsAttested: await ctx.store.bandsAt(cell, scope ?? null),
+    wasCached: read.was_cached && results.length === 0,
   };
-  if (edges) out.edges = edges;
-  if (freshness) out.freshness = freshness;
-  if (place) out.place = place;
-  return out;
+  if (place) prepared.place = place;
+  if (edges) prepared.edges = edges;
+  if (freshness) prepared.freshness = freshness;
+  if (Object.keys(versions).length > 0) prepared.versions = versions;
+  if (captured.length > 0) prepared.oldestCaptureMs = Math.min(...captured);
+  if (asOf) prepared.asOf = asOf;
+  if (scope) prepared.scope = scope;
+  if (stored[0]?.proof) prepared.proof = stored[0].proof;
+  return { prepared, generation, validUntilMs, reusable: results.length === 0 && !place && !freshness };
 }
 
 /** ETag: a hash of the sorted fact_cids (stable across calls that return the same facts). */

@@ -4,9 +4,35 @@ import { SvcError } from './errors.js';
 
 const B32_RE = /^[a-z2-7]*$/;
 
+const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
+// Every 10-bit value as its two characters: ids, keys and signatures are encoded on every read.
+const PAIRS: string[] = Array.from({ length: 1024 }, (_, i) => ALPHABET[i >> 5] + ALPHABET[i & 31]);
+
 /** b32(x): lowercase base32 without padding. */
 export function b32encode(bytes: Uint8Array): string {
-  return base32.encode(bytes).replace(/=+$/, '').toLowerCase();
+  let out = '';
+  const n = bytes.length;
+  let i = 0;
+  // Whole 5-byte groups: 40 bits → four 10-bit pairs.
+  for (; i + 5 <= n; i += 5) {
+    const hi = (bytes[i] << 12) | (bytes[i + 1] << 4) | (bytes[i + 2] >>> 4);
+    const lo = ((bytes[i + 2] & 15) << 16) | (bytes[i + 3] << 8) | bytes[i + 4];
+    out += PAIRS[hi >>> 10] + PAIRS[hi & 1023] + PAIRS[lo >>> 10] + PAIRS[lo & 1023];
+  }
+  // The tail: 5 bits at a time, the last group zero-padded on the right.
+  let acc = 0;
+  let bits = 0;
+  for (; i < n; i++) {
+    acc = (acc << 8) | bytes[i];
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      out += ALPHABET[(acc >>> bits) & 31];
+    }
+    acc &= (1 << bits) - 1;
+  }
+  if (bits > 0) out += ALPHABET[(acc << (5 - bits)) & 31];
+  return out;
 }
 
 /**

@@ -9,10 +9,18 @@ export const DEFAULT_PREFIX = 'svc';
 
 /** Header of a preimage for `domain`, with the deployment's prefix word. */
 export function streamHeader(domain: string, prefix: string = DEFAULT_PREFIX): Uint8Array {
+  const key = `${prefix}\u0000${domain}`;
+  const known = headers.get(key);
+  if (known !== undefined) return known.slice();
   if (typeof prefix !== 'string' || !/^[a-z][a-z0-9_-]{0,31}$/.test(prefix)) throw new RangeError('prefix: expected a short lowercase word');
   const d = utf8(domain);
-  return concatBytes(utf8(`${prefix}.preimage.v1`), new Uint8Array([0]), u32le(d.length), d);
+  const h = concatBytes(utf8(`${prefix}.preimage.v1`), new Uint8Array([0]), u32le(d.length), d);
+  if (headers.size < 256) headers.set(key, h);
+  return h.slice();
 }
+
+// Headers repeat for every object of a domain (receipts on every read): build each once.
+const headers = new Map<string, Uint8Array>();
 
 /** Scalar segment: tag ‖ u32le(len) ‖ bytes. */
 export function segment(tag: number, data: Uint8Array | string): Uint8Array {

@@ -102,9 +102,18 @@ export function scopeFieldsSet(scope: Scope | undefined): Scope | undefined {
 /** Normalise an RFC 3339 time to `YYYY-MM-DDTHH:MM:SSZ` (as_of transaction time, served_at). */
 export function isoSeconds(date: Date | string | number): string {
   const d = date instanceof Date ? date : new Date(date);
-  if (!Number.isFinite(d.getTime())) throw new RangeError(`time: ${String(date)} is not a valid timestamp`);
-  return d.toISOString().slice(0, 19) + 'Z';
+  const ms = d.getTime();
+  if (!Number.isFinite(ms)) throw new RangeError(`time: ${String(date)} is not a valid timestamp`);
+  // Every receipt of a second carries the same text: format it once per second.
+  const second = Math.floor(ms / 1000);
+  if (second === lastIsoSecond) return lastIso;
+  const text = d.toISOString().slice(0, 19) + 'Z';
+  lastIsoSecond = second;
+  lastIso = text;
+  return text;
 }
+let lastIsoSecond = NaN;
+let lastIso = '';
 
 /** field_hex = hex(H(stream("field") ‖ seg(1, aoi_cid) ‖ seg(2, derivation_cid))). */
 export function fieldHex(field: FieldBinding, prefix = DEFAULT_PREFIX): string {
@@ -209,12 +218,22 @@ class SegmentWriter extends ByteBuffer {
     this.ensure(4 + t.length * 3);
     const at = this.len;
     this.len += 4;
-    const { written } = SegmentWriter.enc.encodeInto(t, this.buf.subarray(this.len));
-    this.len += written!;
-    this.buf[at] = written! & 0xff;
-    this.buf[at + 1] = (written! >>> 8) & 0xff;
-    this.buf[at + 2] = (written! >>> 16) & 0xff;
-    this.buf[at + 3] = (written! >>> 24) & 0xff;
+    // Ids, cells and timestamps are ASCII: copy code units directly, fall back on the first non-ASCII.
+    let written = 0;
+    const n = t.length;
+    const buf = this.buf;
+    let o = this.len;
+    for (; written < n; written++) {
+      const c = t.charCodeAt(written);
+      if (c >= 0x80) break;
+      buf[o++] = c;
+    }
+    if (written < n) written = SegmentWriter.enc.encodeInto(t, buf.subarray(this.len)).written!;
+    this.len += written;
+    this.buf[at] = written & 0xff;
+    this.buf[at + 1] = (written >>> 8) & 0xff;
+    this.buf[at + 2] = (written >>> 16) & 0xff;
+    this.buf[at + 3] = (written >>> 24) & 0xff;
   }
 
   scalar(tag: number, value: string): void {
@@ -249,6 +268,17 @@ export interface Manifests {
   registry_cid: string;
 }
 
+// The responder key's text, once per key object (it is written into every receipt).
+const keyTexts = new WeakMap<Uint8Array, string>();
+function keyText(publicKey: Uint8Array): string {
+  let t = keyTexts.get(publicKey);
+  if (t === undefined) {
+    t = b32encode(publicKey);
+    keyTexts.set(publicKey, t);
+  }
+  return t;
+}
+
 /** Build and sign a current (v2) receipt. Optional fields are dropped when empty. */
 export function signReceipt(
   body: ReceiptBody & { cost?: Cost; intent?: string },
@@ -264,8 +294,8 @@ export function signReceipt(
     fact_cids: body.fact_cids,
     schema_cid: manifests.schema_cid,
     registry_cid: manifests.registry_cid,
-    responder: b32encode(signer.publicKey),
-    responder_pubkey_b32: b32encode(signer.publicKey),
+    responder: keyText(signer.publicKey),
+    responder_pubkey_b32: keyText(signer.publicKey),
     responder_key_epoch: signer.epoch,
     signature: '',
     preimage_version: CURRENT_PREIMAGE_VERSION,

@@ -17,12 +17,30 @@ function encodeTime(ms: number): string {
 }
 
 function encodeRandom(bytes: Uint8Array): string {
-  // 80 bits → 16 characters of 5 bits, most significant first.
-  let bits = 0n;
-  for (const b of bytes) bits = (bits << 8n) | BigInt(b);
+  // 80 bits → 16 characters of 5 bits, most significant first (two 40-bit halves).
   let out = '';
-  for (let i = 15; i >= 0; i--) out += CROCKFORD[Number((bits >> BigInt(i * 5)) & 31n)];
+  for (let h = 0; h < 10; h += 5) {
+    const hi = (bytes[h] << 12) | (bytes[h + 1] << 4) | (bytes[h + 2] >>> 4);
+    const lo = ((bytes[h + 2] & 15) << 16) | (bytes[h + 3] << 8) | bytes[h + 4];
+    out += CROCKFORD[hi >>> 15] + CROCKFORD[(hi >>> 10) & 31] + CROCKFORD[(hi >>> 5) & 31] + CROCKFORD[hi & 31]
+      + CROCKFORD[lo >>> 15] + CROCKFORD[(lo >>> 10) & 31] + CROCKFORD[(lo >>> 5) & 31] + CROCKFORD[lo & 31];
+  }
   return out;
+}
+
+// Random bytes drawn in blocks: one getRandomValues call per 400 new milliseconds, not per id.
+const pool = new Uint8Array(4000);
+let poolAt = pool.length;
+
+function freshRandom(into: Uint8Array): void {
+  if (poolAt + into.length > pool.length) {
+    crypto.getRandomValues(pool);
+    poolAt = 0;
+  }
+  into.set(pool.subarray(poolAt, poolAt + into.length));
+  // Each block of randomness is handed out once.
+  pool.fill(0, poolAt, poolAt + into.length);
+  poolAt += into.length;
 }
 
 function increment(bytes: Uint8Array): boolean {
@@ -46,10 +64,10 @@ export function ulid(nowMs: number = Date.now()): string {
     t = lastTime;
     if (!increment(lastRandom)) {
       t = lastTime + 1; // 2^80 ids in one millisecond: move to the next one
-      crypto.getRandomValues(lastRandom);
+      freshRandom(lastRandom);
     }
   } else {
-    crypto.getRandomValues(lastRandom);
+    freshRandom(lastRandom);
   }
   lastTime = t;
   return encodeTime(t) + encodeRandom(lastRandom);

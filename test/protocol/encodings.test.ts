@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { base32 } from '@scure/base';
 import { b32decode, b32encode, isB32 } from '../../src/protocol/base32.js';
 import { isUlid, ulid, ulidTime } from '../../src/protocol/ulid.js';
 import { blake3, blake3Reference } from '../../src/protocol/hash.js';
@@ -22,6 +23,14 @@ describe('base32 (spec 2.2)', () => {
   for (const [text, why] of bad) {
     it(`refuses ${text} (${why})`, () => assert.throws(() => b32decode(text, undefined, 'key'), (e: unknown) => e instanceof SvcError && e.code === 'invalid_argument' && e.message.startsWith('key: ')));
   }
+  it('encodes every length like the reference codec and decodes back (0..80 random bytes)', () => {
+    for (let n = 0; n <= 80; n++) {
+      const bytes = crypto.getRandomValues(new Uint8Array(n));
+      const text = b32encode(bytes);
+      assert.equal(text, base32.encode(bytes).replace(/=+$/, '').toLowerCase(), `length ${n}`);
+      assert.deepEqual(b32decode(text), bytes);
+    }
+  });
   it('checks the decoded length', () => {
     assert.ok(isB32(b32encode(new Uint8Array(32)), 32));
     assert.equal(isB32(b32encode(new Uint8Array(31)), 32), false);
@@ -36,6 +45,15 @@ describe('ULID', () => {
     assert.deepEqual(sorted, ids);
     assert.equal(new Set(ids).size, ids.length);
     assert.equal(ulidTime(ids[0]), 1_700_000_000_000);
+  });
+  it('spells its 80 random bits most significant first, and consecutive ids differ by one', () => {
+    const ids = Array.from({ length: 300 }, () => ulid(1_700_000_000_123));
+    const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+    const value = (id: string) => [...id.slice(10)].reduce((v, c) => v * 32n + BigInt(CROCKFORD.indexOf(c)), 0n);
+    for (let i = 1; i < ids.length; i++) assert.equal(value(ids[i]) - value(ids[i - 1]), 1n);
+    // Fresh milliseconds draw fresh randomness.
+    const fresh = new Set(Array.from({ length: 200 }, (_, i) => ulid(1_900_000_000_000 + i).slice(10)));
+    assert.equal(fresh.size, 200);
   });
   it('stays ordered when the clock steps back', () => {
     const a = ulid(1_800_000_000_000);

@@ -3,8 +3,8 @@ import { PROVENANCE_CLASSES } from '../../store/contract.js';
 import { recall, type RecallRequest } from '../../primitives/recall.js';
 import { bandsSchema, cellSchema, scopeSchema, tslotSchema, type Operation } from '../operations.js';
 
-/** Non-enumerable carrier of the ETag so JSON bodies never show it. */
-export const ETAG = Symbol('etag');
+/** ETags of results on their way out (kept beside the body, so JSON never shows them). */
+const etags = new WeakMap<object, string>();
 
 export const recallInput = {
   type: 'object',
@@ -25,7 +25,7 @@ export const recallInput = {
 
 /** Sets ETag and Cache-Control; answers 304 on a matching If-None-Match. */
 export function conditional(result: any, req: { headers: Record<string, string | string[] | undefined> }, reply: { header(k: string, v: string): unknown; code(n: number): unknown; send(p?: unknown): unknown }): boolean {
-  const etag = result[ETAG] as string | undefined;
+  const etag = result !== null && typeof result === 'object' ? etags.get(result) : undefined;
   if (!etag) return false;
   reply.header('ETag', etag);
   reply.header('Cache-Control', 'private, max-age=60');
@@ -50,7 +50,7 @@ export const recallOp: Operation = {
   mcp: 'core',
   async run(ctx, input: RecallRequest, call) {
     const { etag, ...rest } = await recall(ctx, input, { deadline: call.deadline });
-    Object.defineProperty(rest, ETAG, { value: etag, enumerable: false });
+    etags.set(rest, etag);
     return rest;
   },
   http: conditional,

@@ -1,0 +1,53 @@
+/**
+ * The REST reply serializer: the text of `JSON.stringify(value)`, with the JSON of frozen
+ * objects (served facts with their receipts, shared by every response that returns them)
+ * kept once per object instead of re-serialized on every read. A warm recall's body is mostly
+ * such facts, so this removes most of its serialization cost. A frozen object is taken to be
+ * deeply immutable: only freeze whole graphs (facts-view deep-freezes what it shares).
+ */
+
+const fragments = new WeakMap<object, string>();
+
+/** How deep the serializer walks looking for frozen objects before handing the rest to JSON.stringify. */
+const MAX_WALK_DEPTH = 4;
+
+function skipped(v: unknown): boolean {
+  return v === undefined || typeof v === 'function' || typeof v === 'symbol';
+}
+
+function walk(value: unknown, depth: number): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Object.isFrozen(value)) {
+    let text = fragments.get(value);
+    if (text === undefined) {
+      text = JSON.stringify(value);
+      fragments.set(value, text);
+    }
+    return text;
+  }
+  if (depth >= MAX_WALK_DEPTH || typeof (value as { toJSON?: unknown }).toJSON === 'function') return JSON.stringify(value);
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out += ',';
+      const v = value[i];
+      out += skipped(v) ? 'null' : walk(v, depth + 1);
+    }
+    return out + ']';
+  }
+  let out = '{';
+  let first = true;
+  for (const k of Object.keys(value)) {
+    const v = (value as Record<string, unknown>)[k];
+    if (skipped(v)) continue;
+    out += (first ? '' : ',') + JSON.stringify(k) + ':' + walk(v, depth + 1);
+    first = false;
+  }
+  return out + '}';
+}
+
+/** Exactly `JSON.stringify(value)` for JSON-shaped data (plain objects, arrays, scalars, toJSON). */
+export function toJson(value: unknown): string {
+  if (skipped(value)) return JSON.stringify(value);
+  return walk(value, 0);
+}

@@ -1,0 +1,69 @@
+/**
+ * Prepared warm reads: what a repeated read would compute again from the same stored facts
+ * (the facts with their receipts, caveats, notes, ETag), kept per request shape so a warm
+ * repeat only signs its own receipt. An entry stands while three things hold:
+ * - the cell's generation is the one read before the entry was prepared (any write to the cell,
+ *   from this process or another sharing the hot cache, bumps it);
+ * - the clock has not reached `validUntilMs`, the first moment a stored fact of the answer could
+ *   become due for a refresh (next slot boundary, absence cadence);
+ * - nothing was fetched upstream while preparing it (only answers served from the store are kept).
+ * Entries are frozen: every response that carries one shares it.
+ */
+import type { ServiceContext } from './context.js';
+
+export interface WarmEntry<T> {
+  readonly cell: string;
+  readonly generation: number;
+  readonly validUntilMs: number;
+  readonly value: T;
+}
+
+const CAP = 10_000;
+const byContext = new WeakMap<ServiceContext, Map<string, WarmEntry<unknown>>>();
+
+function table(ctx: ServiceContext): Map<string, WarmEntry<unknown>> {
+  let t = byContext.get(ctx);
+  if (!t) {
+    t = new Map();
+    byContext.set(ctx, t);
+  }
+  return t;
+}
+
+/** The cell's generation in the hot cache, or -1 when it cannot be read (then nothing is kept). */
+export async function cellGeneration(ctx: ServiceContext, cell: string): Promise<number> {
+  try {
+    return await ctx.store.cache.generation(cell);
+  } catch {
+    return -1;
+  }
+}
+
+/** A still-valid prepared answer for `key`, or undefined. */
+export async function warmGet<T>(ctx: ServiceContext, key: string, nowMs: number): Promise<T | undefined> {
+  const t = table(ctx);
+  const e = t.get(key);
+  if (!e) return undefined;
+  if (nowMs >= e.validUntilMs || (await cellGeneration(ctx, e.cell)) !== e.generation) {
+    t.delete(key);
+    return undefined;
+  }
+  return e.value as T;
+}
+
+/** Keep a prepared answer (the caller froze it); oldest entries go first past the cap. */
+export function warmSet<T>(ctx: ServiceContext, key: string, entry: WarmEntry<T>, nowMs: number): void {
+  if (entry.generation < 0 || !(entry.validUntilMs > nowMs)) return;
+  const t = table(ctx);
+  if (t.size >= CAP && !t.has(key)) t.delete(t.keys().next().value as string);
+  t.set(key, entry);
+}
+
+/** Freeze a graph of plain data (typed arrays are left as they are: they cannot be frozen). */
+export function deepFreeze<T>(x: T): T {
+  if (x !== null && typeof x === 'object' && !ArrayBuffer.isView(x) && !Object.isFrozen(x)) {
+    Object.freeze(x);
+    for (const v of Object.values(x as object)) deepFreeze(v);
+  }
+  return x;
+}
