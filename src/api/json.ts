@@ -8,8 +8,11 @@
 
 const fragments = new WeakMap<object, string>();
 
-/** How deep the serializer walks looking for frozen objects before handing the rest to JSON.stringify. */
-const MAX_WALK_DEPTH = 4;
+/**
+ * The walk looks for frozen objects in the top-level object's values and in arrays down to
+ * this depth (`facts`, `merged_facts`, lists of responses); everything else goes to JSON.stringify.
+ */
+const MAX_ARRAY_DEPTH = 3;
 
 function skipped(v: unknown): boolean {
   return v === undefined || typeof v === 'function' || typeof v === 'symbol';
@@ -25,8 +28,8 @@ function walk(value: unknown, depth: number): string {
     }
     return text;
   }
-  if (depth >= MAX_WALK_DEPTH || typeof (value as { toJSON?: unknown }).toJSON === 'function') return JSON.stringify(value);
   if (Array.isArray(value)) {
+    if (depth >= MAX_ARRAY_DEPTH) return JSON.stringify(value);
     let out = '[';
     for (let i = 0; i < value.length; i++) {
       if (i > 0) out += ',';
@@ -35,6 +38,8 @@ function walk(value: unknown, depth: number): string {
     }
     return out + ']';
   }
+  // Below the top level, native JSON.stringify of a fresh object (a receipt, say) beats walking it.
+  if (depth > 0 || typeof (value as { toJSON?: unknown }).toJSON === 'function') return JSON.stringify(value);
   let out = '{';
   let first = true;
   for (const k of Object.keys(value)) {

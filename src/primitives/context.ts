@@ -38,15 +38,24 @@ export interface ReceiptExtras extends Partial<Omit<ReceiptBody, 'primitive' | '
 
 /** Sign a receipt for `primitive` (namespaced with the deployment prefix) over cells and fact_cids. */
 export function issueReceipt(ctx: ServiceContext, primitive: string, cells: string[], factCids: string[], extras: ReceiptExtras = {}): Receipt {
+  // One fixed shape (spreading the caller's object made every receipt a dictionary-mode object).
+  const body: ReceiptBody & { cost?: Cost; intent?: string } = {
+    request_id: extras.request_id ?? ulid(),
+    served_at: extras.served_at ?? isoSeconds(ctx.now()),
+    primitive: `${ctx.config.prefix}.${primitive}`,
+    cells,
+    fact_cids: factCids,
+    scope: extras.scope,
+    as_of: extras.as_of,
+    edge_cids: extras.edge_cids,
+    source_versions: extras.source_versions,
+    field: extras.field,
+    merkle_proof: extras.merkle_proof,
+    cost: extras.cost,
+    intent: extras.intent,
+  };
   return signReceipt(
-    {
-      ...extras,
-      request_id: extras.request_id ?? ulid(),
-      served_at: extras.served_at ?? isoSeconds(ctx.now()),
-      primitive: `${ctx.config.prefix}.${primitive}`,
-      cells,
-      fact_cids: factCids,
-    },
+    body,
     ctx.keys.signer,
     { schema_cid: ctx.manifests.schema_cid, registry_cid: ctx.manifests.registry_cid },
     ctx.config.prefix,

@@ -124,6 +124,7 @@ export function fieldHex(field: FieldBinding, prefix = DEFAULT_PREFIX): string {
 const absentMerkleHex = new Map<string, string>();
 // Served facts repeat their proofs on every read: keep the digest of recent ones.
 const proofMerkleHex = new Map<string, string>();
+const frozenProofHex = new WeakMap<object, { prefix: string; hex: string }>();
 
 export function merkleHex(proof: MerkleProofJson | undefined, prefix = DEFAULT_PREFIX): string {
   if (!proof) {
@@ -135,9 +136,16 @@ export function merkleHex(proof: MerkleProofJson | undefined, prefix = DEFAULT_P
     }
     return h;
   }
+  // Frozen proofs (served facts share theirs) are immutable: remember their digest by identity.
+  const frozen = Object.isFrozen(proof);
+  const byPrefix = frozen ? frozenProofHex.get(proof) : undefined;
+  if (byPrefix?.prefix === prefix) return byPrefix.hex;
   const memoKey = `${prefix}|${JSON.stringify(proof)}`;
   const memo = proofMerkleHex.get(memoKey);
-  if (memo !== undefined) return memo;
+  if (memo !== undefined) {
+    if (frozen) frozenProofHex.set(proof, { prefix, hex: memo });
+    return memo;
+  }
   let body: Uint8Array = MERKLE_ABSENT_MARKER;
   if (proof) {
     const p = proofFromJson(proof);
@@ -153,6 +161,7 @@ export function merkleHex(proof: MerkleProofJson | undefined, prefix = DEFAULT_P
   const hex = toHex(blake3(concatBytes(streamHeader('merkle', prefix), body)));
   if (proofMerkleHex.size >= 4096) proofMerkleHex.clear();
   proofMerkleHex.set(memoKey, hex);
+  if (frozen) frozenProofHex.set(proof, { prefix, hex });
   return hex;
 }
 
@@ -174,8 +183,8 @@ export function segmentHexes(r: ReceiptBody, prefix = DEFAULT_PREFIX): SegmentHe
  */
 export function receiptPreimage(r: ReceiptBody & { preimage_version?: number }, prefix = DEFAULT_PREFIX): Uint8Array {
   const version = r.preimage_version ?? 0;
-  const hexes = segmentHexes(r, prefix);
   if (version === 0) {
+    const hexes = segmentHexes(r, prefix);
     const parts = [r.request_id, r.served_at];
     for (const [, name] of OPTIONAL_TAGS) if (hexes[name]) parts.push(hexes[name]!);
     const text = parts.join('|') + '|' + r.primitive + '|' + r.cells.map((c) => c + ',').join('') + '|' + r.fact_cids.map((c) => c + ',').join('');
@@ -183,7 +192,22 @@ export function receiptPreimage(r: ReceiptBody & { preimage_version?: number }, 
   }
   if (version !== 1 && version !== 2) throw new RangeError(`preimage_version: ${version} is not 0, 1 or 2`);
   // One pass into one buffer: receipts are built on every read, so small allocations add up.
-  const w = new SegmentWriter(streamHeader('receipt', prefix));
+  return writePreimage(r, version, prefix).result();
+}
+
+// Receipts are built synchronously one at a time: one writer serves them all.
+let sharedWriter: SegmentWriter | undefined;
+const receiptHeaders = new Map<string, Uint8Array>();
+
+function writePreimage(r: ReceiptBody, version: 1 | 2, prefix: string): SegmentWriter {
+  const hexes = segmentHexes(r, prefix);
+  const w = sharedWriter ??= new SegmentWriter();
+  let header = receiptHeaders.get(prefix);
+  if (header === undefined) {
+    header = streamHeader('receipt', prefix);
+    if (receiptHeaders.size < 64) receiptHeaders.set(prefix, header);
+  }
+  w.reset(header);
   w.scalar(0x01, r.request_id);
   w.scalar(0x02, r.served_at);
   for (const [tag, name] of OPTIONAL_TAGS) if (hexes[name]) w.scalar(tag, hexes[name]!);
@@ -192,16 +216,26 @@ export function receiptPreimage(r: ReceiptBody & { preimage_version?: number }, 
   w.list(0x09, r.fact_cids);
   if (hexes.field_hex) w.scalar(0x0a, hexes.field_hex);
   if (version === 2) w.scalar(0x0b, merkleHex(r.merkle_proof, prefix));
-  return w.result();
+  return w;
 }
 
 /** Appends tagged segments (protocol.md §5 layout) to a growing buffer. */
 class SegmentWriter extends ByteBuffer {
   private static enc = new TextEncoder();
 
-  constructor(header: Uint8Array) {
+  constructor() {
     super(1024);
+  }
+
+  /** Start a new preimage with `header`. */
+  reset(header: Uint8Array): void {
+    this.len = 0;
     this.bytes(header);
+  }
+
+  /** The bytes written so far, without copying (valid until the next reset). */
+  view(): Uint8Array {
+    return this.buf.subarray(0, this.len);
   }
 
   private u32(x: number): void {
@@ -253,6 +287,8 @@ class SegmentWriter extends ByteBuffer {
 
 /** The 32-byte digest that the responder signs. */
 export function receiptDigest(r: ReceiptBody & { preimage_version?: number }, prefix = DEFAULT_PREFIX): Uint8Array {
+  const version = r.preimage_version ?? 0;
+  if (version === 1 || version === 2) return blake3(writePreimage(r, version, prefix).view());
   return blake3(receiptPreimage(r, prefix));
 }
 
