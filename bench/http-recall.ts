@@ -1,12 +1,13 @@
 /**
  * Warm recall over HTTP (loopback, autocannon) next to a bare JSON route of the same server
  * and the raw Ed25519 sign rate, all in one run; then p99 at half of the maximum recall load;
- * then MCP tools/call overhead over the REST call. Prints one JSON object.
+ * then MCP tools/call overhead over the REST call. Prints one JSON object. The server runs on
+ * core 0 and the load generator on core 1 when it can pin them.
  */
 import autocannon from 'autocannon';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as P from '../src/protocol/index.js';
 import { nodeEd25519 } from '../src/crypto/node-ed25519.js';
@@ -30,7 +31,12 @@ function closedUpstreams(): Record<string, string> {
   return env;
 }
 
-const server = spawn(process.execPath, [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', 'src/cli.ts', 'serve'], {
+// Server and load generator each get a core of their own when the machine has two and taskset
+// exists (BENCH_PIN=0 turns it off): sharing one core measures the scheduler as much as the server.
+const pinned = process.env.BENCH_PIN !== '0' && availableParallelism() >= 2 && existsSync('/usr/bin/taskset');
+if (pinned) execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
+const serverArgs = [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', 'src/cli.ts', 'serve'];
+const server = spawn(pinned ? 'taskset' : process.execPath, pinned ? ['-c', '0', process.execPath, ...serverArgs] : serverArgs, {
   env: { ...process.env, ...closedUpstreams(), PORT: String(port), SVC_HOST: '127.0.0.1', SVC_DATA: data, SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_RPS: '1000000', SVC_RATE_LIMIT_BURST: '1000000', SVC_ATTESTER_KEYS: opKey },
   stdio: 'inherit',
 });
@@ -91,6 +97,7 @@ try {
   console.log(JSON.stringify({
     bench: 'http-recall',
     duration_s: DURATION,
+    cores: pinned ? { server: 0, load_generator: 1 } : 'shared',
     bare_health_rps: Math.round(bare.requests.average),
     warm_recall_rps: Math.round(warm.requests.average),
     warm_recall_latency_ms: { p50: warm.latency.p50, p99: warm.latency.p99 },

@@ -30,6 +30,7 @@ export function conditional(result: any, req: { headers: Record<string, string |
   reply.header('ETag', etag);
   reply.header('Cache-Control', 'private, max-age=60');
   const inm = req.headers['if-none-match'];
+  if (inm === undefined) return false;
   const tags = (Array.isArray(inm) ? inm.join(',') : inm ?? '').split(',').map((s) => s.trim());
   if (tags.includes(etag) || tags.includes('*')) {
     reply.code(304);

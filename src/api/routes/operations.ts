@@ -6,30 +6,59 @@ import type { ServiceContext } from '../../primitives/context.js';
 import { toSvcError } from '../errors.js';
 import type { Operation } from '../operations.js';
 
+/**
+ * Hard deadlines of in-flight operations, swept by one timer: a per-request setTimeout costs
+ * a timer-list insert and removal on every call, and the deadline is seconds away anyway.
+ */
+const deadlines = new Set<{ at: number; expire: () => void }>();
+let sweeper: NodeJS.Timeout | undefined;
+const SWEEP_MS = 50;
+
+function sweep(): void {
+  const now = Date.now();
+  for (const d of deadlines) {
+    if (now >= d.at) {
+      deadlines.delete(d);
+      d.expire();
+    }
+  }
+  if (deadlines.size === 0 && sweeper) {
+    clearInterval(sweeper);
+    sweeper = undefined;
+  }
+}
+
 /** Run `op` under the gateway deadline, recording latency and errors for agent_stats. */
 export async function runOperation(ctx: ServiceContext, op: Operation, input: unknown, headers: Record<string, string | string[] | undefined>, channel: 'rest' | 'mcp') {
   const started = performance.now();
   const budgetMs = ctx.config.timeoutSecs * 1000;
+  const now = Date.now();
   // Primitives get a soft deadline a little before the hard one, to assemble and sign what they have.
-  const deadline = Date.now() + budgetMs - Math.min(500, budgetMs * 0.15);
-  let timer: NodeJS.Timeout | undefined;
+  const deadline = now + budgetMs - Math.min(500, budgetMs * 0.15);
+  let entry: { at: number; expire: () => void } | undefined;
   try {
-    const result = await Promise.race([
-      op.run(ctx, input ?? {}, { headers, deadline }),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new SvcError('compute_timeout', `${op.name}: exceeded the ${ctx.config.timeoutSecs} s gateway timeout`, { timeout_s: ctx.config.timeoutSecs })), budgetMs);
-      }),
-    ]);
-    ctx.metrics.record(`${channel}:${op.name}`, performance.now() - started);
-    ctx.metrics.record(op.name, performance.now() - started);
+    const running = op.run(ctx, input ?? {}, { headers, deadline });
+    const result = await new Promise((resolve, reject) => {
+      entry = {
+        at: now + budgetMs,
+        expire: () => reject(new SvcError('compute_timeout', `${op.name}: exceeded the ${ctx.config.timeoutSecs} s gateway timeout`, { timeout_s: ctx.config.timeoutSecs })),
+      };
+      deadlines.add(entry);
+      sweeper ??= setInterval(sweep, SWEEP_MS).unref();
+      running.then(resolve, reject);
+    });
+    const ms = performance.now() - started;
+    ctx.metrics.record(`${channel}:${op.name}`, ms);
+    ctx.metrics.record(op.name, ms);
     return result;
   } catch (err) {
     const code = toSvcError(err).code;
-    ctx.metrics.record(`${channel}:${op.name}`, performance.now() - started, code);
-    ctx.metrics.record(op.name, performance.now() - started, code);
+    const ms = performance.now() - started;
+    ctx.metrics.record(`${channel}:${op.name}`, ms, code);
+    ctx.metrics.record(op.name, ms, code);
     throw err;
   } finally {
-    clearTimeout(timer);
+    if (entry) deadlines.delete(entry);
   }
 }
 
