@@ -28,6 +28,17 @@ function sweep(): void {
   }
 }
 
+// agent_stats keys per operation and channel, built once rather than per call.
+const channelKeys = new WeakMap<Operation, { rest: string; mcp: string }>();
+function channelKey(op: Operation, channel: 'rest' | 'mcp'): string {
+  let k = channelKeys.get(op);
+  if (!k) {
+    k = { rest: `rest:${op.name}`, mcp: `mcp:${op.name}` };
+    channelKeys.set(op, k);
+  }
+  return k[channel];
+}
+
 /** Run `op` under the gateway deadline, recording latency and errors for agent_stats. */
 export async function runOperation(ctx: ServiceContext, op: Operation, input: unknown, headers: Record<string, string | string[] | undefined>, channel: 'rest' | 'mcp') {
   const started = performance.now();
@@ -48,13 +59,13 @@ export async function runOperation(ctx: ServiceContext, op: Operation, input: un
       running.then(resolve, reject);
     });
     const ms = performance.now() - started;
-    ctx.metrics.record(`${channel}:${op.name}`, ms);
+    ctx.metrics.record(channelKey(op, channel), ms);
     ctx.metrics.record(op.name, ms);
     return result;
   } catch (err) {
     const code = toSvcError(err).code;
     const ms = performance.now() - started;
-    ctx.metrics.record(`${channel}:${op.name}`, ms, code);
+    ctx.metrics.record(channelKey(op, channel), ms, code);
     ctx.metrics.record(op.name, ms, code);
     throw err;
   } finally {
