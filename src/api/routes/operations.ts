@@ -55,7 +55,7 @@ export async function runOperation(ctx: ServiceContext, op: Operation, input: un
         expire: () => reject(new SvcError('compute_timeout', `${op.name}: exceeded the ${ctx.config.timeoutSecs} s gateway timeout`, { timeout_s: ctx.config.timeoutSecs })),
       };
       deadlines.add(entry);
-      sweeper ??= setInterval(sweep, SWEEP_MS).unref();
+      sweeper ??= setInterval(sweep, SWEEP_MS);
       running.then(resolve, reject);
     });
     const ms = performance.now() - started;
