@@ -136,7 +136,7 @@ export function merkleHex(proof: MerkleProofJson | undefined, prefix = DEFAULT_P
     }
     return h;
   }
-  // Frozen proofs (served facts share theirs) are immutable: remember their digest by identity.
+  // Frozen proofs (served facts share theirs) are immutable: keep their digest by identity.
   const frozen = Object.isFrozen(proof);
   const byPrefix = frozen ? frozenProofHex.get(proof) : undefined;
   if (byPrefix?.prefix === prefix) return byPrefix.hex;
