@@ -1,4 +1,7 @@
 /** Tiny benchmark harness: run a function for a time budget, report ops/s (median of rounds). */
+import { execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 export interface Rate {
   ops_per_s: number;
   rounds: number[];
@@ -28,4 +31,21 @@ export function percentiles(samples: number[]): { p50_ms: number; p99_ms: number
   const s = [...samples].sort((a, b) => a - b);
   const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))];
   return { p50_ms: Number(at(0.5).toFixed(3)), p99_ms: Number(at(0.99).toFixed(3)), n: s.length };
+}
+
+/**
+ * Whether HTTP benches put the server and the load generator on separate cores: two or more
+ * cores and taskset present, unless BENCH_PIN=0. Sharing one core measures the scheduler as
+ * much as the server.
+ */
+export const canPinCores = process.env.BENCH_PIN !== '0' && availableParallelism() >= 2 && existsSync('/usr/bin/taskset');
+
+/** Move this process to `core` (no-op without pinning). */
+export function pinSelf(core: number): void {
+  if (canPinCores) execFileSync('taskset', ['-p', '-c', String(core), String(process.pid)], { stdio: 'ignore' });
+}
+
+/** Spawn `node args…` on `core` when pinning, else unpinned. */
+export function spawnNodeOn(core: number, args: string[], opts: SpawnOptions = {}): ChildProcess {
+  return canPinCores ? spawn('taskset', ['-c', String(core), process.execPath, ...args], opts) : spawn(process.execPath, args, opts);
 }

@@ -8,19 +8,18 @@
  *   POST /v1/recall              the real route (validation, gateway deadline, agent_stats, ETag)
  * Server on core 0 and autocannon (2 connections) on core 1 when taskset exists. One JSON object.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../src/api/app.js';
 import { loadConfig } from '../src/config.js';
 import * as P from '../src/protocol/index.js';
 import { recall } from '../src/primitives/recall.js';
 import { openService } from '../src/service.js';
+import { canPinCores, pinSelf, spawnNodeOn } from './harness.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
-const pinned = process.env.BENCH_PIN !== '0' && availableParallelism() >= 2 && existsSync('/usr/bin/taskset');
-if (pinned) execFileSync('taskset', ['-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+pinSelf(0);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-floor-'));
 const seed = P.blake3(P.utf8('bench operator'));
@@ -55,10 +54,10 @@ try {
       if (r.non2xx > 0 || r.errors > 0) { console.error('errors', r.non2xx, r.errors); process.exit(1); }
       console.log(Math.round(r.requests.average));`;
     const args = ['--input-type=module', '-e', code];
-    const c = pinned ? spawn('taskset', ['-c', '1', process.execPath, ...args]) : spawn(process.execPath, args);
+    const c = spawnNodeOn(1, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    c.stdout.on('data', (d) => (out += d));
-    c.stderr.pipe(process.stderr);
+    c.stdout!.on('data', (d) => (out += d));
+    c.stderr!.pipe(process.stderr);
     c.on('exit', (status) => (status === 0 ? resolve(Number(out.trim())) : reject(new Error(`load on ${path} failed`))));
   });
 
@@ -70,7 +69,7 @@ try {
   console.log(JSON.stringify({
     bench: 'http-floor',
     duration_s: DURATION,
-    cores: pinned ? { server: 0, load_generator: 1 } : 'shared',
+    cores: canPinCores ? { server: 0, load_generator: 1 } : 'shared',
     rps,
     ratio_to_bare: Object.fromEntries(Object.entries(rps).map(([k, v]) => [k, Number((v / bare).toFixed(2))])),
   }, null, 2));

@@ -5,13 +5,12 @@
  * core 0 and the load generator on core 1 when it can pin them.
  */
 import autocannon from 'autocannon';
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as P from '../src/protocol/index.js';
 import { nodeEd25519 } from '../src/crypto/node-ed25519.js';
-import { rate, percentiles } from './harness.js';
+import { canPinCores, percentiles, pinSelf, rate, spawnNodeOn } from './harness.js';
 import { loadRegistry } from '../src/registry/registry.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 8);
@@ -31,12 +30,10 @@ function closedUpstreams(): Record<string, string> {
   return env;
 }
 
-// Server and load generator each get a core of their own when the machine has two and taskset
-// exists (BENCH_PIN=0 turns it off): sharing one core measures the scheduler as much as the server.
-const pinned = process.env.BENCH_PIN !== '0' && availableParallelism() >= 2 && existsSync('/usr/bin/taskset');
-if (pinned) execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
+// Server on core 0, this process (the load generator) on core 1, when the machine allows it.
+pinSelf(1);
 const serverArgs = [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', 'src/cli.ts', 'serve'];
-const server = spawn(pinned ? 'taskset' : process.execPath, pinned ? ['-c', '0', process.execPath, ...serverArgs] : serverArgs, {
+const server = spawnNodeOn(0, serverArgs, {
   env: { ...process.env, ...closedUpstreams(), PORT: String(port), SVC_HOST: '127.0.0.1', SVC_DATA: data, SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_RPS: '1000000', SVC_RATE_LIMIT_BURST: '1000000', SVC_ATTESTER_KEYS: opKey },
   stdio: 'inherit',
 });
@@ -102,7 +99,7 @@ try {
   console.log(JSON.stringify({
     bench: 'http-recall',
     duration_s: DURATION,
-    cores: pinned ? { server: 0, load_generator: 1 } : 'shared',
+    cores: canPinCores ? { server: 0, load_generator: 1 } : 'shared',
     bare_health_rps: Math.round(bare.requests.average),
     warm_recall_rps: Math.round(warm.requests.average),
     warm_recall_latency_ms: { p50: warm.latency.p50, p99: warm.latency.p99 },

@@ -102,22 +102,15 @@ export function resolveBands(ctx: ServiceContext, bands: string[] | undefined): 
   return { known, unknown };
 }
 
-function needsRefresh(ctx: ServiceContext, f: StoredFact, band: BandEntry, target: number, nowMs: number): boolean {
-  if (band.tempo === 'static' && f.kind !== 'absence') return false;
-  if (f.tslot < target) return true;
-  if (f.kind === 'absence') {
-    // A stored absence stands until the band's cadence says the answer may have changed.
-    const age = (nowMs - Date.parse(f.accepted_at)) / 1000;
-    return band.cadence_s > 0 && age > band.cadence_s;
-  }
-  return false;
-}
-
-/** The first moment `needsRefresh` could turn true for a fact that is not due now. */
+/**
+ * The first moment a stored fact falls due for a refresh: when its band's current slot moves
+ * past the fact's slot, or, for an absence, once it is strictly older than the band's cadence
+ * (a stored absence stands until then). Static values never fall due.
+ */
 function dueAtMs(f: StoredFact, band: BandEntry): number {
   let at = Infinity;
   if (band.tempo !== 'static') at = (tslotRange(f.tslot, band.tempo).end_unix ?? Infinity) * 1000;
-  if (f.kind === 'absence' && band.cadence_s > 0) at = Math.min(at, Date.parse(f.accepted_at) + band.cadence_s * 1000);
+  if (f.kind === 'absence' && band.cadence_s > 0) at = Math.min(at, Date.parse(f.accepted_at) + band.cadence_s * 1000 + 1);
   return at;
 }
 
@@ -172,14 +165,13 @@ export async function recall(ctx: ServiceContext, req: RecallRequest, opts: { pr
     if (key !== undefined && prep.reusable) {
       warmSet(ctx, key, { cell: p.cell, generation: prep.generation, validUntilMs: prep.validUntilMs, value: deepFreeze(p) }, nowMs);
     }
-  } else {
-    p = { ...p, wasCached: true };
+    return respond(ctx, p, p.wasCached, primitive, started, nowMs);
   }
-  return respond(ctx, p, primitive, started, nowMs);
+  return respond(ctx, p, true, primitive, started, nowMs);
 }
 
 /** Sign the receipt over a prepared answer and assemble the SignedResponse. */
-function respond(ctx: ServiceContext, p: PreparedRecall, primitive: string, started: number, nowMs: number): RecallResult {
+function respond(ctx: ServiceContext, p: PreparedRecall, wasCached: boolean, primitive: string, started: number, nowMs: number): RecallResult {
   const lat = ctx.metrics.latency(primitive);
   const receipt = issueReceipt(ctx, primitive, [p.cell], p.cids, {
     scope: p.scope,
@@ -189,7 +181,7 @@ function respond(ctx: ServiceContext, p: PreparedRecall, primitive: string, star
     merkle_proof: p.proof,
     cost: {
       credits: 0,
-      was_cached: p.wasCached,
+      was_cached: wasCached,
       latency_p50_ms: lat?.p50_ms ?? Number((performance.now() - started).toFixed(2)),
       latency_p99_ms: lat?.p99_ms ?? Number((performance.now() - started).toFixed(2)),
       ...(p.oldestCaptureMs !== undefined ? { source_freshness_s: Math.max(0, Math.round((nowMs - p.oldestCaptureMs) / 1000)) } : {}),
@@ -252,8 +244,9 @@ async function prepareRecall(ctx: ServiceContext, req: RecallRequest, nowMs: num
         const f = byBand.get(b.key);
         if (!f) return true;
         if (req.tslot !== undefined) return false;
-        if (needsRefresh(ctx, f, b, currentTslot(b.tempo, nowMs), nowMs)) return true;
-        validUntilMs = Math.min(validUntilMs, dueAtMs(f, b));
+        const due = dueAtMs(f, b);
+        if (nowMs >= due) return true;
+        validUntilMs = Math.min(validUntilMs, due);
         return false;
       });
     }

@@ -197,17 +197,11 @@ export function receiptPreimage(r: ReceiptBody & { preimage_version?: number }, 
 
 // Receipts are built synchronously one at a time: one writer serves them all.
 let sharedWriter: SegmentWriter | undefined;
-const receiptHeaders = new Map<string, Uint8Array>();
 
 function writePreimage(r: ReceiptBody, version: 1 | 2, prefix: string): SegmentWriter {
   const hexes = segmentHexes(r, prefix);
   const w = sharedWriter ??= new SegmentWriter();
-  let header = receiptHeaders.get(prefix);
-  if (header === undefined) {
-    header = streamHeader('receipt', prefix);
-    if (receiptHeaders.size < 64) receiptHeaders.set(prefix, header);
-  }
-  w.reset(header);
+  w.reset(streamHeader('receipt', prefix));
   w.scalar(0x01, r.request_id);
   w.scalar(0x02, r.served_at);
   for (const [tag, name] of OPTIONAL_TAGS) if (hexes[name]) w.scalar(tag, hexes[name]!);

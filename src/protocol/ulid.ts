@@ -37,9 +37,8 @@ function freshRandom(into: Uint8Array): void {
     crypto.getRandomValues(pool);
     poolAt = 0;
   }
+  // Each byte of the block is handed out once.
   into.set(pool.subarray(poolAt, poolAt + into.length));
-  // Each block of randomness is handed out once.
-  pool.fill(0, poolAt, poolAt + into.length);
   poolAt += into.length;
 }
 
