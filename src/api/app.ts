@@ -7,7 +7,7 @@ import swagger from '@fastify/swagger';
 import { Ajv } from 'ajv';
 import type { ServiceContext } from '../primitives/context.js';
 import { errorHandler, notFoundHandler } from './errors.js';
-import { toJsonBytes } from './json.js';
+import { toJson } from './json.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { logRoutes } from './routes/log.js';
 import { writeRoutes } from './routes/writes.js';
@@ -41,9 +41,7 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
   const strict = new Ajv({ useDefaults: true, coerceTypes: false, allErrors: false, strict: false });
   const lenient = new Ajv({ useDefaults: true, coerceTypes: 'array', allErrors: false, strict: false });
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'querystring' || httpPart === 'params' ? lenient : strict).compile(schema));
-  // A Buffer body: node writes it as is, instead of copying the text into the header string and
-  // encoding it again (two young-generation copies of every response body).
-  app.setReplySerializer((payload) => toJsonBytes(payload) as unknown as string);
+  app.setReplySerializer((payload) => toJson(payload));
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
   installRateLimit(app, { rps: ctx.config.rateLimitRps, burst: ctx.config.rateLimitBurst });

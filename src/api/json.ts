@@ -1,13 +1,12 @@
 /**
- * The REST reply serializer: the bytes of `JSON.stringify(value)`, with the JSON of frozen
+ * The REST reply serializer: the text of `JSON.stringify(value)`, with the JSON of frozen
  * objects (served facts with their receipts, shared by every response that returns them)
- * encoded once per object instead of on every read. A warm recall's body is mostly such
- * facts, so this removes most of its serialization cost, and the body is assembled as bytes
- * from cached pieces rather than as one more large string per response. A frozen object is
- * taken to be deeply immutable: only freeze whole graphs (facts-view deep-freezes what it shares).
+ * kept once per object instead of re-serialized on every read. A warm recall's body is mostly
+ * such facts. A frozen object is taken to be deeply immutable: only freeze whole graphs
+ * (facts-view deep-freezes what it shares).
  */
 
-const fragments = new WeakMap<object, Buffer>();
+const fragments = new WeakMap<object, string>();
 
 /**
  * The walk looks for frozen objects in the top-level object's values and in arrays down to
@@ -15,84 +14,46 @@ const fragments = new WeakMap<object, Buffer>();
  */
 const MAX_ARRAY_DEPTH = 3;
 
-/** Collects text, and cached byte fragments between runs of text. */
-class Sink {
-  parts: Buffer[] = [];
-  text = '';
-
-  bytes(b: Buffer): void {
-    if (this.text.length > 0) {
-      this.parts.push(Buffer.from(this.text, 'utf8'));
-      this.text = '';
-    }
-    this.parts.push(b);
-  }
-
-  done(): Buffer {
-    if (this.text.length > 0 || this.parts.length === 0) this.parts.push(Buffer.from(this.text, 'utf8'));
-    return this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts);
-  }
-}
-
 function skipped(v: unknown): boolean {
   return v === undefined || typeof v === 'function' || typeof v === 'symbol';
 }
 
-function walk(value: unknown, depth: number, out: Sink): void {
-  if (value === null || typeof value !== 'object') {
-    out.text += JSON.stringify(value);
-    return;
-  }
+function walk(value: unknown, depth: number): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
   if (Object.isFrozen(value)) {
-    let b = fragments.get(value);
-    if (b === undefined) {
-      b = Buffer.from(JSON.stringify(value), 'utf8');
-      fragments.set(value, b);
+    let text = fragments.get(value);
+    if (text === undefined) {
+      text = JSON.stringify(value);
+      fragments.set(value, text);
     }
-    out.bytes(b);
-    return;
+    return text;
   }
   if (Array.isArray(value)) {
-    if (depth >= MAX_ARRAY_DEPTH) {
-      out.text += JSON.stringify(value);
-      return;
-    }
-    out.text += '[';
+    if (depth >= MAX_ARRAY_DEPTH) return JSON.stringify(value);
+    let out = '[';
     for (let i = 0; i < value.length; i++) {
-      if (i > 0) out.text += ',';
+      if (i > 0) out += ',';
       const v = value[i];
-      if (skipped(v)) out.text += 'null';
-      else walk(v, depth + 1, out);
+      out += skipped(v) ? 'null' : walk(v, depth + 1);
     }
-    out.text += ']';
-    return;
+    return out + ']';
   }
   // Below the top level, native JSON.stringify of a fresh object (a receipt, say) beats walking it.
-  if (depth > 0 || typeof (value as { toJSON?: unknown }).toJSON === 'function') {
-    out.text += JSON.stringify(value);
-    return;
-  }
-  out.text += '{';
+  if (depth > 0 || typeof (value as { toJSON?: unknown }).toJSON === 'function') return JSON.stringify(value);
+  let out = '{';
   let first = true;
   for (const k of Object.keys(value)) {
     const v = (value as Record<string, unknown>)[k];
     if (skipped(v)) continue;
-    out.text += (first ? '' : ',') + JSON.stringify(k) + ':';
-    walk(v, depth + 1, out);
+    out += (first ? '' : ',') + JSON.stringify(k) + ':' + walk(v, depth + 1);
     first = false;
   }
-  out.text += '}';
-}
-
-/** The UTF-8 bytes of `JSON.stringify(value)` for JSON-shaped data (`value` must serialize to something). */
-export function toJsonBytes(value: unknown): Buffer {
-  const out = new Sink();
-  walk(value, 0, out);
-  return out.done();
+  return out + '}';
 }
 
 /** Exactly `JSON.stringify(value)` for JSON-shaped data (plain objects, arrays, scalars, toJSON). */
 export function toJson(value: unknown): string {
   if (skipped(value)) return JSON.stringify(value);
-  return toJsonBytes(value).toString('utf8');
+  return walk(value, 0);
 }
+
