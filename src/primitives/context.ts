@@ -7,6 +7,7 @@ import type { ResponderKeys } from '../keys.js';
 import type { Ed25519Backend } from '../protocol/ed25519.js';
 import { isoSeconds, signReceipt, type Cost, type Receipt, type ReceiptBody } from '../protocol/receipt.js';
 import { ulid } from '../protocol/ulid.js';
+import { ReceiptTemplate } from '../protocol/receipt-template.js';
 import type { ManifestSet } from '../registry/manifests.js';
 import type { Registry } from '../registry/registry.js';
 import type { CachedStore } from '../store/index.js';
@@ -60,4 +61,28 @@ export function issueReceipt(ctx: ServiceContext, primitive: string, cells: stri
     { schema_cid: ctx.manifests.schema_cid, registry_cid: ctx.manifests.registry_cid },
     ctx.config.prefix,
   );
+}
+
+/**
+ * A template for re-issuing receipts over one answer that does not change (a warm repeat):
+ * `issueFromTemplate` then signs the same receipt `issueReceipt` would, with less work.
+ */
+export function receiptTemplate(ctx: ServiceContext, primitive: string, cells: string[], factCids: string[], extras: Omit<ReceiptExtras, 'request_id' | 'served_at' | 'cost'> = {}): ReceiptTemplate {
+  return new ReceiptTemplate({
+    primitive: `${ctx.config.prefix}.${primitive}`,
+    cells,
+    fact_cids: factCids,
+    scope: extras.scope,
+    as_of: extras.as_of,
+    edge_cids: extras.edge_cids,
+    source_versions: extras.source_versions,
+    field: extras.field,
+    merkle_proof: extras.merkle_proof,
+    intent: extras.intent,
+  }, ctx.keys.signer, { schema_cid: ctx.manifests.schema_cid, registry_cid: ctx.manifests.registry_cid }, ctx.config.prefix);
+}
+
+/** Sign one response's receipt through `template` (fresh request_id and served_at). */
+export function issueFromTemplate(ctx: ServiceContext, template: ReceiptTemplate, cost?: Cost): Receipt {
+  return template.issue(ulid(), isoSeconds(ctx.now()), cost);
 }

@@ -5,11 +5,12 @@
 import { contentId } from '../protocol/cid.js';
 import { isCell } from '../protocol/cell64.js';
 import { SvcError, invalidArgument } from '../protocol/errors.js';
-import { isoSeconds, scopeFieldsSet, type AsOf, type Receipt, type Scope } from '../protocol/receipt.js';
+import { isoSeconds, scopeFieldsSet, type AsOf, type Cost, type Receipt, type Scope } from '../protocol/receipt.js';
 import { checkTslot, currentTslot, tslotRange } from '../protocol/tslot.js';
 import { PROVENANCE_CLASSES, type ProvenanceClass, type StoredFact } from '../store/contract.js';
 import type { BandEntry } from '../registry/registry.js';
-import { issueReceipt, type ServiceContext } from './context.js';
+import { issueReceipt, issueFromTemplate, receiptTemplate, type ServiceContext } from './context.js';
+import type { ReceiptTemplate } from '../protocol/receipt-template.js';
 import { capturedAt, serveFact, sourceVersion, type ServedFact } from './facts-view.js';
 import { skippedNote, type MaterializeNote, type MaterializeResult } from './materialize.js';
 import { cellGeneration, deepFreeze, warmGet, warmSet } from './warm-reads.js';
@@ -48,9 +49,14 @@ export interface SignedResponse {
   place?: { query: string; cell64: string; label?: string; is_high_confidence?: boolean };
 }
 
-export interface RecallResult extends SignedResponse {
-  /** Strong validator over the sorted fact_cids (HTTP ETag). */
-  etag: string;
+export type RecallResult = SignedResponse;
+
+// Each response's ETag (a strong validator over the sorted fact_cids), kept beside it so the body never shows it.
+const etags = new WeakMap<SignedResponse, string>();
+
+/** The HTTP ETag of a response recall returned. */
+export function recallEtag(r: SignedResponse): string | undefined {
+  return etags.get(r);
 }
 
 export const GRID_CAVEAT = 'A cell is about 9.55 m across at the equator (narrower east-west away from it): a value describes the cell, not an exact point.';
@@ -165,28 +171,40 @@ export async function recall(ctx: ServiceContext, req: RecallRequest, opts: { pr
     if (key !== undefined && prep.reusable) {
       warmSet(ctx, key, { cell: p.cell, generation: prep.generation, validUntilMs: prep.validUntilMs, value: deepFreeze(p) }, nowMs);
     }
-    return respond(ctx, p, p.wasCached, primitive, started, nowMs);
+    return respond(ctx, p, p.wasCached, primitive, started, nowMs, false);
   }
-  return respond(ctx, p, true, primitive, started, nowMs);
+  return respond(ctx, p, true, primitive, started, nowMs, true);
 }
 
-/** Sign the receipt over a prepared answer and assemble the SignedResponse. */
-function respond(ctx: ServiceContext, p: PreparedRecall, wasCached: boolean, primitive: string, started: number, nowMs: number): RecallResult {
+// Receipt templates of prepared answers: warm repeats sign through them (only the per-response fields change).
+const templates = new WeakMap<PreparedRecall, ReceiptTemplate>();
+
+function templateOf(ctx: ServiceContext, p: PreparedRecall, primitive: string): ReceiptTemplate {
+  let t = templates.get(p);
+  if (!t || !t.fits(ctx.keys.signer, ctx.manifests)) {
+    t = receiptTemplate(ctx, primitive, [p.cell], p.cids, {
+      scope: p.scope, as_of: p.asOf, edge_cids: p.edges?.map((e) => e.edge_cid), source_versions: p.versions, merkle_proof: p.proof,
+    });
+    templates.set(p, t);
+  }
+  return t;
+}
+
+/** Sign the receipt over a prepared answer and assemble the SignedResponse (`reused`: a warm repeat). */
+function respond(ctx: ServiceContext, p: PreparedRecall, wasCached: boolean, primitive: string, started: number, nowMs: number, reused: boolean): RecallResult {
   const lat = ctx.metrics.latency(primitive);
-  const receipt = issueReceipt(ctx, primitive, [p.cell], p.cids, {
-    scope: p.scope,
-    as_of: p.asOf,
-    edge_cids: p.edges?.map((e) => e.edge_cid),
-    source_versions: p.versions,
-    merkle_proof: p.proof,
-    cost: {
-      credits: 0,
-      was_cached: wasCached,
-      latency_p50_ms: lat?.p50_ms ?? Number((performance.now() - started).toFixed(2)),
-      latency_p99_ms: lat?.p99_ms ?? Number((performance.now() - started).toFixed(2)),
-      ...(p.oldestCaptureMs !== undefined ? { source_freshness_s: Math.max(0, Math.round((nowMs - p.oldestCaptureMs) / 1000)) } : {}),
-    },
-  });
+  const cost: Cost = {
+    credits: 0,
+    was_cached: wasCached,
+    latency_p50_ms: lat?.p50_ms ?? Number((performance.now() - started).toFixed(2)),
+    latency_p99_ms: lat?.p99_ms ?? Number((performance.now() - started).toFixed(2)),
+  };
+  if (p.oldestCaptureMs !== undefined) cost.source_freshness_s = Math.max(0, Math.round((nowMs - p.oldestCaptureMs) / 1000));
+  const receipt = reused
+    ? issueFromTemplate(ctx, templateOf(ctx, p, primitive), cost)
+    : issueReceipt(ctx, primitive, [p.cell], p.cids, {
+      scope: p.scope, as_of: p.asOf, edge_cids: p.edges?.map((e) => e.edge_cid), source_versions: p.versions, merkle_proof: p.proof, cost,
+    });
   const out: RecallResult = {
     cell: p.cell,
     facts: p.facts,
@@ -194,8 +212,8 @@ function respond(ctx: ServiceContext, p: PreparedRecall, wasCached: boolean, pri
     bands_already_attested_at_cell: p.bandsAttested,
     caveats: p.caveats,
     materialize_notes: p.notes,
-    etag: p.etag,
   };
+  etags.set(out, p.etag);
   if (p.edges) out.edges = p.edges;
   if (p.freshness) out.freshness = p.freshness;
   if (p.place) out.place = p.place;

@@ -199,18 +199,44 @@ export function receiptPreimage(r: ReceiptBody & { preimage_version?: number }, 
 let sharedWriter: SegmentWriter | undefined;
 
 function writePreimage(r: ReceiptBody, version: 1 | 2, prefix: string): SegmentWriter {
-  const hexes = segmentHexes(r, prefix);
   const w = sharedWriter ??= new SegmentWriter();
+  writeHead(w, r.request_id, r.served_at, prefix);
+  writeTail(w, r, version, prefix);
+  return w;
+}
+
+/** The segments every response writes afresh: header, request_id, served_at. */
+function writeHead(w: SegmentWriter, requestId: string, servedAt: string, prefix: string): void {
   w.reset(streamHeader('receipt', prefix));
-  w.scalar(0x01, r.request_id);
-  w.scalar(0x02, r.served_at);
+  w.scalar(0x01, requestId);
+  w.scalar(0x02, servedAt);
+}
+
+/** The segments after served_at: fixed for a given answer (what a receipt template keeps). */
+function writeTail(w: SegmentWriter, r: Omit<ReceiptBody, 'request_id' | 'served_at'>, version: 1 | 2, prefix: string): void {
+  const hexes = segmentHexes(r as ReceiptBody, prefix);
   for (const [tag, name] of OPTIONAL_TAGS) if (hexes[name]) w.scalar(tag, hexes[name]!);
   w.scalar(0x07, r.primitive);
   w.list(0x08, r.cells);
   w.list(0x09, r.fact_cids);
   if (hexes.field_hex) w.scalar(0x0a, hexes.field_hex);
   if (version === 2) w.scalar(0x0b, merkleHex(r.merkle_proof, prefix));
-  return w;
+}
+
+/** The v2 preimage bytes after the served_at segment (a copy). */
+export function receiptPreimageTail(r: Omit<ReceiptBody, 'request_id' | 'served_at'>, prefix = DEFAULT_PREFIX): Uint8Array {
+  const w = new SegmentWriter();
+  w.reset(new Uint8Array(0));
+  writeTail(w, r, 2, prefix);
+  return w.view().slice();
+}
+
+/** The v2 digest of a receipt whose segments after served_at are `tail` (see receiptPreimageTail). */
+export function receiptDigestWithTail(requestId: string, servedAt: string, tail: Uint8Array, prefix = DEFAULT_PREFIX): Uint8Array {
+  const w = sharedWriter ??= new SegmentWriter();
+  writeHead(w, requestId, servedAt, prefix);
+  w.bytes(tail);
+  return blake3(w.view());
 }
 
 /** Appends tagged segments (protocol.md §5 layout) to a growing buffer. */
@@ -309,13 +335,11 @@ function keyText(publicKey: Uint8Array): string {
   return t;
 }
 
-/** Build and sign a current (v2) receipt. Optional fields are dropped when empty. */
-export function signReceipt(
-  body: ReceiptBody & { cost?: Cost; intent?: string },
-  signer: ReceiptSigner,
-  manifests: Manifests,
-  prefix = DEFAULT_PREFIX,
-): Receipt {
+/**
+ * A current (v2) receipt object for `body`, signature still empty. The key order here is the
+ * JSON order of every receipt (receipt templates rely on it).
+ */
+export function receiptObject(body: ReceiptBody & { cost?: Cost; intent?: string }, signer: ReceiptSigner, manifests: Manifests): Receipt {
   const r: Receipt = {
     request_id: body.request_id,
     served_at: body.served_at,
@@ -339,6 +363,17 @@ export function signReceipt(
   if (body.merkle_proof) r.merkle_proof = body.merkle_proof;
   if (body.cost) r.cost = body.cost;
   if (body.intent) r.intent = body.intent;
+  return r;
+}
+
+/** Build and sign a current (v2) receipt. Optional fields are dropped when empty. */
+export function signReceipt(
+  body: ReceiptBody & { cost?: Cost; intent?: string },
+  signer: ReceiptSigner,
+  manifests: Manifests,
+  prefix = DEFAULT_PREFIX,
+): Receipt {
+  const r = receiptObject(body, signer, manifests);
   r.signature = b32encode(signer.sign(receiptDigest(r, prefix)));
   return r;
 }

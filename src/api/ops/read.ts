@@ -1,10 +1,7 @@
 /** Read operations (spec 4.4). */
 import { PROVENANCE_CLASSES } from '../../store/contract.js';
-import { recall, type RecallRequest } from '../../primitives/recall.js';
+import { recall, recallEtag, type RecallRequest } from '../../primitives/recall.js';
 import { bandsSchema, cellSchema, scopeSchema, tslotSchema, type Operation } from '../operations.js';
-
-/** ETags of results on their way out (kept beside the body, so JSON never shows them). */
-const etags = new WeakMap<object, string>();
 
 export const recallInput = {
   type: 'object',
@@ -25,7 +22,7 @@ export const recallInput = {
 
 /** Sets ETag and Cache-Control; answers 304 on a matching If-None-Match. */
 export function conditional(result: any, req: { headers: Record<string, string | string[] | undefined> }, reply: { header(k: string, v: string): unknown; code(n: number): unknown; send(p?: unknown): unknown }): boolean {
-  const etag = result !== null && typeof result === 'object' ? etags.get(result) : undefined;
+  const etag = result !== null && typeof result === 'object' ? recallEtag(result) : undefined;
   if (!etag) return false;
   reply.header('ETag', etag);
   reply.header('Cache-Control', 'private, max-age=60');
@@ -49,10 +46,6 @@ export const recallOp: Operation = {
   tags: ['read'],
   input: recallInput,
   mcp: 'core',
-  async run(ctx, input: RecallRequest, call) {
-    const { etag, ...rest } = await recall(ctx, input, { deadline: call.deadline });
-    etags.set(rest, etag);
-    return rest;
-  },
+  run: (ctx, input: RecallRequest, call) => recall(ctx, input, { deadline: call.deadline }),
   http: conditional,
 };

@@ -9,8 +9,15 @@ import type { Operation } from '../operations.js';
 /**
  * Hard deadlines of in-flight operations, swept by one timer: a per-request setTimeout costs
  * a timer-list insert and removal on every call, and the deadline is seconds away anyway.
+ * An entry holds what the sweep needs to fail the call (no closure per request).
  */
-const deadlines = new Set<{ at: number; expire: () => void }>();
+interface Deadline {
+  at: number;
+  reject: (err: unknown) => void;
+  name: string;
+  timeoutSecs: number;
+}
+const deadlines = new Set<Deadline>();
 let sweeper: NodeJS.Timeout | undefined;
 const SWEEP_MS = 50;
 
@@ -19,7 +26,7 @@ function sweep(): void {
   for (const d of deadlines) {
     if (now >= d.at) {
       deadlines.delete(d);
-      d.expire();
+      d.reject(new SvcError('compute_timeout', `${d.name}: exceeded the ${d.timeoutSecs} s gateway timeout`, { timeout_s: d.timeoutSecs }));
     }
   }
   if (deadlines.size === 0 && sweeper) {
@@ -42,18 +49,16 @@ function channelKey(op: Operation, channel: 'rest' | 'mcp'): string {
 /** Run `op` under the gateway deadline, recording latency and errors for agent_stats. */
 export async function runOperation(ctx: ServiceContext, op: Operation, input: unknown, headers: Record<string, string | string[] | undefined>, channel: 'rest' | 'mcp') {
   const started = performance.now();
-  const budgetMs = ctx.config.timeoutSecs * 1000;
+  const timeoutSecs = ctx.config.timeoutSecs;
   const now = Date.now();
+  const budgetMs = timeoutSecs * 1000;
   // Primitives get a soft deadline a little before the hard one, to assemble and sign what they have.
   const deadline = now + budgetMs - Math.min(500, budgetMs * 0.15);
-  let entry: { at: number; expire: () => void } | undefined;
+  let entry: Deadline | undefined;
   try {
     const running = op.run(ctx, input ?? {}, { headers, deadline });
     const result = await new Promise((resolve, reject) => {
-      entry = {
-        at: now + budgetMs,
-        expire: () => reject(new SvcError('compute_timeout', `${op.name}: exceeded the ${ctx.config.timeoutSecs} s gateway timeout`, { timeout_s: ctx.config.timeoutSecs })),
-      };
+      entry = { at: now + budgetMs, reject, name: op.name, timeoutSecs };
       deadlines.add(entry);
       sweeper ??= setInterval(sweep, SWEEP_MS);
       running.then(resolve, reject);

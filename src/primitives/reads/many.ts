@@ -53,10 +53,10 @@ async function resolveCells(ctx: ServiceContext, cells: unknown, max: number): P
   return { cells: out, places };
 }
 
-function strip(r: SignedResponse & { etag?: string }, place?: SignedResponse['place']): CellResponse {
-  const { etag: _etag, ...rest } = r;
-  if (place) rest.place = place;
-  return rest;
+/** One cell's response, with the place name it was asked by (each recall response is its own object). */
+function withPlace(r: SignedResponse, place?: SignedResponse['place']): CellResponse {
+  if (place) r.place = place;
+  return r;
 }
 
 function merge(byCell: Record<string, CellResponse>, order: readonly string[]): ServedFact[] {
@@ -83,7 +83,7 @@ export async function recallMany(ctx: ServiceContext, req: RecallManyRequest, op
   const results = await mapLimit(cells, READ_CONCURRENCY, (cell) => recall(ctx, { ...fields, cell }, { primitive: 'recall_many', deadline: opts.deadline }));
   const by_cell: Record<string, CellResponse> = {};
   cells.forEach((c, i) => {
-    by_cell[c] = strip(results[i]!, places.get(c));
+    by_cell[c] = withPlace(results[i]!, places.get(c));
   });
   return { cells, by_cell, merged_facts: merge(by_cell, cells) };
 }
@@ -159,7 +159,7 @@ export async function recallPolygon(ctx: ServiceContext, req: RecallPolygonReque
   const pending: string[] = [];
   cells.forEach((c, i) => {
     const r = results[i];
-    if (r) by_cell[c] = strip(r, places.get(c));
+    if (r) by_cell[c] = withPlace(r, places.get(c));
     else pending.push(c);
   });
   const done = cells.filter((c) => by_cell[c]);
