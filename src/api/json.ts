@@ -1,11 +1,12 @@
 /**
  * The REST reply serializer: the text of `JSON.stringify(value)`, with the JSON of frozen
- * objects (served facts with their receipts, shared by every response that returns them, and
- * receipts issued from a template with their text) kept once per object instead of encoded on
- * every read. A warm recall's body is mostly such objects. A frozen object is taken to be deeply
- * immutable: only freeze whole graphs (facts-view deep-freezes what it shares).
+ * objects (served facts with their receipts, shared by every response that returns them)
+ * kept once per object instead of re-serialized on every read. A warm recall's body is mostly
+ * such facts. A frozen object is taken to be deeply immutable: only freeze whole graphs
+ * (facts-view deep-freezes what it shares).
  */
-import { attachJson, attachedJson } from '../protocol/json-text.js';
+
+const fragments = new WeakMap<object, string>();
 
 /**
  * The walk looks for frozen objects in the top-level object's values and in arrays down to
@@ -20,10 +21,10 @@ function skipped(v: unknown): boolean {
 function walk(value: unknown, depth: number): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value);
   if (Object.isFrozen(value)) {
-    let text = attachedJson(value);
+    let text = fragments.get(value);
     if (text === undefined) {
       text = JSON.stringify(value);
-      attachJson(value, text);
+      fragments.set(value, text);
     }
     return text;
   }

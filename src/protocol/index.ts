@@ -14,5 +14,4 @@ export * from './ed25519.js';
 export * from './merkle-batch.js';
 export * from './log-tree.js';
 export * from './tree-head.js';
-export * from './json-text.js';
 export * from './receipt-template.js';
