@@ -36,19 +36,29 @@ export interface Locator {
   close(): Promise<void>;
 }
 
-/** Serializes calls with a minimum spacing between their starts. */
+/**
+ * Serializes calls: each starts at least `minMs` after the previous one finished. Spacing from
+ * the previous call's end (not its start) keeps the gap at the upstream itself at least `minMs`,
+ * whatever the connection set-up or network delay of each request.
+ */
 export class Spacer {
   private tail: Promise<void> = Promise.resolve();
   private last = -Infinity;
   constructor(readonly minMs: number) {}
   run<T>(fn: () => Promise<T>): Promise<T> {
     const turn = this.tail.then(async () => {
-      const wait = this.last + this.minMs - Date.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      this.last = Date.now();
+      // A timer can fire a little before the wall clock says it should: wait again until it is time.
+      for (let wait = this.last + this.minMs - Date.now(); wait > 0; wait = this.last + this.minMs - Date.now()) {
+        await new Promise((r) => setTimeout(r, wait));
+      }
+      try {
+        return await fn();
+      } finally {
+        this.last = Date.now();
+      }
     });
-    this.tail = turn.catch(() => {});
-    return turn.then(fn);
+    this.tail = turn.then(() => {}, () => {});
+    return turn;
   }
 }
 

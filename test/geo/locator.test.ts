@@ -112,11 +112,26 @@ describe('createLocator (network tiers)', () => {
 });
 
 describe('Spacer', () => {
-  it('starts calls at least minMs apart, in order', async () => {
+  it('starts each call at least minMs after the previous one ended, in order', async () => {
     const s = new Spacer(50);
-    const t: number[] = [];
-    await Promise.all([1, 2, 3].map(() => s.run(async () => { t.push(Date.now()); })));
-    assert.ok(t[1] - t[0] >= 45 && t[2] - t[1] >= 45, JSON.stringify(t));
+    const spans: Array<[number, number]> = [];
+    const slow = async (ms: number) => {
+      const start = Date.now();
+      await new Promise((r) => setTimeout(r, ms));
+      spans.push([start, Date.now()]);
+    };
+    await Promise.all([30, 0, 10].map((ms) => s.run(() => slow(ms))));
+    assert.equal(spans.length, 3);
+    for (let i = 1; i < spans.length; i++) assert.ok(spans[i][0] - spans[i - 1][1] >= 50, JSON.stringify(spans));
+  });
+
+  it('a failing call still spaces the next one and does not block the queue', async () => {
+    const s = new Spacer(40);
+    const failed = s.run(async () => { throw new Error('upstream down'); });
+    const t0 = Date.now();
+    const next = s.run(async () => Date.now());
+    await assert.rejects(failed, /upstream down/);
+    assert.ok((await next) - t0 >= 35);
   });
 });
 
