@@ -5,9 +5,9 @@
 import type { Config } from '../config.js';
 import type { ResponderKeys } from '../keys.js';
 import type { Ed25519Backend } from '../protocol/ed25519.js';
-import { isoSeconds, signReceipt, type Cost, type Receipt, type ReceiptBody } from '../protocol/receipt.js';
+import { isoSeconds, signReceipt, type Cost, type Manifests, type Receipt, type ReceiptBody } from '../protocol/receipt.js';
 import { ulid } from '../protocol/ulid.js';
-import { ReceiptTemplate } from '../protocol/receipt-template.js';
+import { ReceiptTemplate, type FixedReceiptBody } from '../protocol/receipt-template.js';
 import type { ManifestSet } from '../registry/manifests.js';
 import type { Registry } from '../registry/registry.js';
 import type { CachedStore } from '../store/index.js';
@@ -37,12 +37,9 @@ export interface ReceiptExtras extends Partial<Omit<ReceiptBody, 'primitive' | '
   intent?: string;
 }
 
-/** Sign a receipt for `primitive` (namespaced with the deployment prefix) over cells and fact_cids. */
-export function issueReceipt(ctx: ServiceContext, primitive: string, cells: string[], factCids: string[], extras: ReceiptExtras = {}): Receipt {
-  // One fixed shape (spreading the caller's object made every receipt a dictionary-mode object).
-  const body: ReceiptBody & { cost?: Cost; intent?: string } = {
-    request_id: extras.request_id ?? ulid(),
-    served_at: extras.served_at ?? isoSeconds(ctx.now()),
+/** The fields of a receipt that do not change between responses to the same answer. */
+function fixedReceiptBody(ctx: ServiceContext, primitive: string, cells: string[], factCids: string[], extras: ReceiptExtras): FixedReceiptBody {
+  return {
     primitive: `${ctx.config.prefix}.${primitive}`,
     cells,
     fact_cids: factCids,
@@ -52,15 +49,23 @@ export function issueReceipt(ctx: ServiceContext, primitive: string, cells: stri
     source_versions: extras.source_versions,
     field: extras.field,
     merkle_proof: extras.merkle_proof,
-    cost: extras.cost,
     intent: extras.intent,
   };
-  return signReceipt(
-    body,
-    ctx.keys.signer,
-    { schema_cid: ctx.manifests.schema_cid, registry_cid: ctx.manifests.registry_cid },
-    ctx.config.prefix,
-  );
+}
+
+function manifestsOf(ctx: ServiceContext): Manifests {
+  return { schema_cid: ctx.manifests.schema_cid, registry_cid: ctx.manifests.registry_cid };
+}
+
+/** Sign a receipt for `primitive` (namespaced with the deployment prefix) over cells and fact_cids. */
+export function issueReceipt(ctx: ServiceContext, primitive: string, cells: string[], factCids: string[], extras: ReceiptExtras = {}): Receipt {
+  const body: ReceiptBody & { cost?: Cost; intent?: string } = {
+    request_id: extras.request_id ?? ulid(),
+    served_at: extras.served_at ?? isoSeconds(ctx.now()),
+    ...fixedReceiptBody(ctx, primitive, cells, factCids, extras),
+    cost: extras.cost,
+  };
+  return signReceipt(body, ctx.keys.signer, manifestsOf(ctx), ctx.config.prefix);
 }
 
 /**
@@ -68,18 +73,7 @@ export function issueReceipt(ctx: ServiceContext, primitive: string, cells: stri
  * `issueFromTemplate` then signs the same receipt `issueReceipt` would, with less work.
  */
 export function receiptTemplate(ctx: ServiceContext, primitive: string, cells: string[], factCids: string[], extras: Omit<ReceiptExtras, 'request_id' | 'served_at' | 'cost'> = {}): ReceiptTemplate {
-  return new ReceiptTemplate({
-    primitive: `${ctx.config.prefix}.${primitive}`,
-    cells,
-    fact_cids: factCids,
-    scope: extras.scope,
-    as_of: extras.as_of,
-    edge_cids: extras.edge_cids,
-    source_versions: extras.source_versions,
-    field: extras.field,
-    merkle_proof: extras.merkle_proof,
-    intent: extras.intent,
-  }, ctx.keys.signer, { schema_cid: ctx.manifests.schema_cid, registry_cid: ctx.manifests.registry_cid }, ctx.config.prefix);
+  return new ReceiptTemplate(fixedReceiptBody(ctx, primitive, cells, factCids, extras), ctx.keys.signer, manifestsOf(ctx), ctx.config.prefix);
 }
 
 /** Sign one response's receipt through `template` (fresh request_id and served_at). */

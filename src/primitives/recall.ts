@@ -9,7 +9,7 @@ import { isoSeconds, scopeFieldsSet, type AsOf, type Cost, type Receipt, type Sc
 import { checkTslot, currentTslot, tslotRange } from '../protocol/tslot.js';
 import { PROVENANCE_CLASSES, type ProvenanceClass, type StoredFact } from '../store/contract.js';
 import type { BandEntry } from '../registry/registry.js';
-import { issueReceipt, issueFromTemplate, receiptTemplate, type ServiceContext } from './context.js';
+import { issueReceipt, issueFromTemplate, receiptTemplate, type ReceiptExtras, type ServiceContext } from './context.js';
 import type { ReceiptTemplate } from '../protocol/receipt-template.js';
 import { capturedAt, serveFact, sourceVersion, type ServedFact } from './facts-view.js';
 import { skippedNote, type MaterializeNote, type MaterializeResult } from './materialize.js';
@@ -176,15 +176,18 @@ export async function recall(ctx: ServiceContext, req: RecallRequest, opts: { pr
   return respond(ctx, p, true, primitive, started, nowMs, true);
 }
 
+/** What a prepared answer's receipt binds besides cells and fact_cids. */
+function receiptExtras(p: PreparedRecall): ReceiptExtras {
+  return { scope: p.scope, as_of: p.asOf, edge_cids: p.edges?.map((e) => e.edge_cid), source_versions: p.versions, merkle_proof: p.proof };
+}
+
 // Receipt templates of prepared answers: warm repeats sign through them (only the per-response fields change).
 const templates = new WeakMap<PreparedRecall, ReceiptTemplate>();
 
 function templateOf(ctx: ServiceContext, p: PreparedRecall, primitive: string): ReceiptTemplate {
   let t = templates.get(p);
   if (!t || !t.fits(ctx.keys.signer, ctx.manifests)) {
-    t = receiptTemplate(ctx, primitive, [p.cell], p.cids, {
-      scope: p.scope, as_of: p.asOf, edge_cids: p.edges?.map((e) => e.edge_cid), source_versions: p.versions, merkle_proof: p.proof,
-    });
+    t = receiptTemplate(ctx, primitive, [p.cell], p.cids, receiptExtras(p));
     templates.set(p, t);
   }
   return t;
@@ -202,9 +205,7 @@ function respond(ctx: ServiceContext, p: PreparedRecall, wasCached: boolean, pri
   if (p.oldestCaptureMs !== undefined) cost.source_freshness_s = Math.max(0, Math.round((nowMs - p.oldestCaptureMs) / 1000));
   const receipt = reused
     ? issueFromTemplate(ctx, templateOf(ctx, p, primitive), cost)
-    : issueReceipt(ctx, primitive, [p.cell], p.cids, {
-      scope: p.scope, as_of: p.asOf, edge_cids: p.edges?.map((e) => e.edge_cid), source_versions: p.versions, merkle_proof: p.proof, cost,
-    });
+    : issueReceipt(ctx, primitive, [p.cell], p.cids, { ...receiptExtras(p), cost });
   const out: RecallResult = {
     cell: p.cell,
     facts: p.facts,
