@@ -337,7 +337,7 @@ function keyText(publicKey: Uint8Array): string {
 
 /**
  * A current (v2) receipt object for `body`, signature still empty. The key order here is the
- * JSON order of every receipt (receipt templates rely on it).
+ * JSON order of every receipt; receipt templates copy an object built here, so theirs match.
  */
 export function receiptObject(body: ReceiptBody & { cost?: Cost; intent?: string }, signer: ReceiptSigner, manifests: Manifests): Receipt {
   const r: Receipt = {
