@@ -8,10 +8,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { ERROR_CATALOGUE, ERROR_SCHEMA, SvcError } from '../protocol/errors.js';
 import type { ServiceContext } from '../primitives/context.js';
 import { toSvcError, validationError, type AjvErrorLike } from './errors.js';
+import { toJson } from './json.js';
 import type { Operation } from './operations.js';
 import { runOperation } from './routes/operations.js';
 
@@ -41,8 +43,12 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: 
     validators.set(op.name, ajv.compile(op.input));
   }
 
+  // A server is built per request (stateless transport); without this shared validator each one
+  // would build its own Ajv instance with every meta-schema, most of an MCP call's CPU time.
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
+
   function makeServer(tier: 'core' | 'full'): Server {
-    const server = new Server({ name: `${ctx.config.prefix}-responder`, version: '1.1.0' }, { capabilities: { tools: {} } });
+    const server = new Server({ name: `${ctx.config.prefix}-responder`, version: '1.1.0' }, { capabilities: { tools: {} }, jsonSchemaValidator });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: toolsOf(ops, tier).map((op) => ({
         name: toolName(ctx, op),
@@ -62,7 +68,8 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: 
       try {
         const result = await runOperation(ctx, op, args, {}, 'mcp');
         return {
-          content: [{ type: 'text', text: JSON.stringify(result) }],
+          // The REST serializer: served facts' JSON is kept once, not encoded again per call.
+          content: [{ type: 'text', text: toJson(result) }],
           structuredContent: result as Record<string, unknown>,
         };
       } catch (err) {
