@@ -70,6 +70,7 @@ try {
     rps_median: Object.fromEntries(routes.map(([p]) => [p, r[p].rps_median])),
     ratio_to_bare_median: Object.fromEntries(routes.map(([p]) => [p, r[p].ratio_to_first_median])),
     server_cpu_us_per_request: Object.fromEntries(routes.map(([p]) => [p, r[p].server_cpu_us_median])),
+    server_busy: Object.fromEntries(routes.map(([p]) => [p, r[p].server_busy_median])),
   }, null, 2));
 } finally {
   gen.close();

@@ -7,7 +7,9 @@
  * pinned. This machine's speed drifts by tens of percent within seconds, so throughput is taken
  * from short bare/recall loads run back to back for several rounds: the reported ratio is the
  * median of the per-round ratios (its range is printed too), and the server's CPU time per request
- * is read from /proc around every load.
+ * is read from /proc around every load. The CPU ratio (bare CPU / recall CPU per request) is the
+ * capacity ratio on one core; unlike the rps ratio it holds when the load generator, not the
+ * server, is the limit (see `server_busy`).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -129,6 +131,9 @@ try {
     ratio_recall_over_bare: max.recall.ratio_to_first_median,
     ratio_range: max.recall.ratio_range,
     server_cpu_us_per_request: { bare: max.bare.server_cpu_us_median, recall: max.recall.server_cpu_us_median },
+    // Capacity on one core from CPU time per request: does not depend on how fast the load generator is.
+    cpu_ratio_recall_over_bare: max.bare.server_cpu_us_median && max.recall.server_cpu_us_median ? Number((max.bare.server_cpu_us_median / max.recall.server_cpu_us_median).toFixed(3)) : undefined,
+    server_busy: { bare: max.bare.server_busy_median, recall: max.recall.server_busy_median },
     ed25519_sign_per_s: { node_crypto: signNode.ops_per_s, libsodium_server: signServer.ops_per_s },
     half_load: { target_rps: half, ...halfLoad },
     half_load_one_connection: halfLoad1,
