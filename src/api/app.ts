@@ -7,7 +7,7 @@ import swagger from '@fastify/swagger';
 import { Ajv } from 'ajv';
 import type { ServiceContext } from '../primitives/context.js';
 import { errorHandler, notFoundHandler } from './errors.js';
-import { toJson } from './json.js';
+import { jsonOnce, toJson } from './json.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { logRoutes } from './routes/log.js';
 import { writeRoutes } from './routes/writes.js';
@@ -72,7 +72,7 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
     await verifyPageRoutes(scope, ctx.config.prefix);
   });
 
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/openapi.json', { schema: { hide: true } }, jsonOnce(() => app.swagger()));
   app.decorate('streams', streams);
   return app;
 }

@@ -57,3 +57,16 @@ export function toJson(value: unknown): string {
   return walk(value, 0);
 }
 
+
+/**
+ * A handler for a document that cannot change once the app is ready (the OpenAPI description,
+ * the tool list): encoded on its first request, then sent as that text.
+ */
+export function jsonOnce(build: () => unknown): (req: unknown, reply: { type(contentType: string): unknown }) => Promise<string> {
+  let text: string | undefined;
+  return async (_req, reply) => {
+    text ??= toJson(build());
+    reply.type('application/json; charset=utf-8');
+    return text;
+  };
+}

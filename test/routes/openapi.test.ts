@@ -14,6 +14,23 @@ before(async () => {
 after(async () => t.close());
 
 describe('GET /openapi.json', () => {
+  it('is served as JSON, the same text on every request (encoded once)', async () => {
+    const a = await t.app.inject({ method: 'GET', url: '/openapi.json' });
+    const b = await t.app.inject({ method: 'GET', url: '/openapi.json' });
+    assert.match(String(a.headers['content-type']), /^application\/json/);
+    assert.equal(a.body, b.body);
+    assert.deepEqual(a.json(), JSON.parse(JSON.stringify(t.app.swagger())));
+  });
+
+  it('GET /v1/tools lists every operation as JSON, the same text each time', async () => {
+    const a = await t.app.inject({ method: 'GET', url: '/v1/tools' });
+    const b = await t.app.inject({ method: 'GET', url: '/v1/tools' });
+    assert.match(String(a.headers['content-type']), /^application\/json/);
+    assert.equal(a.body, b.body);
+    const body = a.json();
+    assert.equal(body.tools.length, OPERATIONS.length);
+  });
+
   it('is a valid OpenAPI 3.1.0 document, version 1.1.0, Apache-2.0', async () => {
     assert.equal(doc.openapi, '3.1.0');
     assert.equal(doc.info.version, '1.1.0');

@@ -3,6 +3,7 @@
  * intent-to-endpoint map, live per-tool stats, the tool list, coverage and contributors.
  */
 import type {} from '@fastify/swagger';
+import { jsonOnce } from '../json.js';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../../primitives/context.js';
 import type { Operation } from '../operations.js';
@@ -72,10 +73,10 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext, ops
     since: startedAt,
     tools: ctx.metrics.snapshot(),
   }));
-  app.get('/v1/tools', opts('Every tool: name, REST path, MCP tier, input schema'), async () => ({
+  app.get('/v1/tools', opts('Every tool: name, REST path, MCP tier, input schema'), jsonOnce(() => ({
     core_count: toolsOf(ops, 'core').length,
     tools: byOrder(ops).map((o) => ({ name: toolName(ctx, o), method: o.method, path: o.path, summary: o.summary, mcp: o.mcp, input_schema: o.input })),
-  }));
+  })));
   app.get('/v1/coverage_matrix', opts('Per band: wired connector, history, facts stored'), async () => {
     const stats = await ctx.store.stats();
     return {
