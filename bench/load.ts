@@ -5,10 +5,9 @@
  * (on core 1 when pinning) driven over IPC; the server's CPU time per request comes from
  * /proc/<pid>/stat around each load, which shows cost even when the generator is the limit.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { canPinCores } from './harness.js';
-import { execFileSync } from 'node:child_process';
 
 export interface LoadSpec {
   url: string;
