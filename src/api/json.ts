@@ -57,7 +57,6 @@ export function toJson(value: unknown): string {
   return walk(value, 0);
 }
 
-
 /**
  * A handler for a document that cannot change once the app is ready (the OpenAPI description,
  * the tool list): encoded on its first request, then sent as that text.

@@ -7,7 +7,7 @@ import { decodeTrusted, encodeCanonical, type CborValue } from '../protocol/cbor
 import type { Receipt } from '../protocol/receipt.js';
 import type { StoredFact } from '../store/contract.js';
 import { issueReceipt, type ServiceContext } from './context.js';
-import { deepFreeze } from './warm-reads.js';
+import { deepFreeze } from '../protocol/freeze.js';
 
 export type ServedFact = Record<string, unknown> & { fact_cid: string; receipt: Receipt };
 

@@ -13,7 +13,8 @@ import { issueReceipt, issueFromTemplate, receiptTemplate, type ReceiptExtras, t
 import type { ReceiptTemplate } from '../protocol/receipt-template.js';
 import { capturedAt, serveFact, sourceVersion, type ServedFact } from './facts-view.js';
 import { skippedNote, type MaterializeNote, type MaterializeResult } from './materialize.js';
-import { cellGeneration, deepFreeze, warmGet, warmSet } from './warm-reads.js';
+import { deepFreeze } from '../protocol/freeze.js';
+import { warmGet, warmSet } from './warm-reads.js';
 
 /** The default set attempted on an empty cell when no bands were asked (spec part 3). */
 export const DEFAULT_BANDS = ['copdem30m.elevation_mean', 'weather.temperature_2m'] as const;
@@ -239,7 +240,7 @@ async function prepareRecall(ctx: ServiceContext, req: RecallRequest, nowMs: num
   }
   const bounded = req.as_of_tslot !== undefined || asOfSignedAt !== undefined;
   // Read before the store (like the query cache): a write during this read makes the answer stale at once.
-  const generation = await cellGeneration(ctx, cell);
+  const generation = await ctx.store.generation(cell);
   let validUntilMs = nowMs + WARM_MAX_AGE_MS;
 
   const query = {

@@ -30,21 +30,12 @@ function table(ctx: ServiceContext): Map<string, WarmEntry<unknown>> {
   return t;
 }
 
-/** The cell's generation in the hot cache, or -1 when it cannot be read (then nothing is kept). */
-export async function cellGeneration(ctx: ServiceContext, cell: string): Promise<number> {
-  try {
-    return await ctx.store.cache.generation(cell);
-  } catch {
-    return -1;
-  }
-}
-
 /** A still-valid prepared answer for `key`, or undefined. */
 export async function warmGet<T>(ctx: ServiceContext, key: string, nowMs: number): Promise<T | undefined> {
   const t = table(ctx);
   const e = t.get(key);
   if (!e) return undefined;
-  if (nowMs >= e.validUntilMs || (await cellGeneration(ctx, e.cell)) !== e.generation) {
+  if (nowMs >= e.validUntilMs || (await ctx.store.generation(e.cell)) !== e.generation) {
     t.delete(key);
     return undefined;
   }
@@ -57,13 +48,4 @@ export function warmSet<T>(ctx: ServiceContext, key: string, entry: WarmEntry<T>
   const t = table(ctx);
   if (t.size >= CAP && !t.has(key)) t.delete(t.keys().next().value as string);
   t.set(key, entry);
-}
-
-/** Freeze a graph of plain data (typed arrays are left as they are: they cannot be frozen). */
-export function deepFreeze<T>(x: T): T {
-  if (x !== null && typeof x === 'object' && !ArrayBuffer.isView(x) && !Object.isFrozen(x)) {
-    Object.freeze(x);
-    for (const v of Object.values(x as object)) deepFreeze(v);
-  }
-  return x;
 }

@@ -7,6 +7,7 @@
  * same fields (same bytes signed, same JSON), which the tests pin.
  */
 import { b32encode } from './base32.js';
+import { deepFreeze } from './freeze.js';
 import { DEFAULT_PREFIX } from './preimage.js';
 import {
   receiptDigestWithTail, receiptObject, receiptPreimageTail,
@@ -15,13 +16,6 @@ import {
 
 /** A receipt body without its per-response fields. */
 export type FixedReceiptBody = Omit<ReceiptBody, 'request_id' | 'served_at'> & { intent?: string };
-
-function freezeDeep(x: unknown): void {
-  if (x !== null && typeof x === 'object' && !Object.isFrozen(x)) {
-    Object.freeze(x);
-    for (const v of Object.values(x)) freezeDeep(v);
-  }
-}
 
 export class ReceiptTemplate {
   private readonly tail: Uint8Array;
@@ -36,7 +30,7 @@ export class ReceiptTemplate {
     readonly manifests: Manifests,
     readonly prefix: string = DEFAULT_PREFIX,
   ) {
-    freezeDeep(body);
+    deepFreeze(body);
     this.tail = receiptPreimageTail(body, prefix);
     this.withCost = receiptObject({ ...body, request_id: '', served_at: '', cost: { credits: 0, was_cached: false } }, signer, manifests);
     this.withoutCost = receiptObject({ ...body, request_id: '', served_at: '' }, signer, manifests);

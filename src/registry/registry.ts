@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { contentId } from '../protocol/cid.js';
+import { deepFreeze } from '../protocol/freeze.js';
 import { TEMPO_UNIT_S, type Tempo } from '../protocol/tslot.js';
 
 export type ValueKind = 'scalar' | 'vector' | 'categorical';
@@ -482,14 +483,6 @@ function checkReferences(
     if (a === undefined) e.fail('algorithm', `${show(key)} is not a key in ${FILES.algorithms}`);
     if (a.raw('event') !== e.key) e.fail('algorithm', `algorithm "${a.key}" declares event ${show(a.raw('event'))}`);
   }
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
 }
 
 /** Validates the six parsed data files together and builds the typed registry with manifest CIDs. */
