@@ -7,5 +7,6 @@ import { recallOp } from './read.js';
 import { READS_MORE_OPS } from './reads-more.js';
 import { SHORTCUT_OPS } from './shortcuts.js';
 import { TOKEN_OPS } from './tokens.js';
+import { VECTOR_OPS } from './vectors.js';
 
-export const OPERATIONS: Operation[] = [locateOp, recallOp, corpusStatsOp, verifyReceiptOp, ...READS_MORE_OPS, ...TOKEN_OPS, ...BACKFILL_OPS, ...SHORTCUT_OPS];
+export const OPERATIONS: Operation[] = [locateOp, recallOp, corpusStatsOp, verifyReceiptOp, ...READS_MORE_OPS, ...VECTOR_OPS, ...TOKEN_OPS, ...BACKFILL_OPS, ...SHORTCUT_OPS];

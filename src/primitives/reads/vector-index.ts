@@ -1,0 +1,153 @@
+/**
+ * An in-memory index of the public embedding vectors, for find_similar. It follows the
+ * transparency log (the source of truth, shared by every responder instance of a deployment)
+ * entry by entry, so it never disagrees with what was acknowledged and needs no hook into the
+ * write path: each query first reads the entries appended since the last one.
+ *
+ * Per vector band and cell it keeps the newest primary vector (highest tslot, later log entry on
+ * a tie: a supersession). Absences are not vectors and scoped facts are private to their scope,
+ * so neither is indexed. Binary bands (`*.bin128`) keep their bits packed for Hamming distance.
+ * Memory is bounded: past `maxPerBand` cells a band indexes no new cell (updates still apply)
+ * and says so.
+ */
+import { b32encode } from '../../protocol/base32.js';
+import { encodeCanonical, type CborValue } from '../../protocol/cbor.js';
+import { blake3 } from '../../protocol/hash.js';
+import type { BandEntry } from '../../registry/registry.js';
+import type { LogReader } from '../../store/contract.js';
+import { bodyScope, decodeLogEntry } from '../../store/entry.js';
+import { isVec } from './common.js';
+
+/** A binary sibling band (sign bits for Hamming triage) ends with this suffix. */
+export const BINARY_SUFFIX = '.bin128';
+
+export function isBinaryBand(key: string): boolean {
+  return key.endsWith(BINARY_SUFFIX);
+}
+
+export interface IndexedVector {
+  readonly cell: string;
+  readonly tslot: number;
+  readonly fact_cid: string;
+  /** The fact's values exactly as signed (float64). */
+  readonly values: Float64Array;
+  /** Euclidean norm of values (0 for a zero vector: no cosine). */
+  readonly norm: number;
+  /** Packed bits (binary bands only): bit i of word i >> 5. */
+  readonly bits?: Uint32Array;
+}
+
+export interface IndexState {
+  /** Log entries read so far, and the log's size when the query began. */
+  entries_read: number;
+  log_size: number;
+  /** True when every entry up to log_size has been read. */
+  complete: boolean;
+}
+
+/** Entries read per turn of the event loop while catching up. */
+const CHUNK = 256;
+
+/** Pack 0/1 values into 32-bit words; undefined when a value is not 0 or 1. */
+export function packBits(values: ArrayLike<number>): Uint32Array | undefined {
+  const words = new Uint32Array(Math.ceil(values.length / 32));
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (v === 1) words[i >> 5] |= 1 << (i & 31);
+    else if (v !== 0) return undefined;
+  }
+  return words;
+}
+
+/** Number of differing bits between two packed codes of equal length. */
+export function hammingDistance(a: Uint32Array, b: Uint32Array): number {
+  let d = 0;
+  for (let i = 0; i < a.length; i++) {
+    let x = a[i] ^ b[i];
+    x -= (x >>> 1) & 0x55555555;
+    x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+    d += (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+  }
+  return d;
+}
+
+/** An IndexedVector from raw values, or undefined when they do not fit the band. */
+export function indexedVector(band: BandEntry, cell: string, tslot: number, factCid: string, value: unknown): IndexedVector | undefined {
+  if (!isVec(value, band.dim)) return undefined;
+  const values = Float64Array.from(value);
+  let sq = 0;
+  for (let i = 0; i < values.length; i++) sq += values[i] * values[i];
+  if (!isBinaryBand(band.key)) return { cell, tslot, fact_cid: factCid, values, norm: Math.sqrt(sq) };
+  const bits = packBits(values);
+  return bits ? { cell, tslot, fact_cid: factCid, values, norm: Math.sqrt(sq), bits } : undefined;
+}
+
+export class VectorIndex {
+  private readonly byBand = new Map<string, Map<string, IndexedVector>>();
+  private readonly capped = new Set<string>();
+  private next = 0;
+  private reading: Promise<void> | undefined;
+
+  constructor(
+    private readonly log: LogReader,
+    private readonly bands: ReadonlyMap<string, BandEntry>,
+    private readonly maxPerBand: number,
+  ) {
+    for (const [key, b] of bands) if (b.value_kind === 'vector') this.byBand.set(key, new Map());
+  }
+
+  /** Reads the log up to its current size, or until `until` (ms since epoch) passes. */
+  async refresh(until: number): Promise<IndexState> {
+    const size = await this.log.size();
+    while (this.next < size && Date.now() < until) {
+      // One reader at a time; concurrent queries wait on the same chunk.
+      this.reading ??= this.readChunk(size).finally(() => {
+        this.reading = undefined;
+      });
+      await this.reading;
+    }
+    return { entries_read: Math.min(this.next, size), log_size: size, complete: this.next >= size };
+  }
+
+  /** Indexed vectors of a band by cell (empty for a band that is not a vector band). */
+  vectors(band: string): ReadonlyMap<string, IndexedVector> {
+    return this.byBand.get(band) ?? new Map();
+  }
+
+  /** True when the band reached the cell cap and stopped indexing new cells. */
+  isCapped(band: string): boolean {
+    return this.capped.has(band);
+  }
+
+  private async readChunk(size: number): Promise<void> {
+    const end = Math.min(size, this.next + CHUNK);
+    for (let i = this.next; i < end; i++) {
+      const bytes = await this.log.entry(i);
+      if (bytes) this.apply(bytes);
+      this.next = i + 1;
+    }
+  }
+
+  private apply(bytes: Uint8Array): void {
+    const entry = decodeLogEntry(bytes);
+    entry.facts.forEach((body, i) => {
+      const index = this.byBand.get(body.band as string);
+      if (!index || body.kind !== 'primary' || bodyScope(body) !== null) return;
+      const band = this.bands.get(body.band as string)!;
+      const cell = body.cell as string;
+      const tslot = entry.meta[i].tslot;
+      const held = index.get(cell);
+      if (held && held.tslot > tslot) return;
+      if (!held && index.size >= this.maxPerBand) {
+        this.capped.add(band.key);
+        return;
+      }
+      // checkLogEntry (in decodeLogEntry) refused fact_cid/receipt members: these are the hashed bytes.
+      const cid = b32encode(blake3(encodeCanonical(body as CborValue)));
+      const v = indexedVector(band, cell, tslot, cid, body.value);
+      if (v) index.set(cell, v);
+      else if (held && held.tslot === tslot) index.delete(cell); // superseded by a value that is no vector
+
+    });
+  }
+}
