@@ -1,7 +1,8 @@
-/** Embedding reads (spec 4.4): nearest stored cells by vector. */
+/** Embedding reads (spec 4.4): nearest stored cells by vector, and a cell's dense state. */
 import { LIMITS } from '../limits.js';
 import { SIMILAR_MODES, findSimilar } from '../../primitives/reads/similar.js';
-import type { Operation } from '../operations.js';
+import { DEFAULT_ENCODER, STATE_VIEWS, state, stateDiff, stateMulti } from '../../primitives/reads/state.js';
+import { cellSchema, scopeSchema, tslotSchema, type Operation } from '../operations.js';
 
 export const findSimilarOp: Operation = {
   name: 'find_similar',
@@ -29,4 +30,57 @@ export const findSimilarOp: Operation = {
   run: (ctx, input, call) => findSimilar(ctx, input, { deadline: call.deadline }),
 };
 
-export const VECTOR_OPS: readonly Operation[] = [findSimilarOp];
+const encoderSchema = { type: 'string', minLength: 1, maxLength: 100, description: `encoder band (default ${DEFAULT_ENCODER}; see /v1/bands, value_kind vector)` } as const;
+const viewSchema = { type: 'string', enum: [...STATE_VIEWS], description: 'encoder (default; the encoder\'s own dimension, 128 for geotessera) or cube (1792-D; not served here: refused naming the served views)' } as const;
+const MISSING = 'missing[] names each encoder without a vector: {encoder, reason: absence | not_materialized | not_stored, detail, fact_cid?, retryable?} — never a zero vector.';
+
+export const stateOp: Operation = {
+  name: 'state',
+  method: 'POST',
+  path: '/v1/state',
+  summary: 'The dense embedding vector of a cell (fetched and signed on a miss, like recall)',
+  description: `Response {cell, view, encoder, dim, vector (null when missing), tslot, fact_cid, missing[], facts, receipt, bands_already_attested_at_cell, caveats, materialize_notes}. ${MISSING} Receipt primitive svc.state.`,
+  tags: ['read'],
+  input: {
+    type: 'object', required: ['cell'], additionalProperties: false,
+    properties: { cell: cellSchema, encoder: encoderSchema, view: viewSchema, tslot: tslotSchema, scope: scopeSchema },
+  },
+  mcp: 'full',
+  run: (ctx, input, call) => state(ctx, input, { deadline: call.deadline }),
+};
+
+export const stateMultiOp: Operation = {
+  name: 'state_multi',
+  method: 'POST',
+  path: '/v1/state_multi',
+  summary: 'One vector per served encoder at a cell, with a typed missing[] for the others',
+  description: `Response {cell, view, encoders, states: [{encoder, dim, vector, tslot, fact_cid}], missing[], facts, receipt, …}. ${MISSING} Receipt primitive svc.state_multi.`,
+  tags: ['read'],
+  input: {
+    type: 'object', required: ['cell'], additionalProperties: false,
+    properties: {
+      cell: cellSchema,
+      encoders: { type: 'array', minItems: 1, maxItems: 16, items: encoderSchema, description: 'default: every served encoder' },
+      view: viewSchema, tslot: tslotSchema, scope: scopeSchema,
+    },
+  },
+  mcp: 'full',
+  run: (ctx, input, call) => stateMulti(ctx, input, { deadline: call.deadline }),
+};
+
+export const stateDiffOp: Operation = {
+  name: 'state_diff',
+  method: 'POST',
+  path: '/v1/state_diff',
+  summary: 'Vector change of a cell\'s embedding between two tslots: delta, L2, cosine and residual',
+  description: 'Stored vectors only (never fetches). delta = b − a; l2 = |b − a|; cosine(a, b); residual = b − (a·b / a·a)·a, the part of b that a rescaled a does not explain, with residual_l2. A side without a usable vector gives nulls, never zeros. Receipt primitive svc.state_diff over both sides\' fact_cids.',
+  tags: ['read'],
+  input: {
+    type: 'object', required: ['cell', 'tslot_a', 'tslot_b'], additionalProperties: false,
+    properties: { cell: cellSchema, encoder: encoderSchema, tslot_a: tslotSchema, tslot_b: tslotSchema, scope: scopeSchema },
+  },
+  mcp: 'full',
+  run: (ctx, input) => stateDiff(ctx, input),
+};
+
+export const VECTOR_OPS: readonly Operation[] = [findSimilarOp, stateOp, stateMultiOp, stateDiffOp];

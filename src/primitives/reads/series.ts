@@ -122,7 +122,7 @@ function side(f: StoredFact | undefined, tslot: number, band: BandEntry): { side
 }
 
 /** Signed delta b − a of one band between two tslots; a missing side gives null, never 0. */
-export async function diff(ctx: ServiceContext, req: { cell: string; band: string; tslot_a: number; tslot_b: number; scope?: Record<string, string> }) {
+export async function diff(ctx: ServiceContext, req: { cell: string; band: string; tslot_a: number; tslot_b: number; scope?: Record<string, string> }, opts: { primitive?: string } = {}) {
   const { cell } = await resolveCell(ctx, req.cell, 'cell');
   const band = requireBand(ctx, req.band, 'band');
   if (req.tslot_a === undefined) throw invalidArgument('tslot_a', 'is required');
@@ -158,6 +158,6 @@ export async function diff(ctx: ServiceContext, req: { cell: string; band: strin
   out.notes = notes;
   const cids = [...new Set([fa?.fact_cid, fb?.fact_cid].filter((x): x is string => !!x))];
   const first = fa ?? fb;
-  out.receipt = issueReceipt(ctx, 'diff', [cell], cids, { scope, merkle_proof: first?.proof, cost: { credits: 0, was_cached: false } });
+  out.receipt = issueReceipt(ctx, opts.primitive ?? 'diff', [cell], cids, { scope, merkle_proof: first?.proof, cost: { credits: 0, was_cached: false } });
   return out;
 }

@@ -37,6 +37,7 @@ describe('reads never modify facts', () => {
       ['/v1/diff', { cell: A, band: 'geotessera', tslot_a: 54, tslot_b: 55 }],
       ['/v1/compare', { a: A, b: B }],
       ['/v1/find_similar', { key: A }],
+      ['/v1/state_diff', { cell: A, tslot_a: 54, tslot_b: 55 }],
       ['/v1/compare_bands', { cell: A, a: 'geotessera', b: 'geotessera', tslot_a: 54 }],
       ['/v1/verify', { cell: A, claim: { band: 'indices.ndvi', op: 'gt', value: 0.3, tslot: 680 }, mode: 'fast' }],
       ['/v1/memory_token', { fact_cid: cids[0] }],
