@@ -1,4 +1,4 @@
-/** Discovery and catalogues (spec 4.1): health, well-known documents, registries, limits. */
+/** Discovery and catalogues (spec 4.1): health, well-known documents, registries, limits, coverage map (4.4). */
 import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { CONFIG_VARS } from '../../config.js';
@@ -10,6 +10,7 @@ import { verifierSpec } from '../../protocol/verifier-spec.js';
 import { SvcError } from '../../protocol/errors.js';
 import { SCHEMA_PROFILE } from '../../registry/manifests.js';
 import type { ServiceContext } from '../../primitives/context.js';
+import { coverageMap } from '../../primitives/coverage-map.js';
 import { LIMITS } from '../limits.js';
 
 export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
@@ -89,6 +90,18 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext)
     manifest_cid: ctx.manifests.sources,
     sources: ctx.registry.sourceList.map((s) => ({ ...s, configured_url: ctx.config.upstreams[s.env.replace(/^SVC_UPSTREAM_|_URL$/g, '')] ?? s.default_url })),
   }));
+  app.get('/v1/coverage_map.svg', {
+    schema: {
+      summary: '1440 x 720 plate-carree SVG of corpus density in 1-degree bins',
+      description: 'One rect per non-empty bin with its cell count in data-count; the root carries data-cells, data-bins and data-truncated (true when the cell scan reached SVC_SCAN_CELL_LIMIT).',
+      tags: ['discovery'],
+      produces: ['image/svg+xml'],
+      response: { 200: { description: 'SVG document', type: 'string' } },
+    },
+  }, async (_req, reply) => {
+    const svg = await coverageMap(ctx);
+    return reply.type('image/svg+xml; charset=utf-8').header('Cache-Control', 'public, max-age=60').send(svg);
+  });
   app.get('/v1/limits', { schema: { summary: 'Limits in force', tags: ['discovery'] } }, async () => ({
     ...LIMITS,
     rate_limit: { requests_per_second: ctx.config.rateLimitRps, requests_per_minute: Math.round(ctx.config.rateLimitRps * 60), burst: ctx.config.rateLimitBurst, retry_after_s: 1 },
