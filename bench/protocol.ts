@@ -24,6 +24,9 @@ const fact = {
   signer: P.b32encode(pub), signed_at: '2026-11-22T10:00:00Z', schema_cid: P.contentId({ s: 1 }),
 };
 const factBytes = P.encodeCanonical(fact);
+// An embedding fact: 128 dequantized values (float32-exact, as geotessera writes them).
+const vectorFact = { ...fact, band: 'geotessera', unit: 'unitless', value: Array.from({ length: 128 }, (_, i) => Math.fround(((i * 37) % 255 - 127) * 0.0123)) };
+const vectorBytes = P.encodeCanonical(vectorFact);
 // The responder's backend (libsodium signing when it loads), as `svc serve` signs receipts.
 const signer = { publicKey: pub, epoch: 0, sign: (d: Uint8Array) => serverEd25519.sign(d, seed) };
 const manifests = { schema_cid: P.contentId({ s: 1 }), registry_cid: P.contentId({ r: 1 }) };
@@ -41,6 +44,8 @@ const r = {
   blake3_200B_server: rate(() => P.blake3(msg200)),
   cbor_encode_fact: rate(() => P.encodeCanonical(fact)),
   cbor_strict_decode_fact: rate(() => P.decodeCanonical(factBytes)),
+  cbor_encode_vector_fact: rate(() => P.encodeCanonical(vectorFact)),
+  cbor_decode_trusted_vector_fact: rate(() => P.decodeTrusted(vectorBytes)),
   fact_cid: rate(() => P.factCid(fact)),
   receipt_build_sign: rate(() =>
     P.signReceipt({ request_id: P.ulid(), served_at: '2026-11-22T10:00:00Z', primitive: 'svc.recall', cells: [cell], fact_cids: [P.contentId({ a: 1 })] }, signer, manifests),

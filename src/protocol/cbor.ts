@@ -50,54 +50,76 @@ class Writer extends ByteBuffer {
     for (let s = 56n; s >= 0n; s -= 8n) this.byte(Number((v >> s) & 0xffn));
   }
 
+  /** A non-integral number in its shortest exact float form (half, single, double). */
+  float(x: number): void {
+    this.ensure(9);
+    const b = this.buf;
+    if (Number.isNaN(x)) {
+      b[this.len++] = 0xf9;
+      b[this.len++] = 0x7e;
+      b[this.len++] = 0x00;
+      return;
+    }
+    const half = x === 0 || !Number.isFinite(x) ? toHalfBits(x) : -1;
+    if (half >= 0) {
+      b[this.len++] = 0xf9;
+      b[this.len++] = half >> 8;
+      b[this.len++] = half & 0xff;
+      return;
+    }
+    if (Math.fround(x) === x) {
+      scratch.setFloat32(0, x);
+      const bits = scratch.getUint32(0);
+      const h = halfFromF32Bits(bits);
+      if (h >= 0) {
+        b[this.len++] = 0xf9;
+        b[this.len++] = h >> 8;
+        b[this.len++] = h & 0xff;
+        return;
+      }
+      b[this.len++] = 0xfa;
+      b[this.len++] = bits >>> 24;
+      b[this.len++] = (bits >>> 16) & 0xff;
+      b[this.len++] = (bits >>> 8) & 0xff;
+      b[this.len++] = bits & 0xff;
+      return;
+    }
+    scratch.setFloat64(0, x);
+    b[this.len++] = 0xfb;
+    for (let i = 0; i < 8; i++) b[this.len++] = scratch.getUint8(i);
+  }
+}
+
+// One scratch view for float conversions (big-endian, as CBOR writes them): no allocation per value.
+const scratch = new DataView(new ArrayBuffer(8));
+
+/**
+ * Half-precision bits of a value whose float32 bits are `bits` (a finite, non-zero value that
+ * float32 holds exactly), or -1 when half precision does not hold it exactly. Every half value
+ * is a float32 value, so the test reads the exponent and the low mantissa bits.
+ */
+function halfFromF32Bits(bits: number): number {
+  const sign = (bits >>> 16) & 0x8000;
+  const biased = (bits >>> 23) & 0xff;
+  const mant = bits & 0x7fffff;
+  if (biased === 0) return -1; // float32 subnormal: far below the smallest half (2^-24)
+  const e = biased - 127;
+  if (e > 15) return -1;
+  if (e >= -14) return mant & 0x1fff ? -1 : sign | ((e + 15) << 10) | (mant >>> 13);
+  // Half subnormal: value = m · 2^-24 with m = (1.mant) · 2^(e + 24), an integer below 1024.
+  if (e < -24) return -1;
+  const full = 0x800000 | mant;
+  const shift = -1 - e; // 14 … 23
+  return full & ((1 << shift) - 1) ? -1 : sign | (full >>> shift);
 }
 
 /** Half-precision bits of `x` when it round-trips exactly, else -1. */
 function toHalfBits(x: number): number {
   if (x === 0) return Object.is(x, -0) ? 0x8000 : 0;
   if (!Number.isFinite(x)) return x > 0 ? 0x7c00 : 0xfc00;
-  const sign = x < 0 ? 0x8000 : 0;
-  const a = Math.abs(x);
-  let e = Math.floor(Math.log2(a));
-  if (2 ** e > a) e--; // Math.log2 may round across a power of two
-  else if (2 ** (e + 1) <= a) e++;
-  if (e > 15) return -1;
-  if (e >= -14) {
-    const mant = a / 2 ** e - 1; // in [0,1)
-    const m = mant * 1024;
-    if (!Number.isInteger(m)) return -1;
-    return sign | ((e + 15) << 10) | m;
-  }
-  const m = a / 2 ** -24; // subnormal: value = m * 2^-24
-  if (!Number.isInteger(m) || m >= 1024) return -1;
-  return sign | m;
-}
-
-function writeFloat(w: Writer, x: number): void {
-  if (Number.isNaN(x)) {
-    w.byte(0xf9);
-    w.byte(0x7e);
-    w.byte(0x00);
-    return;
-  }
-  const half = toHalfBits(x);
-  if (half >= 0) {
-    w.byte(0xf9);
-    w.byte(half >> 8);
-    w.byte(half & 0xff);
-    return;
-  }
-  if (Math.fround(x) === x) {
-    const b = new Uint8Array(5);
-    b[0] = 0xfa;
-    new DataView(b.buffer).setFloat32(1, x, false);
-    w.bytes(b);
-    return;
-  }
-  const b = new Uint8Array(9);
-  b[0] = 0xfb;
-  new DataView(b.buffer).setFloat64(1, x, false);
-  w.bytes(b);
+  if (Number.isNaN(x) || Math.fround(x) !== x) return -1;
+  scratch.setFloat32(0, x);
+  return halfFromF32Bits(scratch.getUint32(0));
 }
 
 function writeNumber(w: Writer, x: number): void {
@@ -107,7 +129,7 @@ function writeNumber(w: Writer, x: number): void {
     else w.head(1, -1 - x);
     return;
   }
-  writeFloat(w, x);
+  w.float(x);
 }
 
 function encodeInto(w: Writer, v: CborValue, depth: number): void {
@@ -200,17 +222,39 @@ class Reader {
     return out;
   }
 
-  argument(info: number): bigint {
-    if (info < 24) return BigInt(info);
-    if (info === 24) return BigInt(this.u8());
-    if (info === 25 || info === 26 || info === 27) {
-      const n = info === 25 ? 2 : info === 26 ? 4 : 8;
-      const b = this.take(n);
-      let v = 0n;
-      for (const x of b) v = (v << 8n) | BigInt(x);
-      return v;
+  /** The argument of a head: a number when it is at most 2^53 − 1 (the common case), else a bigint. */
+  argument(info: number): number | bigint {
+    if (info < 24) return info;
+    const b = this.buf;
+    if (info === 24) return this.u8();
+    if (info === 25) {
+      this.need(2);
+      const p = (this.pos += 2) - 2;
+      return (b[p] << 8) | b[p + 1];
+    }
+    if (info === 26) {
+      this.need(4);
+      const p = (this.pos += 4) - 4;
+      return ((b[p] << 24) >>> 0) + ((b[p + 1] << 16) | (b[p + 2] << 8) | b[p + 3]);
+    }
+    if (info === 27) {
+      this.need(8);
+      const p = (this.pos += 8) - 8;
+      const hi = ((b[p] << 24) >>> 0) + ((b[p + 1] << 16) | (b[p + 2] << 8) | b[p + 3]);
+      const lo = ((b[p + 4] << 24) >>> 0) + ((b[p + 5] << 16) | (b[p + 6] << 8) | b[p + 7]);
+      return hi < 0x200000 ? hi * 0x100000000 + lo : (BigInt(hi) << 32n) | BigInt(lo);
     }
     throw divergence(info === 31 ? 'indefinite lengths are not allowed' : `reserved additional information ${info}`);
+  }
+
+  /** A big-endian float of `n` bytes (4 or 8) at the read position. */
+  float(n: 4 | 8): number {
+    this.need(n);
+    const b = this.buf;
+    const p = this.pos;
+    for (let i = 0; i < n; i++) scratch.setUint8(i, b[p + i]);
+    this.pos += n;
+    return n === 4 ? scratch.getFloat32(0) : scratch.getFloat64(0);
   }
 }
 
@@ -229,7 +273,7 @@ function halfToNumber(bits: number): number {
 
 function lengthOf(r: Reader, info: number): number {
   const n = r.argument(info);
-  if (n > BigInt(r.buf.length - r.pos)) throw divergence('length exceeds input');
+  if (n > r.buf.length - r.pos) throw divergence('length exceeds input');
   return Number(n);
 }
 
@@ -239,13 +283,12 @@ function decodeItem(r: Reader, depth: number): CborValue {
   const major = ib >> 5;
   const info = ib & 31;
   switch (major) {
-    case 0: {
-      const v = r.argument(info);
-      return v <= BigInt(MAX_SAFE) ? Number(v) : v;
-    }
+    case 0:
+      return r.argument(info);
     case 1: {
-      const v = -1n - r.argument(info);
-      return v >= BigInt(-MAX_SAFE) ? Number(v) : v;
+      const a = r.argument(info);
+      // -1 - a: a number while a ≤ 2^53 − 2 keeps the result within −(2^53 − 1).
+      return typeof a === 'number' && a < MAX_SAFE ? -1 - a : -1n - BigInt(a);
     }
     case 2:
       return r.take(lengthOf(r, info)).slice();
@@ -285,8 +328,8 @@ function decodeItem(r: Reader, depth: number): CborValue {
         const b = r.take(2);
         return halfToNumber((b[0] << 8) | b[1]);
       }
-      if (info === 26) return new DataView(r.take(4).slice().buffer).getFloat32(0, false);
-      if (info === 27) return new DataView(r.take(8).slice().buffer).getFloat64(0, false);
+      if (info === 26) return r.float(4);
+      if (info === 27) return r.float(8);
       throw divergence(`simple value ${info} is not allowed`);
     }
   }

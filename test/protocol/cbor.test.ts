@@ -89,6 +89,33 @@ describe('canonical CBOR (protocol.md §3)', () => {
         assert.ok(Object.is(back, x) || (x === 0 && back === 0) || (Number.isNaN(x) && Number.isNaN(back)), `${x} → ${back}`);
       }), { numRuns: 2000 });
     });
+    it('a non-integral number takes the shortest float width that holds it exactly (half, single, double)', () => {
+      // Oracle: every finite half-precision value, from its bit pattern.
+      const halfValue = (h: number) => {
+        const sign = h & 0x8000 ? -1 : 1;
+        const exp = (h >> 10) & 0x1f;
+        const mant = h & 0x3ff;
+        return exp === 0 ? sign * mant * 2 ** -24 : sign * (1 + mant / 1024) * 2 ** (exp - 15);
+      };
+      const halves = new Set<number>();
+      for (let h = 0; h < 0x10000; h++) if (((h >> 10) & 0x1f) !== 31) halves.add(halfValue(h));
+      const widthOf = (x: number) => (halves.has(x) ? 'f9' : Math.fround(x) === x ? 'fa' : 'fb');
+      const halfGen = fc.integer({ min: 0, max: 0xffff }).filter((h) => ((h >> 10) & 0x1f) !== 31).map(halfValue);
+      const values = fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.float({ noNaN: true, noDefaultInfinity: true }).map(Math.fround), halfGen);
+      fc.assert(fc.property(values, (x) => {
+        if (Number.isInteger(x)) return; // numeric reduction: integers are not floats
+        const hex = toHex(encodeCanonical(x));
+        assert.equal(hex.slice(0, 2), widthOf(x), `${x} → ${hex}`);
+        assert.ok(Object.is(decodeCanonical(fromHex(hex)), x));
+      }), { numRuns: 5000 });
+    });
+    it('big integers and their negatives decode as numbers up to 2^53 − 1 and as bigints beyond', () => {
+      for (const v of [2 ** 32, 2 ** 53 - 1, -(2 ** 53 - 1), 2n ** 53n, -(2n ** 53n), 2n ** 64n - 1n, -(2n ** 64n)]) {
+        const back = decodeCanonical(encodeCanonical(v));
+        assert.equal(typeof back, typeof v === 'bigint' ? 'bigint' : 'number');
+        assert.equal(back, v);
+      }
+    });
     it('does not mutate its input', () => {
       const input = { b: [1, 2, { c: 3 }], a: 'x' };
       const copy = structuredClone(input);
