@@ -126,15 +126,17 @@ class TopK {
 }
 
 function cosineOf(q: IndexedVector, v: IndexedVector): number | undefined {
-  if (q.norm === 0 || v.norm === 0 || q.values.length !== v.values.length) return undefined;
+  const a = q.values;
+  const b = v.values;
+  if (!a || !b || q.norm === 0 || v.norm === 0 || a.length !== b.length) return undefined;
   let dot = 0;
-  for (let i = 0; i < q.values.length; i++) dot += q.values[i] * v.values[i];
+  for (let i = 0; i < a.length; i++) dot += a[i] * b[i];
   return Math.max(-1, Math.min(1, dot / (q.norm * v.norm)));
 }
 
 function agreementOf(q: IndexedVector, v: IndexedVector): number | undefined {
-  if (!q.bits || !v.bits || q.values.length !== v.values.length) return undefined;
-  return 1 - hammingDistance(q.bits, v.bits) / q.values.length;
+  if (!q.bits || !v.bits || q.dim !== v.dim) return undefined;
+  return 1 - hammingDistance(q.bits, v.bits) / q.dim;
 }
 
 function rank(candidates: Iterable<IndexedVector>, k: number, exclude: string | undefined, score: (v: IndexedVector) => number | undefined): Array<{ score: number; v: IndexedVector }> {

@@ -29,11 +29,13 @@ export interface IndexedVector {
   readonly cell: string;
   readonly tslot: number;
   readonly fact_cid: string;
-  /** The fact's values exactly as signed (float64). */
-  readonly values: Float64Array;
+  /** Number of values. */
+  readonly dim: number;
+  /** Real-valued bands: the fact's values exactly as signed (float64). */
+  readonly values?: Float64Array;
   /** Euclidean norm of values (0 for a zero vector: no cosine). */
   readonly norm: number;
-  /** Packed bits (binary bands only): bit i of word i >> 5. */
+  /** Binary bands: the packed bits (bit i in word i >> 5); their values are not kept twice. */
   readonly bits?: Uint32Array;
 }
 
@@ -45,8 +47,8 @@ export interface IndexState {
   complete: boolean;
 }
 
-/** Entries read per turn of the event loop while catching up. */
-const CHUNK = 256;
+/** Time spent reading entries before yielding to other work (an entry holds up to 4096 facts). */
+const SLICE_MS = 10;
 
 /** Pack 0/1 values into 32-bit words; undefined when a value is not 0 or 1. */
 export function packBits(values: ArrayLike<number>): Uint32Array | undefined {
@@ -74,12 +76,14 @@ export function hammingDistance(a: Uint32Array, b: Uint32Array): number {
 /** An IndexedVector from raw values, or undefined when they do not fit the band. */
 export function indexedVector(band: BandEntry, cell: string, tslot: number, factCid: string, value: unknown): IndexedVector | undefined {
   if (!isVec(value, band.dim)) return undefined;
+  if (isBinaryBand(band.key)) {
+    const bits = packBits(value);
+    return bits ? { cell, tslot, fact_cid: factCid, dim: value.length, norm: Math.sqrt(value.reduce((s, x) => s + x, 0)), bits } : undefined;
+  }
   const values = Float64Array.from(value);
   let sq = 0;
   for (let i = 0; i < values.length; i++) sq += values[i] * values[i];
-  if (!isBinaryBand(band.key)) return { cell, tslot, fact_cid: factCid, values, norm: Math.sqrt(sq) };
-  const bits = packBits(values);
-  return bits ? { cell, tslot, fact_cid: factCid, values, norm: Math.sqrt(sq), bits } : undefined;
+  return { cell, tslot, fact_cid: factCid, dim: values.length, values, norm: Math.sqrt(sq) };
 }
 
 export class VectorIndex {
@@ -87,6 +91,7 @@ export class VectorIndex {
   private readonly capped = new Set<string>();
   private next = 0;
   private reading: Promise<void> | undefined;
+  private background: Promise<void> | undefined;
 
   constructor(
     private readonly log: LogReader,
@@ -96,17 +101,45 @@ export class VectorIndex {
     for (const [key, b] of bands) if (b.value_kind === 'vector') this.byBand.set(key, new Map());
   }
 
-  /** Reads the log up to its current size, or until `until` (ms since epoch) passes. */
+  /**
+   * Reads the log up to its current size, or until `until` (ms since epoch) passes; what is
+   * left is read in the background, a slice per turn of the event loop, so a large log does
+   * not keep the first queries waiting nor block other requests.
+   */
   async refresh(until: number): Promise<IndexState> {
     const size = await this.log.size();
-    while (this.next < size && Date.now() < until) {
-      // One reader at a time; concurrent queries wait on the same chunk.
-      this.reading ??= this.readChunk(size).finally(() => {
-        this.reading = undefined;
-      });
-      await this.reading;
+    for (let first = true; this.next < size && Date.now() < until; first = false) {
+      if (!first) await new Promise((resolve) => setImmediate(resolve)); // let other requests run between slices
+      await this.step(size);
     }
+    if (this.next < size) this.continueInBackground();
     return { entries_read: Math.min(this.next, size), log_size: size, complete: this.next >= size };
+  }
+
+  /** One slice of reading; concurrent callers share it (one reader at a time). */
+  private step(size: number): Promise<void> {
+    this.reading ??= this.readSlice(size).finally(() => {
+      this.reading = undefined;
+    });
+    return this.reading;
+  }
+
+  private continueInBackground(): void {
+    if (this.background) return;
+    this.background = (async () => {
+      try {
+        for (;;) {
+          await new Promise((resolve) => setImmediate(resolve));
+          const size = await this.log.size();
+          if (this.next >= size) return;
+          await this.step(size);
+        }
+      } catch {
+        // A closed store or an unreadable entry: the next query reads again and reports it.
+      } finally {
+        this.background = undefined;
+      }
+    })();
   }
 
   /** Indexed vectors of a band by cell (empty for a band that is not a vector band). */
@@ -119,13 +152,14 @@ export class VectorIndex {
     return this.capped.has(band);
   }
 
-  private async readChunk(size: number): Promise<void> {
-    const end = Math.min(size, this.next + CHUNK);
-    for (let i = this.next; i < end; i++) {
-      const bytes = await this.log.entry(i);
+  /** Entries from `next` on, for about SLICE_MS (at least one entry). */
+  private async readSlice(size: number): Promise<void> {
+    const t0 = performance.now();
+    do {
+      const bytes = await this.log.entry(this.next);
       if (bytes) this.apply(bytes);
-      this.next = i + 1;
-    }
+      this.next++;
+    } while (this.next < size && performance.now() - t0 < SLICE_MS);
   }
 
   private apply(bytes: Uint8Array): void {
