@@ -5,8 +5,10 @@
  * tslot, and every band and index of that cell and tslot is read from it (one search, one
  * pixel read per asset, shared by the per-band requests). Reflectance = DN × scale + offset,
  * with the processing-baseline 04.00 offset (BOA_ADD_OFFSET −1000) handled per
- * `earthsearch:boa_offset_applied` (see reflectanceOf).
+ * `earthsearch:boa_offset_applied` (see reflectanceOf). The same scene choice serves the
+ * cell's true-colour thumbnail (rgbScene, sceneRgb).
  */
+import type { LatLng } from '../protocol/cell64.js';
 import type { AbsenceReason, Materializer, MaterializeOutcome, MaterializeRequest } from './contract.js';
 import type { ConnectorFactory } from './index.js';
 import { CogReader, type CogReadOptions } from './cog/reader.js';
@@ -14,9 +16,15 @@ import { failureOutcome, round } from './cog/outcome.js';
 import { formatError } from './cog/tiff.js';
 import { Lru } from './cog/lru.js';
 import { assetUrl, itemEpsg, notBegun, slotWindow, stacSearch, type StacItem } from './stac-search.js';
-import { tslotOf } from '../protocol/tslot.js';
+import { currentTslot, tslotOf } from '../protocol/tslot.js';
+import { reflectanceOf, type ReflectanceRule } from './s2-reflectance.js';
+import { readRgbWindows, RGB_ASSETS, sceneInfo, type NoScene, type RgbSceneChoice, type SceneFailed, type SceneRgb, type SceneRgbOptions } from './sentinel2-rgb.js';
 
-const SOURCE = 'earth_search_s2';
+export { reflectanceOf, type ReflectanceRule } from './s2-reflectance.js';
+
+/** Registry source key of this connector. */
+export const S2_SOURCE = 'earth_search_s2';
+const SOURCE = S2_SOURCE;
 const COLLECTION = 'sentinel-2-l2a';
 /** Scene Classification classes that hide the surface: no data, saturated, cloud shadow, cloud medium/high, cirrus. */
 export const SCL_MASKED: ReadonlySet<number> = new Set([0, 1, 3, 8, 9, 10]);
@@ -76,35 +84,6 @@ function assetsOf(band: string): readonly string[] {
   return S2_INDICES[band]?.assets ?? [];
 }
 
-/** How the DN of an asset becomes reflectance, and why. */
-export interface ReflectanceRule {
-  scale: number;
-  offset: number;
-  rule: string;
-}
-
-/**
- * Scale and offset for an asset. Since processing baseline 04.00 (25 January 2022) the L2A DNs
- * carry BOA_ADD_OFFSET = −1000. Earth Search v1 marks items whose COGs it already corrected
- * with `earthsearch:boa_offset_applied: true`; their `raster:bands` offset (−0.1) must then
- * not be applied again (Element84/earth-search#9: the flag is the truth). Without the flag, a
- * baseline ≥ 04.00 item gets the offset (as declared, else −1000 × scale); an older baseline
- * has none; an item without a baseline uses raster:bands as declared.
- */
-export function reflectanceOf(item: StacItem, assetKey: string): ReflectanceRule {
-  const rb = item.assets[assetKey]?.['raster:bands']?.[0];
-  const scale = typeof rb?.scale === 'number' && rb.scale > 0 ? rb.scale : 0.0001;
-  const declared = typeof rb?.offset === 'number' ? rb.offset : 0;
-  const p = item.properties;
-  const applied = p['earthsearch:boa_offset_applied'] ?? p['sentinel:boa_offset_applied'];
-  const baselineText = p['s2:processing_baseline'] ?? p['sentinel:processing_baseline'];
-  const baseline = typeof baselineText === 'string' || typeof baselineText === 'number' ? Number(baselineText) : NaN;
-  if (applied === true) return { scale, offset: 0, rule: 'boa_offset_applied: DNs already corrected' };
-  if (baseline >= 4) return { scale, offset: declared !== 0 ? declared : -1000 * scale, rule: `baseline ${baselineText} >= 04.00: BOA_ADD_OFFSET -1000 applied` };
-  if (Number.isFinite(baseline)) return { scale, offset: 0, rule: `baseline ${baselineText} < 04.00: no offset` };
-  return { scale, offset: declared, rule: 'no processing baseline: raster:bands as declared' };
-}
-
 /** The scene chosen for a cell and tslot (its SCL pixel is clear). */
 interface Scene {
   item: StacItem;
@@ -114,12 +93,19 @@ interface Scene {
 }
 type SceneResult = { scene: Scene } | { absence: AbsenceReason; detail: string; ref?: string };
 
-/** Sentinel-2 connector internals exposed to tests and benchmarks. */
+/** Sentinel-2 connector: point reads, plus the true-colour windows of the same scenes. */
 export interface Sentinel2Connector extends Materializer {
   reader: CogReader;
   /** STAC searches sent. */
   readonly searches: number;
+  /** The scene point reads of this cell and medium tslot use (its SCL pixel at `center` is clear). */
+  rgbScene(cell: string, center: LatLng, o: SceneRgbOptions): Promise<RgbSceneChoice>;
+  /** Reflectance windows of red, green and blue of that scene, centred on the cell's pixel. */
+  sceneRgb(cell: string, center: LatLng, o: SceneRgbOptions): Promise<SceneRgb>;
 }
+
+/** The band whose tempo and scene choice a thumbnail shares (a true-colour band). */
+const THUMBNAIL_BAND = 's2.B04';
 
 /** Connector for s2.B02…B12 and the single-scene indices (plus dNBR from a second, year-earlier scene). */
 export const sentinel2Connector: ConnectorFactory = (deps) => {
@@ -182,11 +168,11 @@ export const sentinel2Connector: ConnectorFactory = (deps) => {
     return { absence: 'unavailable_capability', detail: `cloud/shadow/no data per SCL in all ${seen.size} scenes probed from ${span}`, ref: [...seen][0] };
   }
 
-  function sceneFor(req: MaterializeRequest): Promise<SceneResult> {
+  function sceneFor(req: MaterializeRequest, prefetch = assetsOf(req.band.key)): Promise<SceneResult> {
     const key = `${req.cell}|${req.tslot}`;
     const hit = scenes.get(key);
     if (hit && Date.now() - hit.at < 10 * 60_000) return hit.p;
-    const p = chooseScene(req, assetsOf(req.band.key));
+    const p = chooseScene(req, prefetch);
     scenes.set(key, { at: Date.now(), p });
     // A failure is not an answer: the next request searches again.
     p.catch(() => scenes.delete(key));
@@ -281,6 +267,48 @@ export const sentinel2Connector: ConnectorFactory = (deps) => {
     };
   }
 
+  /** A point-read request for the thumbnail band, so the scene cache is shared with point reads. */
+  function thumbnailRequest(cell: string, center: LatLng, o: SceneRgbOptions): MaterializeRequest {
+    const band = deps.registry.bands.get(THUMBNAIL_BAND);
+    if (!band) throw new Error(`internal: ${THUMBNAIL_BAND} is not in the registry`);
+    return { cell, band, center, tslot: o.tslot ?? currentTslot(band.tempo), deadline: o.deadline, signal: o.signal ?? new AbortController().signal };
+  }
+
+  // failureOutcome answers only timeouts and errors: never an absence, never a value.
+  const failed = (e: unknown): SceneFailed => ({ kind: 'failed', outcome: failureOutcome(e, 'Sentinel-2 true colour') as SceneFailed['outcome'] });
+
+  /** The chosen scene of a thumbnail request, or why there is none. */
+  async function thumbnailScene(req: MaterializeRequest): Promise<{ scene: Scene } | NoScene> {
+    const future = notBegun(req.tslot, req.band.tempo);
+    if (future) return { kind: 'none', reason: 'no_clear_scene', detail: future };
+    const chosen = await sceneFor(req, RGB_ASSETS);
+    if ('scene' in chosen) return chosen;
+    return { kind: 'none', reason: chosen.absence === 'outside_coverage' ? 'outside_coverage' : 'no_clear_scene', detail: chosen.detail, ref: chosen.ref };
+  }
+
+  async function rgbScene(cell: string, center: LatLng, o: SceneRgbOptions): Promise<RgbSceneChoice> {
+    try {
+      const chosen = await thumbnailScene(thumbnailRequest(cell, center, o));
+      if (!('scene' in chosen)) return chosen;
+      return { kind: 'scene', scene: sceneInfo(chosen.scene.item, chosen.scene.capturedMs, chosen.scene.epsg) };
+    } catch (e) {
+      return failed(e);
+    }
+  }
+
+  async function sceneRgb(cell: string, center: LatLng, o: SceneRgbOptions): Promise<SceneRgb> {
+    try {
+      const chosen = await thumbnailScene(thumbnailRequest(cell, center, o));
+      if (!('scene' in chosen)) return chosen;
+      const { item, capturedMs, epsg } = chosen.scene;
+      const rgb = await readRgbWindows(reader, item, base, center, o);
+      if ('kind' in rgb) return rgb;
+      return { kind: 'rgb', scene: sceneInfo(item, capturedMs, epsg ?? rgb.epsg), rgb };
+    } catch (e) {
+      return failed(e);
+    }
+  }
+
   const connector: Sentinel2Connector = {
     key: SOURCE,
     bands: [...Object.keys(S2_ASSETS), ...Object.keys(S2_INDICES), DNBR],
@@ -289,6 +317,8 @@ export const sentinel2Connector: ConnectorFactory = (deps) => {
     get searches() {
       return searches;
     },
+    rgbScene,
+    sceneRgb,
     async materialize(req) {
       try {
         return await run(req);

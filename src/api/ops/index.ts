@@ -5,8 +5,9 @@ import { corpusStatsOp, verifyReceiptOp } from './core.js';
 import { locateOp } from './locate.js';
 import { recallOp } from './read.js';
 import { READS_MORE_OPS } from './reads-more.js';
+import { SCENE_OPS } from './scene.js';
 import { SHORTCUT_OPS } from './shortcuts.js';
 import { TOKEN_OPS } from './tokens.js';
 import { VECTOR_OPS } from './vectors.js';
 
-export const OPERATIONS: Operation[] = [locateOp, recallOp, corpusStatsOp, verifyReceiptOp, ...READS_MORE_OPS, ...VECTOR_OPS, ...TOKEN_OPS, ...BACKFILL_OPS, ...SHORTCUT_OPS];
+export const OPERATIONS: Operation[] = [locateOp, recallOp, corpusStatsOp, verifyReceiptOp, ...READS_MORE_OPS, ...SCENE_OPS, ...VECTOR_OPS, ...TOKEN_OPS, ...BACKFILL_OPS, ...SHORTCUT_OPS];

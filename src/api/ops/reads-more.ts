@@ -11,9 +11,11 @@ import { compare, compareBands, PREDICATE_KINDS } from '../../primitives/reads/c
 import { MAX_RECALL_MANY, POLYGON_MAX_CELLS, recallMany, recallPolygon } from '../../primitives/reads/many.js';
 import { AGGS, REGION_MAX_CELLS, queryRegion } from '../../primitives/reads/region.js';
 import { diff, fetchFact, trajectory } from '../../primitives/reads/series.js';
+import type { SceneThumbnail } from '../../primitives/scene.js';
 import { CLAIM_AGGS, CLAIM_OPS, verifyClaim } from '../../primitives/verify-claim.js';
 import { bandsSchema, cellSchema, scopeSchema, tslotSchema, type Operation } from '../operations.js';
 import { runOperation } from '../routes/operations.js';
+import { SCENE_DESCRIPTION, SCENE_HEADERS, SCENE_SUMMARY, scenePngOp } from './scene.js';
 
 const cell64Only = { type: 'string', minLength: 1, maxLength: 64, description: 'cell64 (e.g. defi.zb64a.cike.zfa2f)' } as const;
 const bandSchema = { type: 'string', minLength: 1, maxLength: 100, description: 'namespaced band key (see /v1/bands)' } as const;
@@ -260,8 +262,9 @@ export const READS_MORE_OPS: readonly Operation[] = [
 ];
 
 /**
- * REST route with a path parameter (the table's REST adapter passes only the query string):
- * GET /v1/cells/:cell64 runs the cell_view operation. Register with `await cellRoutes(app, ctx)`.
+ * REST routes with a path parameter (the table's REST adapter passes only the query string):
+ * GET /v1/cells/:cell64 runs the cell_view operation and GET /v1/cells/:cell64/scene.png the
+ * cell_scene_rgb primitive. Register with `await cellRoutes(app, ctx)`.
  */
 export async function cellRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
   app.get('/v1/cells/:cell64', {
@@ -271,4 +274,26 @@ export async function cellRoutes(app: FastifyInstance, ctx: ServiceContext): Pro
       params: { type: 'object', required: ['cell64'], properties: { cell64: { type: 'string', minLength: 1, maxLength: 64 } } },
     },
   }, async (req) => runOperation(ctx, cellViewOp, { cell64: (req.params as { cell64: string }).cell64 }, req.headers, 'rest'));
+
+  app.get('/v1/cells/:cell64/scene.png', {
+    schema: {
+      summary: SCENE_SUMMARY,
+      description: `${SCENE_DESCRIPTION} The scene is named by the headers ${Object.values(SCENE_HEADERS).join(', ')}.`,
+      tags: ['read'],
+      produces: ['image/png'],
+      params: { type: 'object', required: ['cell64'], properties: { cell64: { type: 'string', minLength: 1, maxLength: 64 } } },
+      response: { 200: { description: 'PNG image, 8-bit RGB', type: 'string' } },
+    },
+  }, async (req, reply) => {
+    const t = await runOperation(ctx, scenePngOp, { cell64: (req.params as { cell64: string }).cell64 }, req.headers, 'rest') as SceneThumbnail;
+    return reply
+      .type('image/png')
+      // A scene's pixels never change; a newer scene for the cell shows up within the hour.
+      .header('Cache-Control', 'public, max-age=3600')
+      .header(SCENE_HEADERS.id, t.scene.id)
+      .header(SCENE_HEADERS.datetime, t.scene.datetime)
+      .header(SCENE_HEADERS.cloudCover, t.scene.cloud_cover === null ? 'unknown' : String(t.scene.cloud_cover))
+      .header(SCENE_HEADERS.epsg, t.scene.epsg === null ? 'unknown' : String(t.scene.epsg))
+      .send(t.png);
+  });
 }

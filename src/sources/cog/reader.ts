@@ -4,7 +4,8 @@
  * request for the head of the file (IFD + tag arrays of a COG), then one for the single
  * block holding the pixel. Parsed headers and decoded blocks are kept in per-URL LRU caches,
  * and identical reads in flight share one request, so a second point in the same COG costs
- * at most the block request and a point in a cached block costs none.
+ * at most the block request and a point in a cached block costs none. A window read
+ * (window.ts) fetches the covering blocks the same way, all at once.
  */
 import type { UpstreamClient } from '../http.js';
 import { UpstreamError } from '../http.js';
@@ -12,6 +13,7 @@ import { decodeBlock, type Samples } from './decode.js';
 import { geoRefOf, type GeoRef } from './georef.js';
 import { Lru } from './lru.js';
 import { ByteSource, formatError, parseTiff, type RangeFetcher, type TiffHeader } from './tiff.js';
+import { assembleWindow, blocksCovering, checkWindow, PIXEL_OUTSIDE, PIXEL_VALID, windowAround, type PixelWindow, type WindowRead } from './window.js';
 
 /** Per-read options: the caller's budget and how to interpret the file. */
 export interface CogReadOptions {
@@ -34,6 +36,17 @@ export type PointRead =
   /** The point lies outside the raster's extent. */
   | { kind: 'outside'; epsg: number }
   /** The file does not exist (HTTP 404; only with missingOk). */
+  | { kind: 'missing' };
+
+/** Where a WGS 84 point falls in a file: its header, CRS and pixel (null: outside the image). */
+export type Located =
+  | { kind: 'located'; header: CogHeader; epsg: number; pixel: { col: number; row: number } | null }
+  | { kind: 'missing' };
+
+/** The result of a window read centred on a point. */
+export type WindowAt =
+  | { kind: 'window'; read: WindowRead; center: { col: number; row: number } }
+  | { kind: 'outside'; epsg: number }
   | { kind: 'missing' };
 
 /** A parsed header with its georeferencing (computed once per file). */
@@ -196,31 +209,54 @@ export class CogReader {
     return decodeBlock(t, raw, rows);
   }
 
-  /** The sample (first band) at pixel (col, row) of a parsed file, with the nodata rules applied. */
-  async pixel(h: CogHeader, col: number, row: number, epsg: number, o: CogReadOptions = {}, url = h.url): Promise<PointRead> {
-    const t = h.tiff;
-    const bx = Math.floor(col / t.blockWidth);
-    const by = Math.floor(row / t.blockHeight);
-    const samples = await this.block(h, url, by * t.blocksAcross + bx, o);
-    const spp = t.planar === 2 ? 1 : t.samplesPerPixel;
-    const i = ((row - by * t.blockHeight) * t.blockWidth + (col - bx * t.blockWidth)) * spp;
-    if (i >= samples.length) throw formatError(`pixel ${col},${row} is beyond its decoded block`);
-    const v = samples[i];
-    if (Number.isNaN(v) || v === t.nodata || (o.nodata ?? []).includes(v)) return { kind: 'nodata', raw: v, col, row, epsg };
-    return { kind: 'value', value: v, col, row, epsg };
+  /**
+   * The pixels of window `w` (first band) of a parsed file: only the blocks covering it are
+   * fetched, in parallel; pixels outside the image are masked PIXEL_OUTSIDE.
+   */
+  async window(h: CogHeader, w: PixelWindow, epsg: number, o: CogReadOptions = {}, url = h.url): Promise<WindowRead> {
+    checkWindow(w);
+    const indexes = blocksCovering(h.tiff, w);
+    const samples = await Promise.all(indexes.map((i) => this.block(h, url, i, o)));
+    return assembleWindow(h.tiff, w, new Map(indexes.map((i, k) => [i, samples[k]])), epsg, o.nodata);
   }
 
-  /** The value of the pixel holding the WGS 84 point (lat, lng). */
-  async readPoint(url: string, lat: number, lng: number, o: CogReadOptions = {}): Promise<PointRead> {
+  /** The sample (first band) at pixel (col, row) of a parsed file, with the nodata rules applied. */
+  async pixel(h: CogHeader, col: number, row: number, epsg: number, o: CogReadOptions = {}, url = h.url): Promise<PointRead> {
+    const w = await this.window(h, { col0: col, row0: row, width: 1, height: 1 }, epsg, o, url);
+    if (w.mask[0] === PIXEL_OUTSIDE) throw formatError(`pixel ${col},${row} is outside the ${h.tiff.width}x${h.tiff.height} image`);
+    if (w.mask[0] !== PIXEL_VALID) return { kind: 'nodata', raw: w.values[0], col, row, epsg };
+    return { kind: 'value', value: w.values[0], col, row, epsg };
+  }
+
+  /** The header of `url` and the pixel holding the WGS 84 point (lat, lng) in the file's CRS. */
+  async locate(url: string, lat: number, lng: number, o: CogReadOptions = {}): Promise<Located> {
     const h = await this.header(url, o);
     if (!h) {
       if (o.missingOk) return { kind: 'missing' };
       throw new UpstreamError('http', `HTTP 404 from ${new URL(url).host}`, 404);
     }
     const geo = h.geo(o.epsgHint);
-    const px = geo.pixelOf(lat, lng);
-    if (!px) return { kind: 'outside', epsg: geo.epsg };
-    return this.pixel(h, px.col, px.row, geo.epsg, o, url);
+    return { kind: 'located', header: h, epsg: geo.epsg, pixel: geo.pixelOf(lat, lng) };
+  }
+
+  /** The value of the pixel holding the WGS 84 point (lat, lng). */
+  async readPoint(url: string, lat: number, lng: number, o: CogReadOptions = {}): Promise<PointRead> {
+    const at = await this.locate(url, lat, lng, o);
+    if (at.kind === 'missing') return at;
+    if (!at.pixel) return { kind: 'outside', epsg: at.epsg };
+    return this.pixel(at.header, at.pixel.col, at.pixel.row, at.epsg, o, url);
+  }
+
+  /**
+   * A `width` × `height` window of the file's own grid (no resampling) whose centre pixel
+   * (index width/2, height/2, rounded down) holds the WGS 84 point (lat, lng).
+   */
+  async readWindowAt(url: string, lat: number, lng: number, width: number, height: number, o: CogReadOptions = {}): Promise<WindowAt> {
+    const at = await this.locate(url, lat, lng, o);
+    if (at.kind === 'missing') return at;
+    if (!at.pixel) return { kind: 'outside', epsg: at.epsg };
+    const read = await this.window(at.header, windowAround(at.pixel.col, at.pixel.row, width, height), at.epsg, o, url);
+    return { kind: 'window', read, center: at.pixel };
   }
 
   /** Drops every cached header and block. */

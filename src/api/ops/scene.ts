@@ -1,0 +1,57 @@
+/**
+ * The cell's true-colour thumbnail (spec 4.4): the JSON operation cell_scene_rgb for REST and
+ * MCP (the PNG as base64), and the same primitive behind GET /v1/cells/:cell64/scene.png
+ * (registered with the other path-parameter routes in reads-more.ts).
+ */
+import { cellSceneRgb, type SceneThumbnail } from '../../primitives/scene.js';
+import type { Operation } from '../operations.js';
+
+const cell64Schema = { type: 'string', minLength: 1, maxLength: 64, description: 'cell64 (e.g. defi.zb64a.cike.zfa2f)' } as const;
+
+/** Where the same picture is served as a PNG. */
+export const scenePngPath = (cell: string) => `/v1/cells/${encodeURIComponent(cell)}/scene.png`;
+
+export const SCENE_SUMMARY = '256 x 256 PNG true-colour thumbnail of a cell from its Sentinel-2 L2A scene';
+export const SCENE_DESCRIPTION = 'Red, green and blue (B04, B03, B02) of the scene the cell\'s Sentinel-2 point values come from (the newest scene of the current 30-day tslot whose scene classification is clear at the cell centre, widening cloud and lookback like recall), '
+  + 'read from the scene\'s 10 m UTM grid around the cell centre without resampling (north-up in UTM, 2.56 km across). '
+  + 'Reflectance 0..0.3 is stretched linearly to 0..255 with gamma 1/2.2 and clamped; pixels without data are black. '
+  + 'No scene over the cell: cid_not_found with details.reason outside_coverage or no_clear_scene (details.detail says why). Upstream failure: source_fetch_failed; deadline: compute_timeout.';
+
+/** Headers of the PNG naming the scene it was drawn from. */
+export const SCENE_HEADERS = { id: 'X-Scene-Id', datetime: 'X-Scene-Datetime', cloudCover: 'X-Scene-Cloud-Cover', epsg: 'X-Scene-Epsg' } as const;
+
+/** The JSON answer of cell_scene_rgb. */
+export function sceneJson(t: SceneThumbnail) {
+  return {
+    cell: t.cell,
+    width: t.width,
+    height: t.height,
+    media_type: 'image/png',
+    png_base64: t.png.toString('base64'),
+    scene: t.scene,
+    url: scenePngPath(t.cell),
+  };
+}
+
+export const cellSceneRgbOp: Operation = {
+  name: 'cell_scene_rgb',
+  method: 'POST',
+  path: '/v1/cell_scene_rgb',
+  summary: SCENE_SUMMARY,
+  description: `${SCENE_DESCRIPTION} Response {cell, width, height, media_type: image/png, png_base64, scene: {id, datetime, cloud_cover, epsg}, url (the same PNG at GET /v1/cells/<cell>/scene.png)}.`,
+  tags: ['read'],
+  input: { type: 'object', required: ['cell64'], additionalProperties: false, properties: { cell64: cell64Schema } },
+  mcp: 'full',
+  run: async (ctx, input, call) => sceneJson(await cellSceneRgb(ctx, input, { deadline: call.deadline })),
+};
+
+/**
+ * The same operation answering the thumbnail itself, for GET /v1/cells/:cell64/scene.png: run
+ * through the operation runner, it keeps the gateway deadline and the cell_scene_rgb metrics.
+ */
+export const scenePngOp: Operation = {
+  ...cellSceneRgbOp,
+  run: (ctx, input, call) => cellSceneRgb(ctx, input, { deadline: call.deadline }),
+};
+
+export const SCENE_OPS: readonly Operation[] = [cellSceneRgbOp];
