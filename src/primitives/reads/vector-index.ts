@@ -31,8 +31,8 @@ export interface IndexedVector {
   readonly fact_cid: string;
   /** Number of values. */
   readonly dim: number;
-  /** Real-valued bands: the fact's values exactly as signed (float64). */
-  readonly values?: Float64Array;
+  /** Real-valued bands: the fact's values exactly as signed (float32 storage when that is exact). */
+  readonly values?: Float32Array | Float64Array;
   /** Euclidean norm of values (0 for a zero vector: no cosine). */
   readonly norm: number;
   /** Binary bands: the packed bits (bit i in word i >> 5); their values are not kept twice. */
@@ -80,7 +80,9 @@ export function indexedVector(band: BandEntry, cell: string, tslot: number, fact
     const bits = packBits(value);
     return bits ? { cell, tslot, fact_cid: factCid, dim: value.length, norm: Math.sqrt(value.reduce((s, x) => s + x, 0)), bits } : undefined;
   }
-  const values = Float64Array.from(value);
+  // Values that float32 holds exactly (dequantized embeddings are) are kept in half the memory,
+  // which also halves what a scan reads; arithmetic stays in float64 either way, so scores do not change.
+  const values = value.every((x) => Math.fround(x) === x) ? Float32Array.from(value) : Float64Array.from(value);
   let sq = 0;
   for (let i = 0; i < values.length; i++) sq += values[i] * values[i];
   return { cell, tslot, fact_cid: factCid, dim: values.length, values, norm: Math.sqrt(sq) };
