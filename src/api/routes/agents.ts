@@ -13,7 +13,7 @@ import { MCP_CORE_TOOL_COUNT, toolName, toolsOf } from '../mcp.js';
 /** The order an agent should try tools in: find the place, read, then verify. */
 const RECOMMENDED_ORDER = [
   'locate', 'recall', 'at', 'fetch', 'recall_many', 'recall_polygon', 'query_region', 'trajectory',
-  'compare', 'compare_bands', 'verify', 'verify_receipt', 'memory_token_resolve', 'corpus_state_stats',
+  'compare', 'compare_bands', 'find_similar', 'state', 'verify', 'verify_receipt', 'memory_token_resolve', 'corpus_state_stats',
 ];
 
 const QUICKREF: Array<{ intent: string; tool: string; why: string }> = [
@@ -23,6 +23,9 @@ const QUICKREF: Array<{ intent: string; tool: string; why: string }> = [
   { intent: 'many cells at once', tool: 'recall_many', why: 'up to 256 cells, one receipt per cell' },
   { intent: 'an area', tool: 'recall_polygon / query_region', why: 'sampled cells inside a polygon; aggregates over stored cells' },
   { intent: 'a time series', tool: 'trajectory', why: 'stored history of one band at one cell; never fetches' },
+  { intent: 'places that look alike', tool: 'find_similar', why: 'nearest stored cells by embedding (cosine, or Hamming on the .bin128 codes); only stored public vectors are searched' },
+  { intent: 'the embedding of a cell', tool: 'state / state_diff', why: 'the encoder vector (fetched on a miss) with a typed missing[]; its change between two years' },
+  { intent: 'see the place', tool: 'GET /v1/cells/<cell64>/scene.png (cell_scene_rgb)', why: 'true-colour Sentinel-2 thumbnail of the scene the point values come from' },
   { intent: 'check a statement', tool: 'verify', why: 'a structured claim evaluated against signed facts, with evidence cids' },
   { intent: 'check a receipt', tool: 'verify_receipt', why: 'or verify offline with the published key and /v1/verifier_spec' },
   { intent: 'hand a reading to another agent', tool: 'memory_token / memory_token_resolve', why: 'short tokens that resolve to the signed bytes' },
