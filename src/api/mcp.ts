@@ -67,6 +67,7 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: 
       if (!validate(args)) throw mcpErrorOf(validationError(validate.errors?.[0] as AjvErrorLike, 'arguments'), name);
       try {
         const result = await runOperation(ctx, op, args, {}, 'mcp');
+        if (op.mcpResult) return op.mcpResult(result);
         return {
           // The REST serializer: served facts' JSON is kept once, not encoded again per call.
           content: [{ type: 'text', text: toJson(result) }],

@@ -14,6 +14,9 @@ export interface OperationCall {
   deadline: number;
 }
 
+/** The MCP content blocks a tool result may carry. */
+export type McpContentBlock = { type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string };
+
 export interface Operation {
   /** Tool suffix: the MCP tool is `<prefix>_<name>`. */
   name: string;
@@ -27,6 +30,12 @@ export interface Operation {
   /** MCP exposure: in the 18 core tools, only in /mcp/full, or never (writes). */
   mcp: 'core' | 'full' | false;
   run(ctx: ServiceContext, input: any, call: OperationCall): Promise<unknown>;
+  /**
+   * MCP-only shaping of a result (default: structuredContent = the result, plus its JSON as a
+   * text block). For binary answers, which MCP carries natively (an image block) instead of as
+   * base64 inside the JSON.
+   */
+  mcpResult?: (result: any) => { structuredContent: Record<string, unknown>; content: McpContentBlock[] };
   /** REST-only response decoration (headers, 304). Returns true when it sent the reply itself. */
   http?: (result: any, req: { headers: OperationCall['headers'] }, reply: { header(k: string, v: string): unknown; code(n: number): unknown; send(p?: unknown): unknown }) => boolean;
 }

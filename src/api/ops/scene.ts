@@ -4,6 +4,7 @@
  * (registered with the other path-parameter routes in reads-more.ts).
  */
 import { cellSceneRgb, type SceneThumbnail } from '../../primitives/scene.js';
+import { toJson } from '../json.js';
 import type { Operation } from '../operations.js';
 
 const cell64Schema = { type: 'string', minLength: 1, maxLength: 64, description: 'cell64 (e.g. defi.zb64a.cike.zfa2f)' } as const;
@@ -43,6 +44,12 @@ export const cellSceneRgbOp: Operation = {
   input: { type: 'object', required: ['cell64'], additionalProperties: false, properties: { cell64: cell64Schema } },
   mcp: 'full',
   run: async (ctx, input, call) => sceneJson(await cellSceneRgb(ctx, input, { deadline: call.deadline })),
+  // Over MCP the picture is an image block (agents that see images get it as one); the
+  // structured part and its text carry everything else, without the base64 a second time.
+  mcpResult: (r: ReturnType<typeof sceneJson>) => {
+    const { png_base64: data, ...rest } = r;
+    return { structuredContent: rest, content: [{ type: 'image', data, mimeType: 'image/png' }, { type: 'text', text: toJson(rest) }] };
+  },
 };
 
 /**

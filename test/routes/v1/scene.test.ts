@@ -2,6 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { crc32 as zlibCrc32, inflateSync } from 'node:zlib';
 import * as P from '../../../src/protocol/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { build, type TestApp } from '../../support/app.js';
 import { startRasterUpstreams, type RasterUpstreams } from '../../sources/fixtures/raster-upstreams.js';
 import { s2Dn, s2PointAt, S2_ITEMS, S2_POINTS, utmPixel } from '../../sources/fixtures/raster-scenes.js';
@@ -172,6 +174,26 @@ describe('POST /v1/cell_scene_rgb', () => {
   it('is an MCP tool of the full tier', async () => {
     const r = await t.app.inject({ method: 'GET', url: '/v1/tools' });
     assert.ok(JSON.stringify(r.json()).includes('cell_scene_rgb'));
+  });
+
+  it('over MCP the picture is an image block with the same PNG bytes; the structured part names the scene', async () => {
+    const cell = cellAt(S2_POINTS.west);
+    const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const client = new Client({ name: 'svc-test', version: '0.0.1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp/full`)));
+    try {
+      const res: any = await client.callTool({ name: 'svc_cell_scene_rgb', arguments: { cell64: cell } });
+      assert.equal(res.isError, undefined, JSON.stringify(res).slice(0, 300));
+      const [image, text] = res.content;
+      assert.equal(image.type, 'image');
+      assert.equal(image.mimeType, 'image/png');
+      assert.deepEqual(Buffer.from(image.data, 'base64'), (await png(cell)).rawPayload);
+      assert.equal(res.structuredContent.png_base64, undefined, 'the base64 is not sent twice');
+      assert.equal(res.structuredContent.scene.id, ITEM_B.id);
+      assert.deepEqual(JSON.parse(text.text), res.structuredContent);
+    } finally {
+      await client.close();
+    }
   });
 });
 
