@@ -3,7 +3,8 @@
  * or PostgreSQL (when `databaseUrl` is set), behind a hot cache (Redis when `redisUrl` is set,
  * else in-process LRU).
  */
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { join, resolve } from 'node:path';
 import { SvcError } from '../protocol/errors.js';
 import { cachedStore, type CachedStore, type CachedStoreOptions } from './cache/cached-store.js';
 import { throttledErrorLog, type CacheErrorHook, type HotCache } from './cache/hot-cache.js';
@@ -23,8 +24,36 @@ export interface OpenStoreOptions extends CachedStoreOptions {
   lruEntries?: number;
   /** How long to wait for Redis at start before serving with a cold, degraded cache (default 1 s). */
   redisReadyMs?: number;
-  /** Redis key prefix (default `${config.prefix ?? 'svc'}:cache:`, so deployments sharing a server stay apart). */
+  /** Redis key prefix (default: see `redisKeyPrefixOf`). */
   redisKeyPrefix?: string;
+}
+
+/**
+ * The storage a hot cache fronts: the PostgreSQL database and schema (host, port, database,
+ * schema; never the credentials), or the embedded store's data directory.
+ */
+export function storeIdentity(config: StoreConfig): string {
+  const schema = config.databaseSchema ?? 'svc';
+  if (!config.databaseUrl) return `sqlite|${resolve(config.dataDir)}`;
+  try {
+    const u = new URL(config.databaseUrl);
+    const host = u.hostname || u.searchParams.get('host') || '';
+    return `postgres|${host}|${u.port || '5432'}|${decodeURIComponent(u.pathname.replace(/^\//, ''))}|${schema}`;
+  } catch {
+    return `postgres|${config.databaseUrl}|${schema}`;
+  }
+}
+
+/**
+ * Default Redis key prefix: `<prefix>:cache:<12 hex of the store identity>:`. Cached query
+ * results and facts belong to one store (a fact's log index and inclusion proof differ between
+ * stores even when its content id does not), so deployments sharing a Redis server must never
+ * share keys, while the responders of one deployment must (a write on one ends the others' warm
+ * answers through the cell generations kept there).
+ */
+export function redisKeyPrefixOf(config: StoreConfig): string {
+  const id = createHash('sha256').update(storeIdentity(config)).digest('hex').slice(0, 12);
+  return `${config.prefix ?? 'svc'}:cache:${id}:`;
 }
 
 /** The PostgreSQL driver, loaded only when configured (so an embedded deployment never loads pg). */
@@ -58,7 +87,7 @@ export async function openStore(config: StoreConfig, signer: TreeHeadSigner, opt
   const onError: CacheErrorHook = opts.onError ?? throttledErrorLog(30_000, opts.logger);
   let cache: HotCache;
   if (config.redisUrl) {
-    const redis = new RedisCache({ url: config.redisUrl, onError, keyPrefix: opts.redisKeyPrefix ?? `${config.prefix ?? 'svc'}:cache:` });
+    const redis = new RedisCache({ url: config.redisUrl, onError, keyPrefix: opts.redisKeyPrefix ?? redisKeyPrefixOf(config) });
     if (!(await redis.ready(opts.redisReadyMs ?? 1000))) {
       (opts.logger ?? ((l: string) => process.stderr.write(l + '\n')))('hot cache: redis not reachable yet; reads go to the store until it is');
     }

@@ -11,7 +11,7 @@ import { cachedStore, type CachedStore } from '../../src/store/cache/cached-stor
 import type { HotCache } from '../../src/store/cache/hot-cache.js';
 import { LruCache } from '../../src/store/cache/lru-cache.js';
 import { RedisCache } from '../../src/store/cache/redis-cache.js';
-import { openStore } from '../../src/store/index.js';
+import { openStore, redisKeyPrefixOf } from '../../src/store/index.js';
 import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { makeBatch, makeFact, testSigner } from './support/facts.js';
 import { createInMemoryLog } from './support/memory-log.js';
@@ -219,6 +219,23 @@ describe('degraded cache', () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('Redis key prefix', () => {
+  const pg = (url: string, schema?: string) => redisKeyPrefixOf({ dataDir: '/unused', databaseUrl: url, databaseSchema: schema, scanCellLimit: 1, prefix: 'svc' });
+  it('is one per store: responders of one deployment share it, other schemas, databases and data directories do not', () => {
+    const a = pg('postgres://svc@db.internal:5432/memory', 'alpha');
+    assert.match(a, /^svc:cache:[0-9a-f]{12}:$/);
+    assert.equal(pg('postgres://other:secret@db.internal:5432/memory', 'alpha'), a, 'credentials are not part of the identity');
+    assert.equal(pg('postgresql://svc@db.internal/memory', 'alpha'), a, 'the default port is the same port');
+    assert.notEqual(pg('postgres://svc@db.internal:5432/memory', 'beta'), a);
+    assert.notEqual(pg('postgres://svc@db.internal:5432/other', 'alpha'), a);
+    assert.notEqual(pg('postgres://svc@db2.internal:5432/memory', 'alpha'), a);
+    assert.equal(pg('postgres://svc@db.internal:5432/memory'), pg('postgres://svc@db.internal:5432/memory', 'svc'), 'the default schema is svc');
+    const sqlite = (dir: string) => redisKeyPrefixOf({ dataDir: dir, scanCellLimit: 1, prefix: 'svc' });
+    assert.notEqual(sqlite('/srv/a'), sqlite('/srv/b'));
+    assert.equal(sqlite('/srv/a'), sqlite('/srv/x/../a'));
   });
 });
 
