@@ -68,6 +68,8 @@ describe('PostgreSQL + Redis deployment over HTTP', { skip }, () => {
     assert.deepEqual(r2.body.facts.map((f: any) => [f.fact_cid, f.value]), [[second, 0.75]]);
     assert.notEqual(r2.headers.etag, r1.headers.etag);
     assert.ok(P.verifyReceipt(r2.body.receipt, { publicKey: a2.service.keys.publicKeyB32 }).valid);
+    // Each served fact carries a receipt of the responder that served it, not of the one that wrote it.
+    for (const f of [...r1.body.facts, ...r2.body.facts]) assert.ok(P.verifyReceipt(f.receipt, { publicKey: a2.service.keys.publicKeyB32 }).valid, f.fact_cid);
   });
 
   it('another deployment on the same PostgreSQL and Redis serves none of it', async () => {
