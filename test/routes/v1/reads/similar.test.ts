@@ -178,3 +178,34 @@ describe('POST /v1/find_similar', () => {
     fails(await post(t, '/v1/find_similar', { key: 'defi.nope' }), 422, 'invalid_cell', 'key');
   });
 });
+
+describe('find_similar after a restart', () => {
+  it('the index is rebuilt from the log: a responder reopened on the same data answers as before', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-similar-restart-'));
+    try {
+      const A = P.cellOf(-1, -1);
+      const B = P.cellOf(-1.001, -1);
+      const first = await build({ attesterKeys: [op.publicKey], dataDir }, {}, { materializers: [] });
+      await attest(first, op, [
+        { kind: 'primary', cell: A, band: 'geotessera', tslot: 55, value: q, unit: 'unitless' },
+        { kind: 'primary', cell: B, band: 'geotessera', tslot: 55, value: near, unit: 'unitless' },
+      ]);
+      const before = await post(first, '/v1/find_similar', { key: A });
+      await first.close();
+      const again = await build({ attesterKeys: [op.publicKey], dataDir }, {}, { materializers: [] });
+      try {
+        const after = await post(again, '/v1/find_similar', { key: A });
+        assert.equal(after.status, 200, JSON.stringify(after.body));
+        assert.deepEqual(after.body.neighbors, before.body.neighbors);
+        assert.equal(after.body.searched.index_complete, true);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
