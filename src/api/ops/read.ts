@@ -3,21 +3,25 @@ import { PROVENANCE_CLASSES } from '../../store/contract.js';
 import { recall, recallEtag, type RecallRequest } from '../../primitives/recall.js';
 import { bandsSchema, cellSchema, scopeSchema, tslotSchema, type Operation } from '../operations.js';
 
+/** The recall fields besides the cell(s): shared by recall and the multi-cell reads. */
+export const recallFields = {
+  bands: bandsSchema,
+  tslot: tslotSchema,
+  as_of_tslot: { type: 'integer', minimum: 0, description: 'valid-time bound: only facts with tslot ≤ this' },
+  as_of_signed_at: { type: 'string', maxLength: 40, description: 'transaction-time bound (RFC 3339): what this responder knew then' },
+  provenance: { type: 'array', items: { type: 'string', enum: [...PROVENANCE_CLASSES] }, maxItems: 5 },
+  deterministic: { type: 'boolean', description: 'true keeps direct_sensor and deterministic_index; false keeps the rest' },
+  scope: scopeSchema,
+} as const;
+
+/** `include` of recall and recall_many. */
+export const includeSchema = { type: 'array', items: { type: 'string', enum: ['edges', 'freshness'] }, maxItems: 2 } as const;
+
 export const recallInput = {
   type: 'object',
   required: ['cell'],
   additionalProperties: false,
-  properties: {
-    cell: cellSchema,
-    bands: bandsSchema,
-    tslot: tslotSchema,
-    as_of_tslot: { type: 'integer', minimum: 0, description: 'valid-time bound: only facts with tslot ≤ this' },
-    as_of_signed_at: { type: 'string', maxLength: 40, description: 'transaction-time bound (RFC 3339): what this responder knew then' },
-    provenance: { type: 'array', items: { type: 'string', enum: [...PROVENANCE_CLASSES] }, maxItems: 5 },
-    deterministic: { type: 'boolean', description: 'true keeps direct_sensor and deterministic_index; false keeps the rest' },
-    scope: scopeSchema,
-    include: { type: 'array', items: { type: 'string', enum: ['edges', 'freshness'] }, maxItems: 2 },
-  },
+  properties: { cell: cellSchema, ...recallFields, include: includeSchema },
 } as const;
 
 /** Sets ETag and Cache-Control; answers 304 on a matching If-None-Match. */

@@ -4,7 +4,6 @@
  * schema rejects malformed input early (naming the field) and the primitive owns the semantics.
  */
 import type { FastifyInstance } from 'fastify';
-import { PROVENANCE_CLASSES } from '../../store/contract.js';
 import type { ServiceContext } from '../../primitives/context.js';
 import { cellView } from '../../primitives/reads/cell-view.js';
 import { compare, compareBands, PREDICATE_KINDS } from '../../primitives/reads/compare.js';
@@ -15,6 +14,7 @@ import type { SceneThumbnail } from '../../primitives/scene.js';
 import { CLAIM_AGGS, CLAIM_OPS, verifyClaim } from '../../primitives/verify-claim.js';
 import { bandsSchema, cellSchema, scopeSchema, tslotSchema, type Operation } from '../operations.js';
 import { runOperation } from '../routes/operations.js';
+import { includeSchema, recallFields } from './read.js';
 import { SCENE_DESCRIPTION, SCENE_HEADERS, SCENE_SUMMARY, scenePngOp } from './scene.js';
 
 const cell64Only = { type: 'string', minLength: 1, maxLength: 64, description: 'cell64 (e.g. defi.zb64a.cike.zfa2f)' } as const;
@@ -22,17 +22,6 @@ const bandSchema = { type: 'string', minLength: 1, maxLength: 100, description: 
 const windowSchema = {
   type: 'array', minItems: 2, maxItems: 2, items: { type: 'integer', minimum: 0 },
   description: '[start, end] inclusive, Unix seconds',
-} as const;
-
-/** The recall fields every multi-cell read shares. */
-const recallFields = {
-  bands: bandsSchema,
-  tslot: tslotSchema,
-  as_of_tslot: { type: 'integer', minimum: 0, description: 'valid-time bound: only facts with tslot ≤ this' },
-  as_of_signed_at: { type: 'string', maxLength: 40, description: 'transaction-time bound (RFC 3339)' },
-  provenance: { type: 'array', items: { type: 'string', enum: [...PROVENANCE_CLASSES] }, maxItems: 5 },
-  deterministic: { type: 'boolean', description: 'true keeps direct_sensor and deterministic_index; false keeps the rest' },
-  scope: scopeSchema,
 } as const;
 
 export const recallManyOp: Operation = {
@@ -49,7 +38,7 @@ export const recallManyOp: Operation = {
     properties: {
       cells: { type: 'array', minItems: 1, maxItems: MAX_RECALL_MANY, items: cellSchema },
       ...recallFields,
-      include: { type: 'array', items: { type: 'string', enum: ['edges', 'freshness'] }, maxItems: 2 },
+      include: includeSchema,
     },
   },
   mcp: 'core',
