@@ -10,7 +10,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema, McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { ERROR_CATALOGUE, ERROR_SCHEMA, SvcError } from '../protocol/errors.js';
+import { ERROR_CATALOGUE, ERROR_SCHEMA } from '../protocol/errors.js';
 import type { ServiceContext } from '../primitives/context.js';
 import { toSvcError, validationError, type AjvErrorLike } from './errors.js';
 import { toJson } from './json.js';
