@@ -11,6 +11,7 @@ import { scopeKey } from '../store/entry.js';
 import type { StoredFact } from '../store/contract.js';
 import { mintedBody, mintFacts } from './attest.js';
 import type { ServiceContext } from './context.js';
+import { Pool } from './pool.js';
 
 export type ReasonClass = 'timeout' | 'upstream_error' | 'unknown_band' | 'no_materializer';
 
@@ -34,23 +35,6 @@ export interface MaterializeResult {
   /** Upstream capture time of the value (for cost.source_freshness_s). */
   captured_at?: string;
   source_version?: [string, string];
-}
-
-/** A counting semaphore: at most `limit` holders at once. */
-class Pool {
-  private active = 0;
-  private waiting: Array<() => void> = [];
-  constructor(private readonly limit: number) {}
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.active >= this.limit) await new Promise<void>((r) => this.waiting.push(r));
-    this.active++;
-    try {
-      return await fn();
-    } finally {
-      this.active--;
-      this.waiting.shift()?.();
-    }
-  }
 }
 
 export function skippedNote(cell: string, band: string, reasonClass: ReasonClass, reason: string, latencyMs = 0): MaterializeNote {

@@ -5,7 +5,7 @@
  * tslot), north-up in the scene's UTM grid. A picture is only ever made from data: no scene,
  * an upstream failure or a timeout is a typed error, never a blank image.
  */
-import { cellCenter } from '../protocol/cell64.js';
+import { cellCenter, type LatLng } from '../protocol/cell64.js';
 import { SvcError } from '../protocol/errors.js';
 import { currentTslot } from '../protocol/tslot.js';
 import { Lru } from '../sources/cog/lru.js';
@@ -14,6 +14,7 @@ import { S2_SOURCE, type Sentinel2Connector } from '../sources/sentinel2.js';
 import type { NoScene, SceneFailed, SceneInfo } from '../sources/sentinel2-rgb.js';
 import type { ServiceContext } from './context.js';
 import { encodePngRgb, trueColour } from './png.js';
+import { Pool } from './pool.js';
 import { resolveCell } from './recall.js';
 
 /** A rendered thumbnail. */
@@ -39,6 +40,19 @@ function cacheOf(ctx: ServiceContext): Lru<string, SceneThumbnail> {
     caches.set(ctx, c);
   }
   return c;
+}
+
+/**
+ * Renders in progress per responder (a second request for the same picture waits for the first)
+ * and a bound on how many run at once: each holds three windows of reflectance and the blocks
+ * they came from (a few MB), and asks the upstream for up to a dozen blocks.
+ */
+const RENDERS_AT_ONCE = 4;
+const renders = new WeakMap<ServiceContext, { pool: Pool; inflight: Map<string, Promise<SceneThumbnail>> }>();
+function rendersOf(ctx: ServiceContext) {
+  let r = renders.get(ctx);
+  if (!r) renders.set(ctx, (r = { pool: new Pool(RENDERS_AT_ONCE), inflight: new Map() }));
+  return r;
 }
 
 /** The wired Sentinel-2 connector when it can draw thumbnails. */
@@ -87,10 +101,20 @@ export async function cellSceneRgb(ctx: ServiceContext, input: { cell64?: unknow
   const hit = cache.get(key);
   if (hit) return hit;
 
+  const { pool, inflight } = rendersOf(ctx);
+  let render = inflight.get(key);
+  if (!render) {
+    render = pool.run(() => renderThumbnail(ctx, s2, cell, center, opts)).finally(() => inflight.delete(key));
+    inflight.set(key, render);
+  }
+  return render;
+}
+
+async function renderThumbnail(ctx: ServiceContext, s2: Sentinel2Connector, cell: string, center: LatLng, opts: { deadline: number; tslot: number }): Promise<SceneThumbnail> {
   const r = await s2.sceneRgb(cell, center, opts);
   if (r.kind === 'none') throw noScene(cell, r);
   if (r.kind === 'failed') throw failure(cell, r);
-  checkDeadline(o.deadline);
+  checkDeadline(opts.deadline);
   const { rgb } = r;
   const thumb: SceneThumbnail = {
     cell,
@@ -101,6 +125,6 @@ export async function cellSceneRgb(ctx: ServiceContext, input: { cell64?: unknow
     window: { col0: rgb.col0, row0: rgb.row0 },
     assets: { red: rgb.hrefs.red, green: rgb.hrefs.green, blue: rgb.hrefs.blue },
   };
-  cache.set(`${cell}|${r.scene.id}`, thumb);
+  cacheOf(ctx).set(`${cell}|${r.scene.id}`, thumb);
   return thumb;
 }

@@ -101,6 +101,25 @@ describe('GET /v1/cells/:cell64/scene.png', () => {
     assert.equal(up.requests.length, 0);
   });
 
+  it('concurrent requests for a picture not yet drawn share one rendering', async () => {
+    const cell = cellAt(s2PointAt(200, 200));
+    const s2 = t.service.materializers.list().find((m) => m.key === 'earth_search_s2') as any;
+    const original = s2.sceneRgb;
+    let renders = 0;
+    s2.sceneRgb = (...args: unknown[]) => {
+      renders++;
+      return original(...args);
+    };
+    try {
+      const replies = await Promise.all([png(cell), png(cell), png(cell)]);
+      assert.deepEqual(replies.map((r) => r.statusCode), [200, 200, 200]);
+      assert.deepEqual(replies[1].rawPayload, replies[0].rawPayload);
+      assert.equal(renders, 1);
+    } finally {
+      s2.sceneRgb = original;
+    }
+  });
+
   it('over the image edge the pixels without data are black, the others still data', async () => {
     const p = s2PointAt(20, 300);
     const cell = cellAt(p);
