@@ -10,7 +10,7 @@ export const findSimilarOp: Operation = {
   path: '/v1/find_similar',
   summary: 'The k stored cells whose embedding is nearest a cell\'s vector or an inline vector',
   description: 'Searches public stored vectors only (nothing is fetched), each cell at its newest vector. '
-    + 'Response {band, mode, k, query, neighbors[], searched, caveats, receipt}; each neighbor has cell, score, lat, lng, fact_cid, tslot, place_label_cached (nearest named place within about 25 km, else null), ordered by descending score. '
+    + 'Response {band, mode, k, query, neighbors[], searched, caveats, receipt}; each neighbor has cell, score, lat, lng (the cell centre; null for inline queries or undecodable cells, never absent), fact_cid, tslot, place_label_cached (nearest named place within about 25 km, else null), ordered by descending score. '
     + 'score: cosine in [-1, 1] (cosine, hamming_then_rerank) or Hamming agreement 1 − d/bits in [0, 1] (hamming, on the <band>.bin128 codes). '
     + 'The receipt lists the query cell and each neighbour\'s cell and scoring fact_cid in rank order; scores are recomputable from those facts. '
     + 'A query cell without a vector under the band: cid_not_found naming the bands attested there.',

@@ -175,22 +175,26 @@ function placeLabel(lat: number, lng: number): string | null {
   return `${g.cities.name[near.i]}, ${g.cities.country[near.i]}`;
 }
 
-function neighbour(score: number, v: IndexedVector) {
-  let lat: number | null = null;
-  let lng: number | null = null;
+/**
+ * A neighbour as the spec shapes it: lat and lng are the cell's centre, null (never absent) for
+ * an undecodable cell and, as the spec has it, for every neighbour of an inline query; the place
+ * label comes from the cell itself either way.
+ */
+function neighbour(score: number, v: IndexedVector, inlineQuery: boolean) {
+  let centre: { lat: number; lng: number } | null = null;
   try {
-    ({ lat, lng } = cellCenter(v.cell));
+    centre = cellCenter(v.cell);
   } catch {
-    // An undecodable cell keeps null coordinates (spec: null, never absent).
+    // An undecodable cell has no centre and no label.
   }
   return {
     cell: v.cell,
     score: round(score),
-    lat,
-    lng,
+    lat: inlineQuery || !centre ? null : centre.lat,
+    lng: inlineQuery || !centre ? null : centre.lng,
     fact_cid: v.fact_cid,
     tslot: v.tslot,
-    place_label_cached: lat === null || lng === null ? null : placeLabel(lat, lng),
+    place_label_cached: centre ? placeLabel(centre.lat, centre.lng) : null,
   };
 }
 
@@ -260,7 +264,7 @@ export async function findSimilar(ctx: ServiceContext, req: FindSimilarRequest, 
     ranked = rank(survivors, k, query.cell, (v) => cosineOf(query.real!, v));
   }
 
-  const neighbors = ranked.map((r) => neighbour(r.score, r.v));
+  const neighbors = ranked.map((r) => neighbour(r.score, r.v, query.kind === 'inline'));
   const queryFacts = [query.real, query.code].filter((v): v is IndexedVector => v !== undefined && v.fact_cid !== '');
   const cells = [...new Set([...(query.cell ? [query.cell] : []), ...neighbors.map((n) => n.cell)])];
   const factCids = [...new Set([...queryFacts.map((v) => v.fact_cid), ...neighbors.map((n) => n.fact_cid)])];

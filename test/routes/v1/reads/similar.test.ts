@@ -136,11 +136,13 @@ describe('POST /v1/find_similar', () => {
     assert.equal(r.body.neighbors[0].fact_cid, realCid(NEAR));
   });
 
-  it('an inline vector: the query cell is not excluded (there is none) and coordinates stay per neighbour', async () => {
+  it('an inline vector: no query cell to leave out; lat and lng are null (never absent), as the spec has it for inline queries', async () => {
     const r = await post(t, '/v1/find_similar', { key: `inline:${JSON.stringify(q)}`, k: 2 });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.query.kind, 'inline');
     assert.deepEqual(r.body.neighbors.map((n: any) => n.cell), [Q, NEAR]);
+    for (const n of r.body.neighbors) assert.deepEqual([n.lat, n.lng, 'lat' in n, 'lng' in n], [null, null, true, true]);
+    assert.match(r.body.neighbors[0].place_label_cached, /^Paris, FR$/, 'the label still comes from the cell');
     assert.ok(close(r.body.neighbors[0].score, 1));
     assert.deepEqual(r.body.receipt.cells, [Q, NEAR]);
     const bits = await post(t, '/v1/find_similar', { key: `inline:${JSON.stringify(signBits(q))}`, band: 'geotessera.bin128', k: 1 });
