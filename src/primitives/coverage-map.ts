@@ -126,7 +126,8 @@ export function renderCoverageMap(centres: Iterable<LatLng>, meta: CoverageMeta)
 const cache = new WeakMap<ServiceContext, { key: string; svg: Promise<string> }>();
 
 async function render(ctx: ServiceContext): Promise<string> {
-  const { cells, truncated } = await ctx.store.cellsWithPrefix('', ctx.config.scanCellLimit);
+  // Public cells only: the map must not show where scoped (private) facts are.
+  const { cells, truncated } = await ctx.store.cellsWithPrefix('', ctx.config.scanCellLimit, null);
   const centres: LatLng[] = [];
   for (const cell of cells) {
     try {

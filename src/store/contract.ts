@@ -103,8 +103,12 @@ export interface FactReader {
   history(q: FactQuery & { tslot_from?: number; tslot_to?: number; limit?: number }): Promise<StoredFact[]>;
   /** Bands with at least one fact at the cell visible to the scope. */
   bandsAt(cell: string, scope?: Scope | null): Promise<string[]>;
-  /** Distinct cells whose text starts with `prefix`, capped at `limit` rows scanned. */
-  cellsWithPrefix(prefix: string, limit: number): Promise<{ cells: string[]; truncated: boolean }>;
+  /**
+   * Distinct cells whose text starts with `prefix`, capped at `limit` rows scanned. With a
+   * `scope` argument (null: unscoped), only cells holding at least one fact visible to that scope:
+   * a walk on behalf of a reader never reveals where other scopes' facts are.
+   */
+  cellsWithPrefix(prefix: string, limit: number, scope?: Scope | null): Promise<{ cells: string[]; truncated: boolean }>;
   stats(): Promise<CorpusStats>;
 }
 

@@ -270,6 +270,26 @@ export function runContractSuite(driverName: string, makeStore: MakeStore): void
           assert.deepEqual(await store.cellsWithPrefix(HERE, 5), { cells: [HERE], truncated: false });
         }));
 
+      it('lists only the cells a scope can see when asked for one: private facts do not show on a public walk', () =>
+        withStore(async (store) => {
+          // HERE: public; NORTH: only alice's; EAST: public and bob's; PARIS: only bob's.
+          await store.append(makeBatch([
+            makeFact({ cell: HERE, band: NDVI, tslot: 1, value: 0.1 }),
+            makeFact({ cell: NORTH, band: NDVI, tslot: 1, value: 0.2, scope: { user_id: 'alice' } }),
+            makeFact({ cell: EAST, band: NDVI, tslot: 1, value: 0.3 }),
+            makeFact({ cell: EAST, band: ELEV, tslot: 0, value: 4, scope: { user_id: 'bob' } }),
+            makeFact({ cell: PARIS, band: ELEV, tslot: 0, value: 5, scope: { user_id: 'bob' } }),
+          ]));
+          const sorted = (xs: string[]) => [...xs].sort();
+          assert.deepEqual(await store.cellsWithPrefix('defi.', 100), { cells: sorted([HERE, NORTH, EAST, PARIS]), truncated: false }, 'no scope argument: every cell');
+          assert.deepEqual(await store.cellsWithPrefix('defi.', 100, null), { cells: sorted([HERE, EAST]), truncated: false });
+          assert.deepEqual(await store.cellsWithPrefix('defi.', 100, { user_id: 'bob' }), { cells: sorted([EAST, PARIS]), truncated: false });
+          assert.deepEqual(await store.cellsWithPrefix('defi.', 100, { user_id: 'alice' }), { cells: [NORTH], truncated: false });
+          assert.deepEqual(await store.cellsWithPrefix('defi.', 100, { user_id: 'carol' }), { cells: [], truncated: false });
+          assert.deepEqual(await store.cellsWithPrefix('defi.', 1, null), { cells: sorted([HERE, EAST]).slice(0, 1), truncated: true });
+          assert.deepEqual(await store.cellsWithPrefix('defi.zb649.', 100, { user_id: 'bob' }), { cells: [EAST], truncated: false });
+        }));
+
       it('counts facts, cells, bands and log entries', () =>
         withStore(async (store) => {
           assert.deepEqual(await store.stats(), { facts: 0, cells: 0, bands: 0, log_size: 0 });

@@ -8,7 +8,7 @@ import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import type { BandEntry } from '../../registry/registry.js';
 import type { StoredFact } from '../../store/contract.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
-import type { Receipt } from '../../protocol/receipt.js';
+import type { Receipt, Scope } from '../../protocol/receipt.js';
 import { READ_CONCURRENCY, evenPick, mapLimit, requestScope, requireBand, round, usableValue } from './common.js';
 import { cellAt, contains, indexRange, latLngIndex, parseBboxArray, sampleArea, type Area } from './geometry.js';
 
@@ -103,8 +103,9 @@ function geometryCells(g: unknown): string[] {
  * Stored cells inside the area, found by cell-text prefix (a prefix selects a latitude band:
  * three lanes pin one row and a 65 536-column block, two lanes pin 1 024 rows). Used only when a
  * handful of seeks cover the area; the scan is capped at the deployment's per-walk row limit.
+ * Only cells with a fact visible to `scope` (null: unscoped) are walked.
  */
-export async function walkStored(ctx: ServiceContext, area: Area): Promise<{ cells: string[]; prefixes: number; truncated: boolean } | null> {
+export async function walkStored(ctx: ServiceContext, area: Area, scope: Scope | null = null): Promise<{ cells: string[]; prefixes: number; truncated: boolean } | null> {
   const r = indexRange(area);
   const rows = r.lat1 - r.lat0 + 1;
   const blocks = (r.lng1 >> 16) - (r.lng0 >> 16) + 1;
@@ -124,7 +125,7 @@ export async function walkStored(ctx: ServiceContext, area: Area): Promise<{ cel
       truncated = true;
       break;
     }
-    const res = await ctx.store.cellsWithPrefix(p, remaining);
+    const res = await ctx.store.cellsWithPrefix(p, remaining, scope);
     remaining -= res.cells.length;
     truncated ||= res.truncated;
     for (const c of res.cells) {
@@ -163,7 +164,7 @@ export async function queryRegion(ctx: ServiceContext, req: QueryRegionRequest):
     exhaustive = s.exhaustive;
     sampling = { method: s.method, max_cells: maxCells };
     if (!s.exhaustive) {
-      const walk = await walkStored(ctx, area);
+      const walk = await walkStored(ctx, area, scope ?? null);
       if (walk) {
         sampling.prefix_walk = { prefixes: walk.prefixes, stored_cells_found: walk.cells.length, truncated: walk.truncated };
         if (!walk.truncated) {

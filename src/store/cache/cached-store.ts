@@ -148,7 +148,7 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
       store_(key, bands, queryTtlS);
       return bands;
     },
-    cellsWithPrefix: (prefix, limit) => store.cellsWithPrefix(prefix, limit),
+    cellsWithPrefix: (prefix, limit, scope) => store.cellsWithPrefix(prefix, limit, scope),
     stats: () => store.stats(),
     addWitness: (w) => store.addWitness(w),
     witnesses: () => store.witnesses(),

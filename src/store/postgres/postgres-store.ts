@@ -153,10 +153,10 @@ class PostgresStore implements Store {
     return this.read('bandsAt', () => this.q.bandsAt(cell, scope));
   }
 
-  cellsWithPrefix(prefix: string, limit: number): Promise<{ cells: string[]; truncated: boolean }> {
+  cellsWithPrefix(prefix: string, limit: number, scope?: FactQuery['scope']): Promise<{ cells: string[]; truncated: boolean }> {
     if (!Number.isSafeInteger(limit) || limit < 0) return Promise.reject(new RangeError('limit: expected a non-negative integer'));
     // The deployment's scan cap (SVC_SCAN_CELL_LIMIT) bounds every caller's limit.
-    return this.read('cellsWithPrefix', () => this.q.cellsWithPrefix(prefix, Math.min(limit, this.scanCellLimit)));
+    return this.read('cellsWithPrefix', () => this.q.cellsWithPrefix(prefix, Math.min(limit, this.scanCellLimit), scope));
   }
 
   stats(): Promise<CorpusStats> {

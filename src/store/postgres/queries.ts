@@ -169,21 +169,26 @@ export class Queries {
    * scan: one index seek per distinct cell, so a cell with a million facts costs one step; it
    * fetches one cell beyond the cap to say honestly whether more exist.
    */
-  async cellsWithPrefix(prefix: string, limit: number): Promise<{ cells: string[]; truncated: boolean }> {
+  async cellsWithPrefix(prefix: string, limit: number, scope?: FactQuery['scope']): Promise<{ cells: string[]; truncated: boolean }> {
     if (typeof prefix !== 'string') throw new TypeError('prefix: expected a string');
     if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError('limit: expected a non-negative integer');
     const upper = prefixUpperBound(prefix);
     const f = this.t.facts;
-    const bound = upper === '' ? '' : ' AND cell < $2';
-    const nextBound = upper === '' ? '' : ' AND n.cell < $2';
-    const lim = upper === '' ? '$2' : '$3';
+    // A skip scan over facts_cell_scope: one index seek per distinct cell; a scope (null:
+    // unscoped) keeps only cells with a fact in it.
+    const args: unknown[] = [prefix];
+    const param = (v: unknown) => `$${args.push(v)}`;
+    const bound = upper === '' ? '' : ` AND cell < ${param(upper)}`;
+    const nextBound = upper === '' ? '' : ` AND n.cell < $${args.length}`;
+    const inScope = scope === undefined ? '' : ` AND scope_key = ${param(scopeKey(scope))}`;
+    const nextInScope = scope === undefined ? '' : ` AND n.scope_key = $${args.length}`;
+    const lim = param(limit + 1);
     const sql = `WITH RECURSIVE walk(cell) AS (
-        (SELECT cell FROM ${f} WHERE cell >= $1${bound} ORDER BY cell LIMIT 1)
+        (SELECT cell FROM ${f} WHERE cell >= $1${bound}${inScope} ORDER BY cell LIMIT 1)
         UNION ALL
-        SELECT (SELECT n.cell FROM ${f} n WHERE n.cell > walk.cell${nextBound} ORDER BY n.cell LIMIT 1)
+        SELECT (SELECT n.cell FROM ${f} n WHERE n.cell > walk.cell${nextBound}${nextInScope} ORDER BY n.cell LIMIT 1)
           FROM walk WHERE walk.cell IS NOT NULL)
       SELECT cell FROM walk WHERE cell IS NOT NULL LIMIT ${lim}`;
-    const args: unknown[] = upper === '' ? [prefix, limit + 1] : [prefix, upper, limit + 1];
     const cells = (await rows<{ cell: string }>(this.pool, sql, args)).map((r) => r.cell);
     const truncated = cells.length > limit;
     return { cells: truncated ? cells.slice(0, limit) : cells, truncated };

@@ -276,16 +276,22 @@ export class Queries {
     return none ? [] : (this.prepared(sql).all(...args) as FactRow[]);
   }
 
-  /** Up to `limit` distinct cells starting with `prefix`, in text order. */
-  cellsWithPrefix(prefix: string, limit: number): { cells: string[]; truncated: boolean } {
+  /** Up to `limit` distinct cells starting with `prefix`, in text order (see FactReader.cellsWithPrefix for `scope`). */
+  cellsWithPrefix(prefix: string, limit: number, scope?: FactQuery['scope']): { cells: string[]; truncated: boolean } {
     if (typeof prefix !== 'string') throw new TypeError('prefix: expected a string');
     if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError('limit: expected a non-negative integer');
     const upper = prefixUpperBound(prefix);
-    // `cells` holds each cell once: one range scan, with one row past the cap to tell truncation.
-    const st = this.prepared(
-      upper === '' ? `SELECT cell FROM cells WHERE cell >= ? ORDER BY cell LIMIT ?` : `SELECT cell FROM cells WHERE cell >= ? AND cell < ? ORDER BY cell LIMIT ?`,
-    ).pluck();
-    const cells = (upper === '' ? st.all(prefix, limit + 1) : st.all(prefix, upper, limit + 1)) as string[];
+    let scopeId: number | undefined;
+    if (scope !== undefined) {
+      scopeId = this.scopes.get(scopeKey(scope));
+      if (scopeId === undefined) return { cells: [], truncated: false }; // no fact was ever written in that scope
+    }
+    // `cells` holds each cell once: one range scan, with one row past the cap to tell truncation;
+    // a scope keeps the cells with a fact in it (one seek per cell on facts_key).
+    const visible = scopeId === undefined ? '' : ' AND EXISTS (SELECT 1 FROM facts f WHERE f.cell_id = cells.id AND f.scope_id = ?)';
+    const st = this.prepared(`SELECT cell FROM cells WHERE cell >= ?${upper === '' ? '' : ' AND cell < ?'}${visible} ORDER BY cell LIMIT ?`).pluck();
+    const args: unknown[] = [prefix, ...(upper === '' ? [] : [upper]), ...(scopeId === undefined ? [] : [scopeId]), limit + 1];
+    const cells = st.all(...args) as string[];
     const truncated = cells.length > limit;
     if (truncated) cells.length = limit;
     return { cells, truncated };

@@ -297,11 +297,11 @@ class SqliteStore implements Store {
     return this.q.bandsAt(cell, scope);
   }
 
-  async cellsWithPrefix(prefix: string, limit: number): Promise<{ cells: string[]; truncated: boolean }> {
+  async cellsWithPrefix(prefix: string, limit: number, scope?: FactQuery['scope']): Promise<{ cells: string[]; truncated: boolean }> {
     this.assertOpen();
     if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError('limit: expected a non-negative integer');
     // The deployment's scan cap (SVC_SCAN_CELL_LIMIT) bounds every caller's limit.
-    return this.q.cellsWithPrefix(prefix, Math.min(limit, this.scanCellLimit));
+    return this.q.cellsWithPrefix(prefix, Math.min(limit, this.scanCellLimit), scope);
   }
 
   async stats(): Promise<CorpusStats> {

@@ -65,6 +65,16 @@ describe('GET /v1/coverage_map.svg with stored cells', () => {
   });
   after(async () => t.close());
 
+  it('shows public cells only: a scoped (private) fact leaves the map as it was', async () => {
+    const before = await getMap(t);
+    const SYDNEY = P.cellOf(-33.87, 151.21); // bin col 331, row 123
+    await attest(t, op, [{ ...fact(SYDNEY), scope: { user_id: 'alice' } }]);
+    const after = await getMap(t);
+    assert.deepEqual(bins(after.body), bins(before.body));
+    assert.equal(rootAttr(after.body, 'data-cells'), rootAttr(before.body, 'data-cells'));
+    assert.ok(!bins(after.body).some((b) => b.x === 331 && b.y === 123));
+  });
+
   it('draws exactly the occupied bins at their plate-carree positions with their cell counts', async () => {
     const r = await getMap(t);
     assert.equal(r.statusCode, 200);
@@ -79,12 +89,12 @@ describe('GET /v1/coverage_map.svg with stored cells', () => {
   });
 
   it('an unchanged corpus is not rescanned; a fact attested after a request shows on the next', async () => {
-    const store = t.service.store as { cellsWithPrefix: (prefix: string, limit: number) => Promise<unknown> };
+    const store = t.service.store as { cellsWithPrefix: (...args: unknown[]) => Promise<unknown> };
     const scan = store.cellsWithPrefix;
     let scans = 0;
-    store.cellsWithPrefix = (prefix, limit) => {
+    store.cellsWithPrefix = (...args) => {
       scans++;
-      return scan(prefix, limit);
+      return scan(...args);
     };
     try {
       const first = await getMap(t);

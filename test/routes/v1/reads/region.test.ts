@@ -42,6 +42,20 @@ describe('POST /v1/query_region', () => {
     assert.equal(await t.service.store.log.size(), size, 'no materialization');
   });
 
+  it('a bbox walk sees only the cells of the reader\'s scope: private facts are neither counted nor found', async () => {
+    const privateCell = P.cellOf(20.03, 30.04);
+    const before = await post(t, '/v1/query_region', { bbox, bands: ['indices.ndvi'], agg: 'mean' });
+    await attest(t, op, [{ kind: 'primary', cell: privateCell, band: 'indices.ndvi', tslot: 680, value: 0.9, unit: 'unitless', scope: { user_id: 'alice' } }]);
+    const pub = await post(t, '/v1/query_region', { bbox, bands: ['indices.ndvi'], agg: 'mean' });
+    assert.deepEqual(pub.body.sampling, before.body.sampling, 'the public walk finds the same stored cells');
+    assert.equal(pub.body.by_band['indices.ndvi'].value, 0.3);
+    const own = await post(t, '/v1/query_region', { bbox, bands: ['indices.ndvi'], agg: 'mean', scope: { user_id: 'alice' } });
+    assert.equal(own.status, 200, JSON.stringify(own.body));
+    assert.deepEqual(own.body.cells_with_data, [privateCell]);
+    assert.equal(own.body.by_band['indices.ndvi'].value, 0.9);
+    assert.deepEqual(own.body.receipt.scope, { user_id: 'alice' });
+  });
+
   it('median and p90; geometry cells: form; single cell64', async () => {
     const median = await post(t, '/v1/query_region', { geometry: `cells:${ndviCells.join(',')}`, bands: ['indices.ndvi'], agg: 'median' });
     assert.equal(median.body.by_band['indices.ndvi'].value, 0.3);
