@@ -5,6 +5,7 @@ import { SvcError } from '../../src/protocol/errors.js';
 import { cosine, evenPick, l2, mapLimit, newestPerTslot } from '../../src/primitives/reads/common.js';
 import { contains, parseBboxArray, parsePolygon, parsePolygonBbox, sampleArea } from '../../src/primitives/reads/geometry.js';
 import { centroid, scalarAgg } from '../../src/primitives/reads/region.js';
+import { residualOf } from '../../src/primitives/reads/state.js';
 import { captureDates, parseToken } from '../../src/primitives/tokens.js';
 import { bundleCidOf } from '../../src/primitives/bundles.js';
 
@@ -75,6 +76,27 @@ describe('aggregates and vector math', () => {
     assert.equal(cosine([1, 1], [2, 2]), 1);
     assert.equal(cosine([0, 0], [1, 1]), null);
     assert.equal(l2([0, 0], [3, 4]), 5);
+  });
+
+  it('cosine, L2 and the state residual hold at extreme magnitudes (no overflow to NaN or 0)', () => {
+    const v = Array.from({ length: 128 }, (_, i) => Math.sin(i + 1));
+    for (const scale of [1e300, 1e-300]) {
+      const c = cosine(v, v.map((x) => x * scale));
+      assert.ok(c !== null && Math.abs(c - 1) < 1e-12, `scale ${scale}: ${c}`);
+    }
+    // Subnormal values keep only a few significant bits: the direction itself is perturbed, not lost.
+    const sub = cosine(v, v.map((x) => x * 1e-320));
+    assert.ok(sub !== null && Math.abs(sub - 1) < 1e-6, `subnormal: ${sub}`);
+    assert.ok(Math.abs(cosine(v, v.map((x) => -x * 1e200))! + 1) < 1e-12);
+    assert.ok(Math.abs(l2([0, 0], [3e200, 4e200]) / 5e200 - 1) < 1e-15);
+    assert.ok(Math.abs(l2([0, 0], [3e-200, 4e-200]) / 5e-200 - 1) < 1e-15);
+    // b = 2a + e (e orthogonal to a): the residual is e, at any magnitude.
+    const a = [1, 0, 0, 0];
+    const e = [0, 0.5, -0.25, 0];
+    for (const scale of [1, 1e200, 1e-200]) {
+      const r = residualOf(a.map((x) => x * scale), a.map((x, i) => (2 * x + e[i]) * scale));
+      r.forEach((x, i) => assert.ok(Math.abs(x - e[i] * scale) <= 1e-12 * scale, `scale ${scale}: ${r}`));
+    }
   });
 
   it('evenPick spreads deterministically; newestPerTslot keeps the last version', () => {

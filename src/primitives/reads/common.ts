@@ -94,25 +94,42 @@ export function isVec(x: unknown, dim?: number): x is number[] {
   return Array.isArray(x) && x.length > 0 && (dim === undefined || x.length === dim) && x.every(isNum);
 }
 
-/** Cosine similarity in [-1, 1]; null when either vector has zero length. */
+/** Largest |x| of a vector (0 for a zero vector). */
+function maxAbs(v: readonly number[]): number {
+  let m = 0;
+  for (const x of v) m = Math.max(m, Math.abs(x));
+  return m;
+}
+
+/**
+ * Cosine similarity in [-1, 1]; null when either vector has zero length. Each vector is divided
+ * by its largest |value| first (cosine ignores scale), so no sum overflows or underflows.
+ */
 export function cosine(a: readonly number[], b: readonly number[]): number | null {
+  const sa = maxAbs(a);
+  const sb = maxAbs(b);
+  if (sa === 0 || sb === 0) return null;
   let dot = 0;
   let na = 0;
   let nb = 0;
   for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
+    const x = a[i] / sa;
+    const y = b[i] / sb;
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
   }
-  if (na === 0 || nb === 0) return null;
   return Math.max(-1, Math.min(1, dot / Math.sqrt(na * nb)));
 }
 
-/** Euclidean distance between two equal-length vectors. */
+/** Euclidean distance between two equal-length vectors (scaled so the squares stay finite). */
 export function l2(a: readonly number[], b: readonly number[]): number {
+  const d = a.map((x, i) => b[i] - x);
+  const m = maxAbs(d);
+  if (m === 0 || !Number.isFinite(m)) return m;
   let s = 0;
-  for (let i = 0; i < a.length; i++) s += (b[i] - a[i]) ** 2;
-  return Math.sqrt(s);
+  for (const x of d) s += (x / m) ** 2;
+  return m * Math.sqrt(s);
 }
 
 /** Rounds away float noise in derived numbers (never applied to signed values). */

@@ -145,7 +145,8 @@ function cosineOf(q: IndexedVector, v: IndexedVector): number | undefined {
     d3 += a[i + 3] * b[i + 3];
   }
   for (; i < a.length; i++) d0 += a[i] * b[i];
-  return Math.max(-1, Math.min(1, (d0 + d1 + d2 + d3) / (q.norm * v.norm)));
+  const c = (d0 + d1 + d2 + d3) / q.norm / v.norm;
+  return Number.isFinite(c) ? Math.max(-1, Math.min(1, c)) : undefined;
 }
 
 function agreementOf(q: IndexedVector, v: IndexedVector): number | undefined {

@@ -11,7 +11,7 @@ import type { BandEntry } from '../../registry/registry.js';
 import type { ServiceContext } from '../context.js';
 import type { ServedFact } from '../facts-view.js';
 import { recall, type RecallRequest, type SignedResponse } from '../recall.js';
-import { requireBand, isVec, round } from './common.js';
+import { requireBand, isVec, l2, round } from './common.js';
 import { diff } from './series.js';
 import { isBinaryBand } from './vector-index.js';
 
@@ -129,6 +129,25 @@ export async function stateMulti(ctx: ServiceContext, req: StateRequest & { enco
 }
 
 /**
+ * b − (a·b / a·a)·a, computed on a and b divided by their largest |value| (the projection does
+ * not depend on a's scale and scales with b's), so no sum overflows or underflows.
+ */
+export function residualOf(a: readonly number[], b: readonly number[]): number[] {
+  const sa = Math.max(...a.map(Math.abs));
+  const sb = Math.max(...b.map(Math.abs));
+  if (sb === 0) return b.map(() => 0);
+  if (sa === 0) return [...b];
+  let aa = 0;
+  let ab = 0;
+  for (let i = 0; i < a.length; i++) {
+    aa += (a[i] / sa) ** 2;
+    ab += (a[i] / sa) * (b[i] / sb);
+  }
+  const k = ab / aa;
+  return b.map((x, i) => sb * (x / sb - k * (a[i] / sa)));
+}
+
+/**
  * The change of one encoder's vector between two tslots: delta = b − a, its L2 norm, the cosine
  * of a and b, and the residual r = b − (a·b / a·a)·a — the part of b that a rescaled a does not
  * explain (orthogonal to a) — with its L2 norm. Stored vectors only, like diff.
@@ -141,12 +160,9 @@ export async function stateDiff(ctx: ServiceContext, req: { cell: string; encode
   let residual: number[] | null = null;
   let residualL2: number | null = null;
   if (isVec(a, enc.dim) && isVec(b, enc.dim)) {
-    const aa = a.reduce((s, x) => s + x * x, 0);
-    const ab = a.reduce((s, x, i) => s + x * b[i], 0);
-    const k = aa === 0 ? 0 : ab / aa;
-    const r = b.map((x, i) => x - k * a[i]);
+    const r = residualOf(a, b);
     residual = r.map((x) => round(x));
-    residualL2 = round(Math.sqrt(r.reduce((s, x) => s + x * x, 0)));
+    residualL2 = round(l2(r.map(() => 0), r));
   }
   const { receipt, ...rest } = d;
   return { ...rest, encoder: enc.key, view: 'encoder' as const, residual, residual_l2: residualL2, receipt };

@@ -73,6 +73,13 @@ export function hammingDistance(a: Uint32Array, b: Uint32Array): number {
   return d;
 }
 
+/**
+ * Magnitudes within which 128-term dot products and squared norms stay finite and normal
+ * (128 · 1e150² < 1.8e308; 1e-150² > 2.2e-308).
+ */
+const SAFE_MAX = 1e150;
+const SAFE_MIN = 1e-150;
+
 /** An IndexedVector from raw values, or undefined when they do not fit the band. */
 export function indexedVector(band: BandEntry, cell: string, tslot: number, factCid: string, value: unknown): IndexedVector | undefined {
   if (!isVec(value, band.dim)) return undefined;
@@ -80,9 +87,14 @@ export function indexedVector(band: BandEntry, cell: string, tslot: number, fact
     const bits = packBits(value);
     return bits ? { cell, tslot, fact_cid: factCid, dim: value.length, norm: Math.sqrt(value.reduce((s, x) => s + x, 0)), bits } : undefined;
   }
+  // Cosine ignores scale, so a vector whose magnitude could overflow a dot product or underflow
+  // its norm is kept divided by its largest |value|: the direction, and so every score, is unchanged.
+  let maxAbs = 0;
+  for (const x of value) maxAbs = Math.max(maxAbs, Math.abs(x));
+  const src = maxAbs === 0 || (maxAbs >= SAFE_MIN && maxAbs <= SAFE_MAX) ? value : value.map((x) => x / maxAbs);
   // Values that float32 holds exactly (dequantized embeddings are) are kept in half the memory,
   // which also halves what a scan reads; arithmetic stays in float64 either way, so scores do not change.
-  const values = value.every((x) => Math.fround(x) === x) ? Float32Array.from(value) : Float64Array.from(value);
+  const values = src.every((x) => Math.fround(x) === x) ? Float32Array.from(src) : Float64Array.from(src);
   let sq = 0;
   for (let i = 0; i < values.length; i++) sq += values[i] * values[i];
   return { cell, tslot, fact_cid: factCid, dim: values.length, values, norm: Math.sqrt(sq) };

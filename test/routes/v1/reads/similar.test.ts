@@ -211,3 +211,26 @@ describe('find_similar after a restart', () => {
     }
   });
 });
+
+describe('find_similar at extreme magnitudes', () => {
+  let x: TestApp;
+  before(async () => {
+    x = await build({ attesterKeys: [op.publicKey] }, {}, { materializers: [] });
+  });
+  after(async () => x.close());
+
+  it('extreme magnitudes keep exact cosines: a vector scaled by 1e300 or 1e-300 scores 1, never NaN or 0', async () => {
+    const BASE = P.cellOf(29, 29);
+    const HUGE = P.cellOf(30, 30);
+    const TINY = P.cellOf(31, 31);
+    await attest(x, op, [
+      { kind: 'primary', cell: BASE, band: 'geotessera', tslot: 55, value: q, unit: 'unitless' },
+      { kind: 'primary', cell: HUGE, band: 'geotessera', tslot: 55, value: q.map((x) => x * 1e300), unit: 'unitless' },
+      { kind: 'primary', cell: TINY, band: 'geotessera', tslot: 55, value: q.map((x) => x * 1e-300), unit: 'unitless' },
+    ]);
+    const r = await post(x, '/v1/find_similar', { key: `inline:${JSON.stringify(q.map((x) => x * 1e200))}`, k: 3 });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const byCell = Object.fromEntries(r.body.neighbors.map((n: any) => [n.cell, n.score]));
+    assert.ok(close(byCell[HUGE], 1) && close(byCell[TINY], 1) && close(byCell[BASE], 1), JSON.stringify(byCell));
+  });
+});
