@@ -95,7 +95,7 @@ export function isVec(x: unknown, dim?: number): x is number[] {
 }
 
 /** Largest |x| of a vector (0 for a zero vector). */
-function maxAbs(v: readonly number[]): number {
+export function maxAbs(v: readonly number[]): number {
   let m = 0;
   for (const x of v) m = Math.max(m, Math.abs(x));
   return m;

@@ -11,7 +11,7 @@ import type { BandEntry } from '../../registry/registry.js';
 import type { ServiceContext } from '../context.js';
 import type { ServedFact } from '../facts-view.js';
 import { recall, type RecallRequest, type SignedResponse } from '../recall.js';
-import { requireBand, isVec, l2, round } from './common.js';
+import { requireBand, isVec, l2, maxAbs, round } from './common.js';
 import { diff } from './series.js';
 import { isBinaryBand } from './vector-index.js';
 
@@ -133,8 +133,8 @@ export async function stateMulti(ctx: ServiceContext, req: StateRequest & { enco
  * not depend on a's scale and scales with b's), so no sum overflows or underflows.
  */
 export function residualOf(a: readonly number[], b: readonly number[]): number[] {
-  const sa = Math.max(...a.map(Math.abs));
-  const sb = Math.max(...b.map(Math.abs));
+  const sa = maxAbs(a);
+  const sb = maxAbs(b);
   if (sb === 0) return b.map(() => 0);
   if (sa === 0) return [...b];
   let aa = 0;

@@ -16,7 +16,7 @@ import { blake3 } from '../../protocol/hash.js';
 import type { BandEntry } from '../../registry/registry.js';
 import type { LogReader } from '../../store/contract.js';
 import { bodyScope, decodeLogEntry } from '../../store/entry.js';
-import { isVec } from './common.js';
+import { isVec, maxAbs } from './common.js';
 
 /** A binary sibling band (sign bits for Hamming triage) ends with this suffix. */
 export const BINARY_SUFFIX = '.bin128';
@@ -89,9 +89,8 @@ export function indexedVector(band: BandEntry, cell: string, tslot: number, fact
   }
   // Cosine ignores scale, so a vector whose magnitude could overflow a dot product or underflow
   // its norm is kept divided by its largest |value|: the direction, and so every score, is unchanged.
-  let maxAbs = 0;
-  for (const x of value) maxAbs = Math.max(maxAbs, Math.abs(x));
-  const src = maxAbs === 0 || (maxAbs >= SAFE_MIN && maxAbs <= SAFE_MAX) ? value : value.map((x) => x / maxAbs);
+  const m = maxAbs(value);
+  const src = m === 0 || (m >= SAFE_MIN && m <= SAFE_MAX) ? value : value.map((x) => x / m);
   // Values that float32 holds exactly (dequantized embeddings are) are kept in half the memory,
   // which also halves what a scan reads; arithmetic stays in float64 either way, so scores do not change.
   const values = src.every((x) => Math.fround(x) === x) ? Float32Array.from(src) : Float64Array.from(src);
