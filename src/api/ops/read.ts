@@ -32,7 +32,8 @@ export function conditional(result: any, req: { headers: Record<string, string |
   reply.header('Cache-Control', 'private, max-age=60');
   const inm = req.headers['if-none-match'];
   if (inm === undefined) return false;
-  const tags = (Array.isArray(inm) ? inm.join(',') : inm ?? '').split(',').map((s) => s.trim());
+  // If-None-Match compares weakly (RFC 9110 §13.1.2): W/"x" matches "x" (caches may weaken tags).
+  const tags = (Array.isArray(inm) ? inm.join(',') : inm ?? '').split(',').map((s) => s.trim().replace(/^W\//, ''));
   if (tags.includes(etag) || tags.includes('*')) {
     reply.code(304);
     reply.send();

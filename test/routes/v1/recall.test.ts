@@ -152,6 +152,8 @@ describe('POST /v1/recall', () => {
       assert.equal(a.headers['cache-control'], 'private, max-age=60');
       const b = await recall({ cell, bands: ['indices.ndvi'] }, { 'if-none-match': a.headers.etag as string });
       assert.equal(b.status, 304);
+      const weak = await recall({ cell, bands: ['indices.ndvi'] }, { 'if-none-match': `"other", W/${a.headers.etag as string}` });
+      assert.equal(weak.status, 304, 'If-None-Match compares weakly: a weakened tag in a list still matches');
     });
   });
 
