@@ -54,39 +54,31 @@ class Writer extends ByteBuffer {
   float(x: number): void {
     this.ensure(9);
     const b = this.buf;
-    if (Number.isNaN(x)) {
-      b[this.len++] = 0xf9;
-      b[this.len++] = 0x7e;
-      b[this.len++] = 0x00;
-      return;
-    }
-    const half = x === 0 || !Number.isFinite(x) ? toHalfBits(x) : -1;
-    if (half >= 0) {
-      b[this.len++] = 0xf9;
-      b[this.len++] = half >> 8;
-      b[this.len++] = half & 0xff;
-      return;
-    }
-    if (Math.fround(x) === x) {
+    let half: number;
+    if (Number.isNaN(x)) half = 0x7e00;
+    else if (x === 0) half = Object.is(x, -0) ? 0x8000 : 0;
+    else if (!Number.isFinite(x)) half = x > 0 ? 0x7c00 : 0xfc00;
+    else if (Math.fround(x) === x) {
       scratch.setFloat32(0, x);
       const bits = scratch.getUint32(0);
-      const h = halfFromF32Bits(bits);
-      if (h >= 0) {
-        b[this.len++] = 0xf9;
-        b[this.len++] = h >> 8;
-        b[this.len++] = h & 0xff;
+      half = halfFromF32Bits(bits);
+      if (half < 0) {
+        b[this.len++] = 0xfa;
+        b[this.len++] = bits >>> 24;
+        b[this.len++] = (bits >>> 16) & 0xff;
+        b[this.len++] = (bits >>> 8) & 0xff;
+        b[this.len++] = bits & 0xff;
         return;
       }
-      b[this.len++] = 0xfa;
-      b[this.len++] = bits >>> 24;
-      b[this.len++] = (bits >>> 16) & 0xff;
-      b[this.len++] = (bits >>> 8) & 0xff;
-      b[this.len++] = bits & 0xff;
+    } else {
+      scratch.setFloat64(0, x);
+      b[this.len++] = 0xfb;
+      for (let i = 0; i < 8; i++) b[this.len++] = scratch.getUint8(i);
       return;
     }
-    scratch.setFloat64(0, x);
-    b[this.len++] = 0xfb;
-    for (let i = 0; i < 8; i++) b[this.len++] = scratch.getUint8(i);
+    b[this.len++] = 0xf9;
+    b[this.len++] = half >> 8;
+    b[this.len++] = half & 0xff;
   }
 }
 
@@ -111,15 +103,6 @@ function halfFromF32Bits(bits: number): number {
   const full = 0x800000 | mant;
   const shift = -1 - e; // 14 … 23
   return full & ((1 << shift) - 1) ? -1 : sign | (full >>> shift);
-}
-
-/** Half-precision bits of `x` when it round-trips exactly, else -1. */
-function toHalfBits(x: number): number {
-  if (x === 0) return Object.is(x, -0) ? 0x8000 : 0;
-  if (!Number.isFinite(x)) return x > 0 ? 0x7c00 : 0xfc00;
-  if (Number.isNaN(x) || Math.fround(x) !== x) return -1;
-  scratch.setFloat32(0, x);
-  return halfFromF32Bits(scratch.getUint32(0));
 }
 
 function writeNumber(w: Writer, x: number): void {

@@ -12,6 +12,7 @@ import { LruCache } from './cache/lru-cache.js';
 import { RedisCache } from './cache/redis-cache.js';
 import type { Store, StoreConfig, TreeHeadSigner } from './contract.js';
 import { openDiskLog } from './log/disk-log.js';
+import { DEFAULT_SCHEMA } from './postgres/schema.js';
 import { createSqliteStore } from './sqlite/sqlite-store.js';
 
 export type { CachedStore } from './cache/cached-store.js';
@@ -33,7 +34,7 @@ export interface OpenStoreOptions extends CachedStoreOptions {
  * schema; never the credentials), or the embedded store's data directory.
  */
 export function storeIdentity(config: StoreConfig): string {
-  const schema = config.databaseSchema ?? 'svc';
+  const schema = config.databaseSchema ?? DEFAULT_SCHEMA;
   if (!config.databaseUrl) return `sqlite|${resolve(config.dataDir)}`;
   try {
     const u = new URL(config.databaseUrl);

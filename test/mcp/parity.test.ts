@@ -54,7 +54,7 @@ function normalise(x: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(o)) {
     if (isReceipt && ['request_id', 'served_at', 'signature', 'cost'].includes(k)) continue;
-    if (k === 'token' || k === 'latency_ms') continue; // minted per call / measured per call
+    if (k === 'token' || k === 'latency_ms' || k === 'elapsed_ms') continue; // minted per call / measured per call
     out[k] = normalise(v);
   }
   return out;

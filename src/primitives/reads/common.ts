@@ -122,14 +122,18 @@ export function cosine(a: readonly number[], b: readonly number[]): number | nul
   return Math.max(-1, Math.min(1, dot / Math.sqrt(na * nb)));
 }
 
-/** Euclidean distance between two equal-length vectors (scaled so the squares stay finite). */
-export function l2(a: readonly number[], b: readonly number[]): number {
-  const d = a.map((x, i) => b[i] - x);
-  const m = maxAbs(d);
+/** Euclidean length of a vector (scaled so the squares stay finite). */
+export function norm(v: readonly number[]): number {
+  const m = maxAbs(v);
   if (m === 0 || !Number.isFinite(m)) return m;
   let s = 0;
-  for (const x of d) s += (x / m) ** 2;
+  for (const x of v) s += (x / m) ** 2;
   return m * Math.sqrt(s);
+}
+
+/** Euclidean distance between two equal-length vectors. */
+export function l2(a: readonly number[], b: readonly number[]): number {
+  return norm(a.map((x, i) => b[i] - x));
 }
 
 /** Rounds away float noise in derived numbers (never applied to signed values). */

@@ -34,6 +34,8 @@ export const INDEX_MAX_CELLS_PER_BAND = 100_000;
 /** Radius of place_label_cached (spec: nearest named place within about 25 km). */
 const LABEL_RADIUS_KM = 25;
 const INLINE_PREFIX = 'inline:';
+/** The registered function of `geotessera.bin128`: sign bits of a fixed rotation (sources/geotessera.ts). */
+const SIGN_BITS_FUNCTION = 'sign_bits_rotation@1';
 
 const indexes = new WeakMap<object, VectorIndex>();
 
@@ -88,33 +90,32 @@ class TopK {
   private readonly items: Array<{ score: number; v: IndexedVector }> = [];
   constructor(private readonly k: number) {}
 
-  private static worse(a: { score: number; v: IndexedVector }, b: { score: number; v: IndexedVector }): boolean {
-    return a.score < b.score || (a.score === b.score && a.v.cell > b.v.cell);
+  private static worse(score: number, cell: string, than: { score: number; v: IndexedVector }): boolean {
+    return score < than.score || (score === than.score && cell > than.v.cell);
   }
 
   offer(score: number, v: IndexedVector): void {
     const h = this.items;
-    // Most candidates lose to the current k-th best: reject them before allocating anything.
-    if (h.length === this.k && (score < h[0].score || (score === h[0].score && v.cell > h[0].v.cell))) return;
-    const item = { score, v };
+    // Most candidates lose to the current k-th best: they are turned away before any allocation.
+    if (h.length === this.k && !TopK.worse(h[0].score, h[0].v.cell, { score, v })) return;
+    const under = (x: { score: number; v: IndexedVector }, y: { score: number; v: IndexedVector }) => TopK.worse(x.score, x.v.cell, y);
     if (h.length < this.k) {
-      h.push(item);
+      h.push({ score, v });
       for (let i = h.length - 1; i > 0; ) {
         const p = (i - 1) >> 1;
-        if (!TopK.worse(h[i], h[p])) break;
+        if (!under(h[i], h[p])) break;
         [h[i], h[p]] = [h[p], h[i]];
         i = p;
       }
       return;
     }
-    if (!TopK.worse(h[0], item)) return;
-    h[0] = item;
+    h[0] = { score, v };
     for (let i = 0; ; ) {
       const l = 2 * i + 1;
       const r = l + 1;
       let m = i;
-      if (l < h.length && TopK.worse(h[l], h[m])) m = l;
-      if (r < h.length && TopK.worse(h[r], h[m])) m = r;
+      if (l < h.length && under(h[l], h[m])) m = l;
+      if (r < h.length && under(h[r], h[m])) m = r;
       if (m === i) break;
       [h[i], h[m]] = [h[m], h[i]];
       i = m;
@@ -123,7 +124,7 @@ class TopK {
 
   /** Best first. */
   sorted(): Array<{ score: number; v: IndexedVector }> {
-    return [...this.items].sort((a, b) => (TopK.worse(a, b) ? 1 : TopK.worse(b, a) ? -1 : 0));
+    return [...this.items].sort((a, b) => (TopK.worse(a.score, a.v.cell, b) ? 1 : TopK.worse(b.score, b.v.cell, a) ? -1 : 0));
   }
 }
 
@@ -224,8 +225,8 @@ export async function findSimilar(ctx: ServiceContext, req: FindSimilarRequest, 
     if (realBand && !real) throw invalidArgument('key', 'inline: the vector does not fit the band');
     query.real = real;
     if (codeBand) {
-      // A real-valued query is coded with the binary band's own function (sign bits of a fixed rotation).
-      const bits = binary ? values : band.key === 'geotessera' ? signBits(values) : undefined;
+      // A real-valued query is coded with the binary band's own registered function.
+      const bits = binary ? values : codeBand.function === SIGN_BITS_FUNCTION ? signBits(values) : undefined;
       query.code = bits && indexedVector(codeBand, '', 0, '', bits);
       if (!query.code) throw invalidArgument('key', binary ? 'inline: a binary code holds only 0 and 1' : `inline: no coding rule for ${band.key} → ${codeBand.key}; use mode cosine`);
     }

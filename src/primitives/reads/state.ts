@@ -11,7 +11,7 @@ import type { BandEntry } from '../../registry/registry.js';
 import type { ServiceContext } from '../context.js';
 import type { ServedFact } from '../facts-view.js';
 import { recall, type RecallRequest, type SignedResponse } from '../recall.js';
-import { requireBand, isVec, l2, maxAbs, round } from './common.js';
+import { requireBand, isVec, maxAbs, norm, round } from './common.js';
 import { diff } from './series.js';
 import { isBinaryBand } from './vector-index.js';
 
@@ -87,7 +87,7 @@ interface StateRequest {
   scope?: RecallRequest['scope'];
 }
 
-function recallFields(req: StateRequest): Omit<RecallRequest, 'cell' | 'bands'> {
+function recallOptions(req: StateRequest): Omit<RecallRequest, 'cell' | 'bands'> {
   return { ...(req.tslot !== undefined ? { tslot: req.tslot } : {}), ...(req.scope !== undefined ? { scope: req.scope } : {}) };
 }
 
@@ -106,7 +106,7 @@ function envelope(r: SignedResponse) {
 export async function state(ctx: ServiceContext, req: StateRequest & { encoder?: string }, opts: { deadline?: number } = {}) {
   const view = checkView(req.view);
   const enc = encoderBand(ctx, req.encoder ?? DEFAULT_ENCODER, 'encoder');
-  const r = await recall(ctx, { cell: req.cell, bands: [enc.key], ...recallFields(req) }, { primitive: 'state', deadline: opts.deadline });
+  const r = await recall(ctx, { cell: req.cell, bands: [enc.key], ...recallOptions(req) }, { primitive: 'state', deadline: opts.deadline });
   const { states, missing } = statesOf(r, [enc]);
   const s = states[0];
   return {
@@ -123,7 +123,7 @@ export async function stateMulti(ctx: ServiceContext, req: StateRequest & { enco
     ? servedEncoders(ctx)
     : [...new Map(req.encoders.map((k, i) => [k, encoderBand(ctx, k, `encoders[${i}]`)])).values()];
   if (encoders.length === 0) throw invalidArgument('encoders', 'expected at least one encoder');
-  const r = await recall(ctx, { cell: req.cell, bands: encoders.map((e) => e.key), ...recallFields(req) }, { primitive: 'state_multi', deadline: opts.deadline });
+  const r = await recall(ctx, { cell: req.cell, bands: encoders.map((e) => e.key), ...recallOptions(req) }, { primitive: 'state_multi', deadline: opts.deadline });
   const { states, missing } = statesOf(r, encoders);
   return { cell: r.cell, view, encoders: encoders.map((e) => e.key), states, missing, ...envelope(r) };
 }
@@ -162,7 +162,7 @@ export async function stateDiff(ctx: ServiceContext, req: { cell: string; encode
   if (isVec(a, enc.dim) && isVec(b, enc.dim)) {
     const r = residualOf(a, b);
     residual = r.map((x) => round(x));
-    residualL2 = round(l2(r.map(() => 0), r));
+    residualL2 = round(norm(r));
   }
   const { receipt, ...rest } = d;
   return { ...rest, encoder: enc.key, view: 'encoder' as const, residual, residual_l2: residualL2, receipt };

@@ -33,7 +33,7 @@ export interface IndexedVector {
   readonly dim: number;
   /** Real-valued bands: the fact's values exactly as signed (float32 storage when that is exact). */
   readonly values?: Float32Array | Float64Array;
-  /** Euclidean norm of values (0 for a zero vector: no cosine). */
+  /** Euclidean norm of values (0 for a zero vector, and for codes: no cosine). */
   readonly norm: number;
   /** Binary bands: the packed bits (bit i in word i >> 5); their values are not kept twice. */
   readonly bits?: Uint32Array;
@@ -85,7 +85,7 @@ export function indexedVector(band: BandEntry, cell: string, tslot: number, fact
   if (!isVec(value, band.dim)) return undefined;
   if (isBinaryBand(band.key)) {
     const bits = packBits(value);
-    return bits ? { cell, tslot, fact_cid: factCid, dim: value.length, norm: Math.sqrt(value.reduce((s, x) => s + x, 0)), bits } : undefined;
+    return bits ? { cell, tslot, fact_cid: factCid, dim: value.length, norm: 0, bits } : undefined;
   }
   // Cosine ignores scale, so a vector whose magnitude could overflow a dot product or underflow
   // its norm is kept divided by its largest |value|: the direction, and so every score, is unchanged.
@@ -194,7 +194,6 @@ export class VectorIndex {
       const v = indexedVector(band, cell, tslot, cid, body.value);
       if (v) index.set(cell, v);
       else if (held && held.tslot === tslot) index.delete(cell); // superseded by a value that is no vector
-
     });
   }
 }
