@@ -9,6 +9,7 @@ import { serverEd25519 } from './crypto/server-ed25519.js';
 import type { ServiceContext } from './primitives/context.js';
 import { manifestsOf } from './registry/manifests.js';
 import { loadRegistry } from './registry/registry.js';
+import { recordPublishedManifests } from './registry/published.js';
 import { installFastBlake3 } from './crypto/fast-blake3.js';
 import { openStore } from './store/index.js';
 import { Materializations } from './primitives/materialize.js';
@@ -44,6 +45,7 @@ export async function openService(config: Config, opts: { now?: () => Date; mate
     config,
     registry,
     manifests,
+    publishedManifests: recordPublishedManifests(config.dataDir, manifests),
     keys,
     store,
     ed25519: serverEd25519,

@@ -9,6 +9,7 @@ import { isoSeconds, signReceipt, type Cost, type Manifests, type Receipt, type 
 import { ulid } from '../protocol/ulid.js';
 import { ReceiptTemplate, type FixedReceiptBody } from '../protocol/receipt-template.js';
 import type { ManifestSet } from '../registry/manifests.js';
+import type { PublishedManifests } from '../registry/published.js';
 import type { Registry } from '../registry/registry.js';
 import type { CachedStore } from '../store/index.js';
 import type { MaterializerRegistry } from '../sources/contract.js';
@@ -19,6 +20,8 @@ export interface ServiceContext {
   readonly config: Config;
   readonly registry: Registry;
   readonly manifests: ManifestSet;
+  /** Every registry and schema CID this responder has served under (verify_receipt's advisory). */
+  readonly publishedManifests?: PublishedManifests;
   readonly keys: ResponderKeys;
   readonly store: CachedStore;
   /** Fast Ed25519 for verification on the server (behind protocol verifyStrict). */

@@ -1,13 +1,25 @@
-/** verify_receipt (spec 4.8): check any receipt offline-style; an invalid signature is an answer, not an error. */
+/**
+ * verify_receipt (spec 4.8): check a receipt — or a whole saved response, every fact recomputed
+ * and bound (protocol/verify-response.ts) — the way an offline verifier would. An invalid
+ * signature or a changed fact is an answer (valid:false), not an error.
+ */
 import { b32encode } from '../protocol/base32.js';
 import { toHex } from '../protocol/bytes.js';
 import { verifyReceipt } from '../protocol/receipt.js';
+import { looksLikeReceipt, verifyResponse, type ResponseVerdict } from '../protocol/verify-response.js';
 import type { ServiceContext } from './context.js';
 
 function base64(bytes: Uint8Array): string {
   let s = '';
   for (const b of bytes) s += String.fromCharCode(b);
   return btoa(s);
+}
+
+/** A hint that does not change `valid`: the signature says nothing about manifests (spec 2.4). */
+export interface Advisory {
+  advisory: true;
+  code: 'registry_cid_unknown' | 'schema_cid_unknown';
+  message: string;
 }
 
 export interface VerifyReceiptResult {
@@ -21,14 +33,48 @@ export interface VerifyReceiptResult {
   field_bound: boolean;
   failures: string[];
   errors: string[];
+  advisories: Advisory[];
+  /** Present when a whole response was given: per-receipt, per-fact and per-reference checks. */
+  response?: Pick<ResponseVerdict, 'valid' | 'receipts' | 'facts' | 'references' | 'failures' | 'unsigned'>;
 }
 
-export function verifyReceiptPrimitive(ctx: ServiceContext, receipt: unknown): VerifyReceiptResult {
-  const v = verifyReceipt(receipt, { prefix: ctx.config.prefix, backend: ctx.ed25519 });
+/** A whole response (facts and receipts), as opposed to a receipt or `{receipt}`. */
+function isResponse(body: unknown): body is Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || looksLikeReceipt(body)) return false;
+  const keys = Object.keys(body);
+  return !(keys.length === 1 && keys[0] === 'receipt');
+}
+
+/** The root receipt of a request body: the body itself, or its `receipt`. */
+export function receiptOf(body: unknown): unknown {
+  if (body && typeof body === 'object' && !('signature' in body) && (body as { receipt?: unknown }).receipt && typeof (body as { receipt?: unknown }).receipt === 'object') {
+    return (body as { receipt: unknown }).receipt;
+  }
+  return body;
+}
+
+function advisories(ctx: ServiceContext, receipt: unknown, ours: boolean): Advisory[] {
+  const out: Advisory[] = [];
+  if (!ours || typeof receipt !== 'object' || receipt === null) return out;
+  const r = receipt as { registry_cid?: unknown; schema_cid?: unknown };
+  const known = ctx.publishedManifests ?? { registry_cids: [ctx.manifests.registry_cid], schema_cids: [ctx.manifests.schema_cid] };
+  if (typeof r.registry_cid === 'string' && !known.registry_cids.includes(r.registry_cid)) {
+    out.push({ advisory: true, code: 'registry_cid_unknown', message: `registry_cid ${r.registry_cid} was never published by this responder (the field is not signed; see /v1/manifests)` });
+  }
+  if (typeof r.schema_cid === 'string' && !known.schema_cids.includes(r.schema_cid)) {
+    out.push({ advisory: true, code: 'schema_cid_unknown', message: `schema_cid ${r.schema_cid} was never published by this responder (the field is not signed; see /v1/manifests)` });
+  }
+  return out;
+}
+
+export function verifyReceiptPrimitive(ctx: ServiceContext, body: unknown): VerifyReceiptResult {
+  const receipt = receiptOf(body);
+  const opts = { prefix: ctx.config.prefix, backend: ctx.ed25519 };
+  const v = verifyReceipt(receipt, opts);
   const current = b32encode(ctx.keys.signer.publicKey);
   const retired = ctx.keys.retired.find((k) => k.public_key === v.signer);
   const ours = v.signer === current || retired !== undefined;
-  return {
+  const out: VerifyReceiptResult = {
     valid: v.valid,
     signer: v.signer,
     signer_is_this_responder: ours,
@@ -39,5 +85,15 @@ export function verifyReceiptPrimitive(ctx: ServiceContext, receipt: unknown): V
     field_bound: v.field_bound,
     failures: v.failures,
     errors: v.errors,
+    advisories: advisories(ctx, receipt, ours),
   };
+  if (isResponse(body)) {
+    const rv = verifyResponse(body, opts);
+    out.response = { valid: rv.valid, receipts: rv.receipts, facts: rv.facts, references: rv.references, failures: rv.failures, unsigned: rv.unsigned };
+    // The answer is about everything given: a changed fact makes the whole response invalid.
+    out.valid = v.valid && rv.valid;
+    for (const f of rv.failures) if (!out.failures.includes(f)) out.failures.push(f);
+    for (const e of rv.errors) if (!out.errors.includes(e)) out.errors.push(e);
+  }
+  return out;
 }

@@ -15,3 +15,4 @@ export * from './merkle-batch.js';
 export * from './log-tree.js';
 export * from './tree-head.js';
 export * from './receipt-template.js';
+export * from './verify-response.js';

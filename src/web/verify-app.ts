@@ -6,6 +6,7 @@
 import { b32decode } from '../protocol/base32.js';
 import { toHex } from '../protocol/bytes.js';
 import { receiptPreimage, segmentHexes, verifyReceipt, merkleHex, type Receipt } from '../protocol/receipt.js';
+import { verifyResponse, type FactReport, type ResponseVerdict } from '../protocol/verify-response.js';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -13,6 +14,29 @@ function row(name: string, ok: boolean | null, detail: string): string {
   const mark = ok === null ? '–' : ok ? '✓' : '✗';
   const cls = ok === null ? 'na' : ok ? 'ok' : 'bad';
   return `<tr class="${cls}" data-check="${name}"><td>${mark}</td><td>${name}</td><td><code>${detail.replace(/[<>&]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;' })[c]!)}</code></td></tr>`;
+}
+
+const esc = (t: string) => t.replace(/[<>&"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[c]!);
+
+/** One row per fact: what the body says, who signed it, and whether it recomputes and is bound. */
+function factRow(f: FactReport): string {
+  const cls = f.ok ? 'ok' : 'bad';
+  const who = f.meta?.attester ? `${f.meta.attester_role ?? 'attester'} ${f.meta.attester.slice(0, 10)}…` : '—';
+  const why = f.ok ? `bound by ${f.bound_by.join(', ')}` : f.errors.join('; ');
+  return `<tr class="${cls}" data-fact="${esc(f.fact_cid)}"><td>${f.ok ? '✓' : '✗'}</td><td>${esc(String(f.band))}</td><td><code>${esc(String(f.cell))}</code></td>`
+    + `<td>${esc(String(f.tslot ?? '—'))}</td><td>${esc((JSON.stringify(f.value) ?? '').slice(0, 80))} ${esc(String(f.unit ?? f.meta?.declared_unit ?? ''))}</td>`
+    + `<td>${esc(who)}${f.meta?.log_index !== undefined ? ` · log #${f.meta.log_index}` : ''}</td><td><code>${esc(why)}</code></td></tr>`;
+}
+
+function responseTables(rv: ResponseVerdict): string {
+  if (rv.bare_receipt) return '';
+  const facts = rv.facts.length === 0 ? '<p>No facts in this response (receipts and references only).</p>'
+    : `<h2>Facts (${rv.facts.filter((f) => f.ok).length} of ${rv.facts.length} verified)</h2><table id="facts"><tr><th></th><th>band</th><th>cell</th><th>tslot</th><th>value</th><th>signed by</th><th>check</th></tr>${rv.facts.map(factRow).join('')}</table>`;
+  const receipts = `<h2>Receipts (${rv.receipts.filter((r) => r.valid).length} of ${rv.receipts.length} valid)</h2><table id="receipts">${rv.receipts.map((r) =>
+    `<tr class="${r.valid ? 'ok' : 'bad'}" data-receipt="${esc(r.path)}"><td>${r.valid ? '✓' : '✗'}</td><td>${esc(r.primitive ?? '?')}</td><td><code>${esc(r.path)}</code></td><td>${r.fact_cids} fact_cid(s), ${r.cells} cell(s)</td><td><code>${esc(r.errors.join('; '))}</code></td></tr>`).join('')}</table>`;
+  const refs = rv.references.filter((r) => !r.ok);
+  const bad = refs.length === 0 ? '' : `<h2>References that fail</h2><ul>${refs.map((r) => `<li>${esc(r.errors.join('; '))}</li>`).join('')}</ul>`;
+  return facts + receipts + bad + `<p class="na">${rv.unsigned.map(esc).join('<br>')}</p>`;
 }
 
 function pick(doc: any): any {
@@ -62,9 +86,12 @@ export function run(): void {
       $('preimage').textContent = '';
     }
   }
-  const valid = v.valid && v.trusted;
-  out.innerHTML = `<p id="verdict" class="${valid ? 'ok' : 'bad'}">${valid ? 'VALID' : 'INVALID'}</p><table>${rows.join('')}</table>`;
-  if (!valid) out.insertAdjacentHTML('beforeend', `<ul>${v.errors.map((e) => `<li>${e.replace(/[<>&]/g, '')}</li>`).join('')}</ul>`);
+  // The whole document: every fact recomputed from its body and bound by a covering receipt.
+  const rv = verifyResponse(doc, { publicKey: key || undefined, prefix });
+  const valid = v.valid && v.trusted && rv.valid && rv.trusted;
+  const errors = [...new Set([...v.errors, ...rv.errors])];
+  out.innerHTML = `<p id="verdict" class="${valid ? 'ok' : 'bad'}">${valid ? 'VALID' : 'INVALID'}</p><h2>Root receipt</h2><table>${rows.join('')}</table>${responseTables(rv)}`;
+  if (!valid) out.insertAdjacentHTML('beforeend', `<ul id="errors">${errors.map((e) => `<li>${esc(e)}</li>`).join('')}</ul>`);
 }
 
 async function init(): Promise<void> {
@@ -82,8 +109,8 @@ async function init(): Promise<void> {
     try {
       const res = await fetch('/v1/fetch', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ cid: cfg.fact_cid }) });
       const body = await res.json();
-      const receipt = body.facts?.[0]?.receipt ?? body.fact?.receipt ?? body.receipt;
-      ($('receipt') as HTMLTextAreaElement).value = JSON.stringify(receipt ?? body, null, 2);
+      // The whole fetch answer: the page checks the fact's body as well as its receipts.
+      ($('receipt') as HTMLTextAreaElement).value = JSON.stringify(body, null, 2);
       run();
     } catch (e) {
       $('result').textContent = `could not load fact ${cfg.fact_cid}: ${(e as Error).message}`;

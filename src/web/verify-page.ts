@@ -26,22 +26,23 @@ export function verifierBundle(): Promise<string> {
 function page(prefix: string, factCid?: string): string {
   const cfg = JSON.stringify({ prefix, fact_cid: factCid ?? null }).replace(/</g, '\\u003c');
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${prefix} — verify a receipt</title>
+<html lang="en"><head><meta charset="utf-8"><title>${prefix} — verify a response</title>
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <style>
 body{font:15px/1.4 system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#222}
 textarea{width:100%;height:16em;font:12px monospace}input{width:100%;font:13px monospace}
 button{font-size:15px;padding:.4em 1.2em;margin:.6em 0}table{border-collapse:collapse;width:100%;font-size:13px}
 td{border-bottom:1px solid #ddd;padding:3px 6px;vertical-align:top;word-break:break-all}
-.ok{color:#16651f}.bad{color:#a31212}#verdict{font-size:28px;font-weight:700}code{font-size:12px}
+.na{color:#666;font-size:12px}h2{font-size:17px;margin:1.2em 0 .3em}th{text-align:left;font-weight:600;font-size:12px}.ok{color:#16651f}.bad{color:#a31212}#verdict{font-size:28px;font-weight:700}code{font-size:12px}
 #preimage{font:11px monospace;word-break:break-all;color:#555}
 </style></head><body>
-<h1>Verify a receipt</h1>
+<h1>Verify a response</h1>
 <p>Everything below runs in your browser with the published rules (<a href="/v1/verifier_spec">/v1/verifier_spec</a>): BLAKE3 over the
-preimage, strict Ed25519 against the public key in the box. The server is not asked for a verdict.</p>
+preimage, strict Ed25519 against the public key in the box, and every fact's fact_cid recomputed from its body and matched to a
+receipt that binds it. The server is not asked for a verdict.</p>
 <label>Responder public key (b32)<input id="pubkey" autocomplete="off"></label>
 <label>Prefix word<input id="prefix" value="${prefix}"></label>
-<label>Receipt JSON (or any response that carries one)<textarea id="receipt" spellcheck="false"></textarea></label>
+<label>A saved response (recall, recall_many, fetch, a shortcut, …) or a bare receipt<textarea id="receipt" spellcheck="false"></textarea></label>
 <button id="verify">Verify</button>
 <div id="result"></div>
 <details><summary>Preimage (hex)</summary><p id="preimage"></p></details>

@@ -18,13 +18,12 @@ export const verifyReceiptOp: Operation = {
   name: 'verify_receipt',
   method: 'POST',
   path: '/v1/verify_receipt',
-  summary: 'Verify any receipt (preimage v0, v1, v2); an invalid signature is valid:false, not an error',
-  description: 'Body: the receipt JSON itself, or {receipt: …}. Returns {valid, signer, preimage_b64, preimage_blake3_hex, errors[]}.',
+  summary: 'Verify a receipt (preimage v0, v1, v2) or a whole saved response: every fact recomputed and bound; a failure is valid:false, not an error',
+  description: 'Use after any read to check what you were given. Body: the receipt JSON itself, {receipt: …}, or the whole response of a read (recall, recall_many, fetch, a shortcut, verify, a token…): then every fact\'s fact_cid is recomputed from its body and must be listed by a valid receipt covering it that names its cell, and `response` reports per fact and per receipt what was checked. Returns {valid, signer, signer_is_this_responder, preimage_b64, preimage_blake3_hex, failures[], errors[], advisories[] (registry_cid_unknown / schema_cid_unknown when a receipt of this responder names a manifest it never published; advisory only), response?}. Offline: `npx svc verify response.json --pubkey <key>`.',
   tags: ['verify'],
   input: { type: 'object', description: 'a receipt as returned by any read, or {receipt: …}' },
   mcp: 'core',
   async run(ctx, body: Record<string, unknown>) {
-    const receipt = body && typeof body === 'object' && !('signature' in body) && body.receipt && typeof body.receipt === 'object' ? body.receipt : body;
-    return verifyReceiptPrimitive(ctx, receipt);
+    return verifyReceiptPrimitive(ctx, body);
   },
 };

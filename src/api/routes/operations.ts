@@ -3,6 +3,7 @@ import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { SvcError } from '../../protocol/errors.js';
 import type { ServiceContext } from '../../primitives/context.js';
+import { withFactMeta } from '../../primitives/fact-meta.js';
 import { toSvcError } from '../errors.js';
 import type { Operation } from '../operations.js';
 
@@ -66,7 +67,7 @@ export async function runOperation(ctx: ServiceContext, op: Operation, input: un
     const ms = performance.now() - started;
     ctx.metrics.record(channelKey(op, channel), ms);
     ctx.metrics.record(op.name, ms);
-    return result;
+    return withFactMeta(result);
   } catch (err) {
     const code = toSvcError(err).code;
     const ms = performance.now() - started;
