@@ -2,36 +2,36 @@
  * MCP adapter (spec 4.2): JSON-RPC 2.0 over Streamable HTTP with the official SDK, stateless,
  * JSON responses. Every tool is an entry of the operation table: the same schema validates
  * the arguments and the same function runs. `/mcp` lists the core tools, `/mcp/full` all of
- * them; writes are never tools. Errors carry the part-7 MCP code and the envelope as data.
+ * them; writes are never tools. A failed call is an isError tool result carrying the part-7
+ * envelope; unknown tools and malformed requests are JSON-RPC errors (see mcp-errors.ts).
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, ErrorCode, isJSONRPCErrorResponse } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { ERROR_CATALOGUE, ERROR_SCHEMA } from '../protocol/errors.js';
 import type { ServiceContext } from '../primitives/context.js';
-import { toSvcError, validationError, type AjvErrorLike } from './errors.js';
+import { SvcError } from '../protocol/errors.js';
+import { errorHandler, toSvcError, validationError, type AjvErrorLike } from './errors.js';
 import { toJson } from './json.js';
+import { malformedToolCall, rpcErrorBody, toolErrorResult, unknownTool, unprefixed } from './mcp-errors.js';
+import { mcpInstructions } from './mcp-instructions.js';
 import type { Operation } from './operations.js';
 import { runOperation } from './routes/operations.js';
 
 export const MCP_CORE_TOOL_COUNT = 18;
+
+type Tier = 'core' | 'full';
+const ENDPOINT: Record<Tier, string> = { core: '/mcp', full: '/mcp/full' };
 
 export function toolName(ctx: ServiceContext, op: Operation): string {
   return `${ctx.config.prefix}_${op.name}`;
 }
 
 /** The tools of a tier: core (tools/list on /mcp) or full (/mcp/full). */
-export function toolsOf(ops: readonly Operation[], tier: 'core' | 'full'): Operation[] {
+export function toolsOf(ops: readonly Operation[], tier: Tier): Operation[] {
   return ops.filter((o) => (tier === 'core' ? o.mcp === 'core' : o.mcp !== false));
-}
-
-function mcpErrorOf(err: unknown, tool: string): McpError {
-  const se = toSvcError(err);
-  const code = ERROR_CATALOGUE[se.code].mcp ?? ErrorCode.InternalError;
-  return new McpError(code, `${se.code}: ${se.message}`, { ...se.toEnvelope(`/mcp:${tool}`), http_status: se.httpStatus });
 }
 
 export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: readonly Operation[]): Promise<void> {
@@ -42,13 +42,17 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: 
     byName.set(toolName(ctx, op), op);
     validators.set(op.name, ajv.compile(op.input));
   }
+  const names = [...byName.keys()];
+  const prefix = ctx.config.prefix;
+  const instructions = mcpInstructions(prefix, toolsOf(ops, 'core').length, names.length);
 
   // A server is built per request (stateless transport); without this shared validator each one
   // would build its own Ajv instance with every meta-schema, most of an MCP call's CPU time.
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
-  function makeServer(tier: 'core' | 'full'): Server {
-    const server = new Server({ name: `${ctx.config.prefix}-responder`, version: '1.1.0' }, { capabilities: { tools: {} }, jsonSchemaValidator });
+  function makeServer(tier: Tier, log: FastifyRequest['log']): Server {
+    const path = ENDPOINT[tier];
+    const server = new Server({ name: `${prefix}-responder`, version: '1.1.0' }, { capabilities: { tools: {} }, instructions, jsonSchemaValidator });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: toolsOf(ops, tier).map((op) => ({
         name: toolName(ctx, op),
@@ -61,11 +65,12 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: 
       const name = req.params.name;
       // Any tool is callable by name on either endpoint; the tiers only shape tools/list.
       const op = byName.get(name);
-      if (!op) throw new McpError(ErrorCode.MethodNotFound, `unknown tool ${name} (see tools/list on /mcp/full)`);
+      if (!op) throw unknownTool(name, names, prefix, path);
       const args = req.params.arguments ?? {};
       const validate = validators.get(op.name)!;
-      if (!validate(args)) throw mcpErrorOf(validationError(validate.errors?.[0] as AjvErrorLike, 'arguments'), name);
       try {
+        // Bad arguments are a failed call like any other: the model reads the field and fixes it.
+        if (!validate(args)) throw validationError(validate.errors?.[0] as AjvErrorLike, 'arguments');
         const result = await runOperation(ctx, op, args, {}, 'mcp');
         if (op.mcpResult) return op.mcpResult(result);
         return {
@@ -74,15 +79,23 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: 
           structuredContent: result as Record<string, unknown>,
         };
       } catch (err) {
-        throw mcpErrorOf(err, name);
+        const out = toolErrorResult(err, name, path);
+        if (out.structuredContent.code === 'internal') log.error({ err, tool: name }, 'internal error');
+        return out;
       }
     });
     return server;
   }
 
-  const handle = (tier: 'core' | 'full') => async (req: FastifyRequest, reply: FastifyReply) => {
-    const server = makeServer(tier);
+  const handle = (tier: Tier) => async (req: FastifyRequest, reply: FastifyReply) => {
+    const malformed = malformedToolCall(req.body, ENDPOINT[tier]);
+    if (malformed) return reply.send(malformed);
+    const server = makeServer(tier, req.log);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // Errors the SDK raises itself are McpErrors, whose message already holds "MCP error <code>: ";
+    // SDK clients prefix it again, so it is dropped on the way out.
+    const send = transport.send.bind(transport);
+    transport.send = (msg, opts) => send(isJSONRPCErrorResponse(msg) ? { ...msg, error: { ...msg.error, message: unprefixed(msg.error.message) } } : msg, opts);
     reply.hijack();
     reply.raw.on('close', () => {
       void transport.close();
@@ -95,25 +108,36 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: 
       req.log.error({ err }, 'mcp transport failure');
       if (!reply.raw.headersSent) {
         reply.raw.writeHead(500, { 'content-type': 'application/json' });
-        reply.raw.end(JSON.stringify({ jsonrpc: '2.0', error: { code: ErrorCode.InternalError, message: 'internal', data: { code: 'internal', schema: ERROR_SCHEMA } }, id: null }));
+        reply.raw.end(JSON.stringify(rpcErrorBody(err, ErrorCode.InternalError, ENDPOINT[tier])));
       }
     }
   };
 
-  const describe = (tier: 'core' | 'full') => ({
+  /**
+   * fastify parses the body before the SDK sees it: a body that is not JSON gets the JSON-RPC
+   * parse error (-32700) the SDK would give, not the REST envelope. Anything else refused
+   * before the handler (rate limit, size cap) keeps the REST answer and its headers.
+   */
+  const onError = (tier: Tier) => (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+    const se = toSvcError(err);
+    if (se.code !== 'invalid_argument' || se.details.field !== 'body') return errorHandler(err, req, reply);
+    const parse = new SvcError(se.code, se.message, { ...se.details, hint: 'Send one JSON-RPC 2.0 request as a JSON body.' }, { status: se.httpStatus });
+    void reply.status(se.httpStatus).send(rpcErrorBody(parse, ErrorCode.ParseError, ENDPOINT[tier]));
+  };
+
+  const describe = (tier: Tier) => ({
     summary: tier === 'core' ? `MCP (JSON-RPC 2.0, Streamable HTTP, stateless): tools/list gives the ${MCP_CORE_TOOL_COUNT} core tools` : 'MCP: tools/list gives every tool',
     tags: ['mcp'],
   });
-  app.post('/mcp', { schema: describe('core') }, handle('core'));
-  app.post('/mcp/full', { schema: describe('full') }, handle('full'));
-  // Stateless server: no server-initiated stream; GET describes the endpoint instead of failing.
-  for (const path of ['/mcp', '/mcp/full']) {
-    app.get(path, { schema: { summary: 'MCP endpoint description (POST JSON-RPC here)', tags: ['mcp'] } }, async () => ({
+  for (const tier of ['core', 'full'] as const) {
+    app.post(ENDPOINT[tier], { schema: describe(tier), errorHandler: onError(tier) }, handle(tier));
+    // Stateless server: no server-initiated stream; GET describes the endpoint instead of failing.
+    app.get(ENDPOINT[tier], { schema: { summary: 'MCP endpoint description (POST JSON-RPC here)', tags: ['mcp'] } }, async () => ({
       protocol: 'mcp',
       transport: 'streamable-http',
       stateless: true,
-      post: path,
-      tools: toolsOf(ops, path === '/mcp' ? 'core' : 'full').map((o) => toolName(ctx, o)),
+      post: ENDPOINT[tier],
+      tools: toolsOf(ops, tier).map((o) => toolName(ctx, o)),
       note: 'POST JSON-RPC 2.0 (initialize, tools/list, tools/call) with Accept: application/json, text/event-stream.',
     }));
   }

@@ -65,13 +65,35 @@ describe('MCP over Streamable HTTP (spec 4.2)', () => {
     await c.close();
   });
 
-  it('errors carry the part-7 MCP code and the envelope', async () => {
+  it('a failed call is an isError result with the part-7 envelope, its MCP code and a hint; only an unknown tool is a JSON-RPC error', async () => {
     const c = await connect();
-    await assert.rejects(c.callTool({ name: 'svc_recall', arguments: { cell: 'defi.zb400' } }), (e: any) => e.code === -27 && e.data?.code === 'invalid_cell' && e.data?.schema === 'svc.error.v1');
-    await assert.rejects(c.callTool({ name: 'svc_recall', arguments: { cell: P.cellOf(0, 0), nope: 1 } }), (e: any) => e.code === -25 && /nope/.test(e.message));
-    await assert.rejects(c.callTool({ name: 'svc_recall', arguments: { cell: P.cellOf(0, 0), bands: ['ndvi'] } }), (e: any) => e.code === -3);
-    await assert.rejects(c.callTool({ name: 'svc_attest', arguments: {} }), (e: any) => e.code === -32601);
+    const call = async (args: Record<string, unknown>) => (await c.callTool({ name: 'svc_recall', arguments: args })) as any;
+    const cell = await call({ cell: 'defi.zb400' });
+    assert.equal(cell.isError, true);
+    assert.equal(cell.structuredContent.code, 'invalid_cell');
+    assert.equal(cell.structuredContent.mcp_error_code, -27);
+    assert.equal(cell.structuredContent.schema, 'svc.error.v1');
+    const field = await call({ cell: P.cellOf(0, 0), nope: 1 });
+    assert.deepEqual([field.isError, field.structuredContent.code, field.structuredContent.mcp_error_code], [true, 'invalid_argument', -25]);
+    assert.match(field.structuredContent.message, /nope/);
+    const band = await call({ cell: P.cellOf(0, 0), bands: ['ndvi'] });
+    assert.deepEqual([band.isError, band.structuredContent.code, band.structuredContent.mcp_error_code], [true, 'band_not_in_registry', -3]);
+    await assert.rejects(c.callTool({ name: 'svc_attest', arguments: {} }), (e: any) => e.code === -32601 && e.data?.code === 'not_found');
     await c.close();
+  });
+
+  it('/v1/tools names each MCP tool as tools/list does, with its tier and REST twin', async () => {
+    const body = (await t.app.inject({ method: 'GET', url: '/v1/tools' })).json();
+    const tier = (x: string) => body.tools.filter((o: any) => o.tier === x || (x === 'full' && o.tier === 'core')).map((o: any) => o.name).sort();
+    for (const [path, which] of [['/mcp', 'core'], ['/mcp/full', 'full']] as const) {
+      const c = await connect(path);
+      assert.deepEqual(tier(which), (await c.listTools()).tools.map((x) => x.name).sort(), path);
+      await c.close();
+    }
+    assert.deepEqual([body.core_count, body.full_count, body.mcp.core, body.mcp.full], [MCP_CORE_TOOL_COUNT, toolsOf(OPERATIONS, 'full').length, '/mcp', '/mcp/full']);
+    const recall = body.tools.find((o: any) => o.name === 'svc_recall');
+    assert.deepEqual([recall.tier, recall.method, recall.path], ['core', 'POST', '/v1/recall']);
+    assert.ok(body.tools.filter((o: any) => o.tier === null).every((o: any) => o.mcp === false), 'tier null = REST only');
   });
 
   it('GET /mcp describes the endpoint', async () => {

@@ -93,3 +93,27 @@ describe('MCP answers what REST answers', () => {
     });
   }
 });
+
+/** Failures too: MCP answers REST's envelope as an isError result, at the status REST would send. */
+const failures: Array<[string, Record<string, unknown>, string]> = [
+  ['recall', { cell: 'defi.zb400', bands: ['indices.ndvi'] }, 'invalid_cell'],
+  ['recall', { cell: A, bands: ['ndvi'] }, 'band_not_in_registry'],
+  ['recall', { cell: A, nope: 1 }, 'invalid_argument'],
+  ['trajectory', { cell: A, band: 'geotessera', window: 'always' }, 'invalid_argument'],
+];
+
+describe('MCP fails as REST fails', () => {
+  for (const [name, input, code] of failures) {
+    it(`svc_${name} → ${code}`, async () => {
+      const o = OPERATIONS.find((x) => x.name === name)!;
+      const rest = await t.app.inject({ method: 'POST', url: o.path, payload: input });
+      const res: any = await client.callTool({ name: `svc_${name}`, arguments: input });
+      assert.equal(res.isError, true);
+      const { code: c, message, schema, details, http_status } = res.structuredContent;
+      const { path: _path, ...envelope } = rest.json();
+      assert.deepEqual({ code: c, message, schema, details }, envelope);
+      assert.equal(c, code);
+      assert.equal(http_status, rest.statusCode);
+    });
+  }
+});

@@ -76,9 +76,12 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext, ops
     since: startedAt,
     tools: ctx.metrics.snapshot(),
   }));
-  app.get('/v1/tools', opts('Every tool: name, REST path, MCP tier, input schema'), jsonOnce(() => ({
+  // Every operation, so REST-only ones are listed too: `tier` null says the name is not callable over MCP.
+  app.get('/v1/tools', opts('Every tool: name, REST method and path, MCP tier (core, full or null), input schema'), jsonOnce(() => ({
     core_count: toolsOf(ops, 'core').length,
-    tools: byOrder(ops).map((o) => ({ name: toolName(ctx, o), method: o.method, path: o.path, summary: o.summary, mcp: o.mcp, input_schema: o.input })),
+    full_count: toolsOf(ops, 'full').length,
+    mcp: { core: '/mcp', full: '/mcp/full', note: 'core tools are listed on /mcp, core and full on /mcp/full; either endpoint calls any tool by name. Writes are REST only.' },
+    tools: byOrder(ops).map((o) => ({ name: toolName(ctx, o), tier: o.mcp || null, method: o.method, path: o.path, summary: o.summary, mcp: o.mcp, input_schema: o.input })),
   })));
   app.get('/v1/coverage_matrix', opts('Per band: wired connector, history, facts stored'), async () => {
     const stats = await ctx.store.stats();
