@@ -31,7 +31,7 @@ describe('svc verify', () => {
   it('exits 0 for a served receipt pinned to the responder key', () => {
     const r = run(['verify', receiptFile, '--pubkey', t.service.keys.publicKeyB32]);
     assert.equal(r.status, 0, r.stdout + r.stderr);
-    assert.match(r.stdout, /^valid: preimage v2/);
+    assert.match(r.stdout, /^valid: 1 receipt/);
   });
   it('exits 1 and says why when one byte changed', () => {
     const doc = JSON.parse(readFileSync(receiptFile, 'utf8'));
