@@ -7,7 +7,7 @@ import { isCell } from '../protocol/cell64.js';
 import { SvcError, invalidArgument } from '../protocol/errors.js';
 import { isoSeconds, scopeFieldsSet, type AsOf, type Cost, type Receipt, type Scope } from '../protocol/receipt.js';
 import { checkTslot, currentTslot, tslotRange } from '../protocol/tslot.js';
-import { PROVENANCE_CLASSES, type ProvenanceClass, type StoredFact } from '../store/contract.js';
+import { PROVENANCE_CLASSES, type FactQuery, type ProvenanceClass, type StoredFact } from '../store/contract.js';
 import type { BandEntry } from '../registry/registry.js';
 import { issueReceipt, issueFromTemplate, receiptTemplate, type ReceiptExtras, type ServiceContext } from './context.js';
 import type { ReceiptTemplate } from '../protocol/receipt-template.js';
@@ -27,6 +27,8 @@ export interface RecallRequest {
   as_of_signed_at?: string;
   provenance?: string[];
   deterministic?: boolean;
+  /** Keep only facts these keys wrote (b32): per band the newest such fact. */
+  attester?: string[];
   scope?: Scope;
   include?: string[];
 }
@@ -156,7 +158,7 @@ const WARM_MAX_AGE_MS = 60_000;
 /** The request fields that shape the answer, as a key (freshness ages with the clock: never reused). */
 function warmKey(req: RecallRequest, primitive: string): string | undefined {
   if (req.include?.includes('freshness')) return undefined;
-  return JSON.stringify([primitive, req.cell, req.bands, req.tslot, req.as_of_tslot, req.as_of_signed_at, req.provenance, req.deterministic, req.scope, req.include]);
+  return JSON.stringify([primitive, req.cell, req.bands, req.tslot, req.as_of_tslot, req.as_of_signed_at, req.provenance, req.deterministic, req.attester, req.scope, req.include]);
 }
 
 /** The recall state machine of spec part 3 for one cell. */
@@ -247,7 +249,7 @@ async function prepareRecall(ctx: ServiceContext, req: RecallRequest, nowMs: num
     cell, bands: req.bands === undefined ? undefined : known.map((b) => b.key), tslot: req.tslot,
     as_of_tslot: req.as_of_tslot, as_of_signed_at: asOfSignedAt, scope: scope ?? null, provenance,
   };
-  const read = await ctx.store.readLatest(query);
+  const read = req.attester === undefined ? await ctx.store.readLatest(query) : { facts: await latestBy(ctx, query, req.attester), was_cached: false };
   const byBand = new Map(read.facts.map((f) => [f.band, f]));
   const notes: MaterializeNote[] = unknown.map((b) => skippedNote(cell, b, 'unknown_band', `${b} is not in the active manifest (see /v1/bands)`));
   const caveats: string[] = [GRID_CAVEAT];
@@ -271,6 +273,8 @@ async function prepareRecall(ctx: ServiceContext, req: RecallRequest, nowMs: num
       });
     }
     if (provenance) targets = targets.filter((b) => provenance.includes(b.provenance_class as ProvenanceClass));
+    // Only the responder materializes: an attester filter without its key fetches nothing.
+    if (req.attester !== undefined && !req.attester.includes(ctx.keys.publicKeyB32)) targets = [];
   }
 
   const results: MaterializeResult[] = await Promise.all(
@@ -331,6 +335,21 @@ async function prepareRecall(ctx: ServiceContext, req: RecallRequest, nowMs: num
   if (scope) prepared.scope = scope;
   if (stored[0]?.proof) prepared.proof = stored[0].proof;
   return { prepared, generation, validUntilMs, reusable: results.length === 0 && !place && !freshness };
+}
+
+/**
+ * The newest fact per band among those `attesters` wrote, within the query's bounds: the same
+ * order as the store's `latest` (highest tslot, then latest accepted), over the cell's history.
+ */
+async function latestBy(ctx: ServiceContext, query: FactQuery, attesters: readonly string[]): Promise<StoredFact[]> {
+  const keys = new Set(attesters);
+  const newest = new Map<string, StoredFact>();
+  for (const f of await ctx.store.history(query)) {
+    if (!keys.has(f.attester)) continue;
+    const cur = newest.get(f.band);
+    if (!cur || f.tslot > cur.tslot || (f.tslot === cur.tslot && f.accepted_at >= cur.accepted_at)) newest.set(f.band, f);
+  }
+  return [...newest.values()];
 }
 
 /** ETag: a hash of the sorted fact_cids (stable across calls that return the same facts). */

@@ -11,6 +11,10 @@ export const recallFields = {
   as_of_signed_at: { type: 'string', maxLength: 40, description: 'transaction-time bound (RFC 3339): what this responder knew then' },
   provenance: { type: 'array', items: { type: 'string', enum: [...PROVENANCE_CLASSES] }, maxItems: 5 },
   deterministic: { type: 'boolean', description: 'true keeps direct_sensor and deterministic_index; false keeps the rest' },
+  attester: {
+    type: 'array', items: { type: 'string', pattern: '^[a-z2-7]{52}$' }, minItems: 1, maxItems: 16,
+    description: 'keep only facts written by these keys (b32): per band the newest such fact; materializes only when the responder key is listed (fact_meta.attester names each fact\'s key)',
+  },
   scope: scopeSchema,
 } as const;
 
