@@ -39,9 +39,16 @@ function responseTables(rv: ResponseVerdict): string {
   return facts + receipts + bad + `<p class="na">${rv.unsigned.map(esc).join('<br>')}</p>`;
 }
 
+/** The receipt whose segments the page lists: the document itself, else the shallowest `receipt` in it. */
 function pick(doc: any): any {
-  if (doc && typeof doc === 'object' && !('signature' in doc) && doc.receipt) return doc.receipt;
-  if (doc && Array.isArray(doc.facts) && doc.facts[0]?.receipt && !doc.receipt) return doc.facts[0].receipt;
+  if (doc && typeof doc === 'object' && 'signature' in doc) return doc;
+  const queue: any[] = [doc];
+  while (queue.length > 0) {
+    const x = queue.shift();
+    if (!x || typeof x !== 'object') continue;
+    if (!Array.isArray(x) && x.receipt && typeof x.receipt === 'object') return x.receipt;
+    queue.push(...Object.values(x));
+  }
   return doc;
 }
 
