@@ -2,8 +2,12 @@
  * The locate cascade (spec 4.3): wide-feature table, countries and admin-1, embedded GeoNames
  * cities, landmarks (one ranked offline pass), then the persistent cache of network answers,
  * then Photon, then Nominatim (at most one request per second per process), and only then the
- * fuzzy offline fallback. Failures map to the spec's codes: no tier knows the place →
- * no_geocoder_match (404); every network tier failed in transport → source_fetch_failed (502).
+ * fuzzy offline fallback. Failures map to the spec's codes (docs/errors.md):
+ * - the offline tiers miss and no network geocoder is enabled → place_not_found (404): nobody
+ *   else was asked, so enabling a geocoder (or another responder) might still know the place;
+ * - a network geocoder answered (now, or recently: the cached miss) and no tier knows the place
+ *   → no_geocoder_match (404): asking again unchanged does not help;
+ * - every network tier failed in transport → source_fetch_failed (502).
  */
 import { SvcError } from '../protocol/errors.js';
 import { ANSWER_TTL_MS, MISS_TTL_MS, type GeoCache } from './geocache.js';
@@ -68,6 +72,13 @@ const NOMINATIM_SPACER = new Spacer(1000);
 /** Cache key: each comma part normalized, so "Paris, FR" and "paris ,fr" share an entry. */
 export function cacheKey(text: string): string {
   return text.split(',').map(normalizeName).filter(Boolean).join(',');
+}
+
+/** Nothing but the offline tables was consulted: no network geocoder is enabled on this responder. */
+function notFoundOffline(text: string): SvcError {
+  return new SvcError('place_not_found', `place: ${JSON.stringify(text.slice(0, 120))} is not in the offline tables, and no network geocoder is enabled here to ask`, {
+    field: 'place', network: 'disabled', hint: 'Refine the name (add ", Region, Country"), pass lat and lng, or ask a responder with a network geocoder enabled.',
+  });
 }
 
 function noMatch(text: string, why: string, details: Record<string, unknown> = {}): SvcError {
@@ -137,7 +148,7 @@ export function createLocator(opts: LocatorOptions): Locator {
         const r = cached.payload as Resolution;
         return { ...r, via: 'cache', selected: { ...r.selected, reason: `cached ${cached.source} answer of ${new Date(cached.stored_at).toISOString().slice(0, 10)}: ${r.selected.reason}` } };
       }
-      if (tiers.length === 0) return fuzzyOr(g, text, noMatch(text, 'not in the offline tables and the network geocoders are disabled', { network: 'disabled' }));
+      if (tiers.length === 0) return fuzzyOr(g, text, notFoundOffline(text));
 
       const failures: Record<string, string> = {};
       let answered = 0;
@@ -161,8 +172,14 @@ export function createLocator(opts: LocatorOptions): Locator {
         });
         return fuzzyOr(g, text, down, 'network geocoders unreachable');
       }
-      await cachePut(key, 'none', null, MISS_TTL_MS);
-      return fuzzyOr(g, text, noMatch(text, 'the offline tables and the network geocoders returned nothing', Object.keys(failures).length ? { partial_failures: failures } : {}));
+      // A miss is remembered only when every tier answered: a tier that failed might know the
+      // place, so the next request asks it again instead of being told "nobody knows" for a day.
+      const partial = Object.keys(failures).length > 0;
+      if (!partial) await cachePut(key, 'none', null, MISS_TTL_MS);
+      return fuzzyOr(g, text, noMatch(text, 'the offline tables and the network geocoders returned nothing', partial ? {
+        partial_failures: failures, retryable: true,
+        hint: 'A geocoder tier failed (see partial_failures) and may know the place: retry later, refine the name or pass lat and lng.',
+      } : {}));
     },
     close: () => opts.cache.close(),
   };

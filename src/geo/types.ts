@@ -46,6 +46,12 @@ export interface LocateRequest {
 /** LocateResp (spec 2.5). */
 export interface LocateResp {
   cell64: string;
+  /**
+   * `<prefix>:cell:<cell64>` (spec 2.5 tokens): the cell as a token another agent can pass as any
+   * `cell`. An address only. Set by the locate primitive; LocateResp-shaped blocks that other
+   * primitives build for a point (shortcuts) may leave it out.
+   */
+  token?: string;
   via: LocateVia;
   label: string;
   lat: number;

@@ -16,6 +16,7 @@ import { cellOf } from '../protocol/cell64.js';
 import { SvcError, invalidArgument } from '../protocol/errors.js';
 import { UpstreamClient } from '../sources/http.js';
 import { USER_AGENT } from '../sources/index.js';
+import { cellToken } from './cell-input.js';
 import type { ServiceContext } from './context.js';
 
 /** Public endpoints used when SVC_UPSTREAM_PHOTON_URL / SVC_UPSTREAM_NOMINATIM_URL are unset. */
@@ -129,13 +130,15 @@ export async function dataAtCell(ctx: ServiceContext, cell: string): Promise<Loc
   return out;
 }
 
-/** Resolve a place name or coordinates to a LocateResp. */
+/** Resolve a place name or coordinates to a LocateResp, with the cell's token (spec 2.5: locate mints `svc:cell:`). */
 export async function locate(ctx: ServiceContext, req: LocateRequest, opts: { deadline?: number } = {}): Promise<LocateResp> {
   const parsed = parseLocateRequest(req);
   const locator = locatorFor(ctx);
   const res = parsed.kind === 'point' ? locator.resolvePoint(parsed.lat, parsed.lng) : await locator.resolveName(parsed.text, opts);
   const core = locateCore(gazetteer(), res);
-  return { ...core, data_at_this_cell: await dataAtCell(ctx, core.cell64) };
+  // The token sits beside cell64 so a reader sees both spellings of the one address together.
+  const { cell64, ...rest } = core;
+  return { cell64, token: cellToken(ctx.config.prefix, cell64), ...rest, data_at_this_cell: await dataAtCell(ctx, cell64) };
 }
 
 /** The ctx.locate hook recall uses for `cell: "<place name>"` (no inventory: recall reads the cell itself). */

@@ -3,7 +3,6 @@
  * SignedResponse whose receipt covers exactly the facts returned (filters apply before signing).
  */
 import { contentId } from '../protocol/cid.js';
-import { isCell } from '../protocol/cell64.js';
 import { SvcError, invalidArgument } from '../protocol/errors.js';
 import { isoSeconds, scopeFieldsSet, type AsOf, type Cost, type Receipt, type Scope } from '../protocol/receipt.js';
 import { checkTslot, currentTslot, tslotRange } from '../protocol/tslot.js';
@@ -15,6 +14,7 @@ import { capturedAt, serveFact, sourceVersion, type ServedFact } from './facts-v
 import { skippedNote, type MaterializeNote, type MaterializeResult } from './materialize.js';
 import { deepFreeze } from '../protocol/freeze.js';
 import { warmGet, warmSet } from './warm-reads.js';
+import { directCell } from './cell-input.js';
 
 /** The default set attempted on an empty cell when no bands were asked (spec part 3). */
 export const DEFAULT_BANDS = ['copdem30m.elevation_mean', 'weather.temperature_2m'] as const;
@@ -64,10 +64,11 @@ export function recallEtag(r: SignedResponse): string | undefined {
 
 export const GRID_CAVEAT = 'A cell is about 9.55 m across at the equator (narrower east-west away from it): a value describes the cell, not an exact point.';
 
-/** Resolve `cell` (cell64, or a place name through locate when wired). */
+/** Resolve `cell` (cell64, an `svc:cell:` token, or a place name through locate when wired). */
 export async function resolveCell(ctx: ServiceContext, cell: unknown, field = 'cell'): Promise<{ cell: string; place?: SignedResponse['place'] }> {
   if (typeof cell !== 'string' || cell.length === 0) throw invalidArgument(field, 'expected a cell64 or a place name');
-  if (isCell(cell)) return { cell };
+  const direct = directCell(ctx.config.prefix, cell, field);
+  if (direct !== undefined) return { cell: direct };
   // Dotted tokens without spaces are a (possibly mistyped) cell64, never a place name.
   const looksLikeCell = /^[a-zA-Z0-9]{1,8}(\.[a-zA-Z0-9]{0,8}){1,5}$/.test(cell);
   if (!looksLikeCell && ctx.locate) {

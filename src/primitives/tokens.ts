@@ -3,11 +3,16 @@
  * signed fact by cid; its readable form also states a place, a date and a band. Those claims
  * are not signed by anyone, so resolving checks each against the signed body and refuses a
  * mismatch with 409 (`token_claim_mismatch`) instead of serving a fact under a false label.
+ *
+ * A cell token names a place only (nothing signed), so resolving it answers the cell and says
+ * where its facts are read. Entity tokens (current and legacy `meme:`) resolve alike: this
+ * responder mints no entity records yet, so a well-formed id is a typed miss, never a 5xx.
  */
 import { cellCenter, cellOf, isCell } from '../protocol/cell64.js';
 import { SvcError, invalidArgument } from '../protocol/errors.js';
 import type { StoredFact } from '../store/contract.js';
 import { resolveBundle } from './bundles.js';
+import { directCell } from './cell-input.js';
 import { issueReceipt, type ServiceContext } from './context.js';
 import { serveFact } from './facts-view.js';
 import { factByCid } from './reads/series.js';
@@ -15,19 +20,22 @@ import { factByCid } from './reads/series.js';
 /** Readable tokens need at least this many decimals per coordinate (about 1 m; spec part 8). */
 export const MIN_TOKEN_DECIMALS = 5;
 const ENTITY_SUBJECT = /^[a-z][a-z0-9_-]*:entity:[a-z2-7]{26}$/;
+/** entity_cid (spec 2.2): the first 16 bytes of a BLAKE3 digest, base32 lowercase, 26 characters. */
+const ENTITY_CID = /^[a-z2-7]{26}$/;
 const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
 const COORD_RE = /^(-?\d{1,3})(?:\.(\d+))?$/;
 /** Token kinds other primitives resolve, with where (so a caller is pointed, not refused blankly). */
 const ELSEWHERE: Record<string, string> = {
   raster: 'POST /v1/raster/resolve', cube: 'POST /v1/cube/resolve', rasterset: 'POST /v1/raster_bundle/resolve',
-  state: 'GET /v1/state/<cid>', trace: 'POST /v1/trace_resolve', attestation: '/v1/device_platforms', cell: 'POST /v1/recall (a cell token is an address only)',
+  state: 'GET /v1/state/<cid>', trace: 'POST /v1/trace_resolve', attestation: '/v1/device_platforms',
 };
 
 export type ParsedToken =
   | { kind: 'fact'; form: 'cell'; subject: string; fact_cid: string; legacy: boolean }
   | { kind: 'fact'; form: 'readable'; lat: number; lng: number; date: string; band: string; fact_cid: string; legacy: boolean }
   | { kind: 'bundle'; rest: string; legacy: boolean }
-  | { kind: 'entity'; rest: string; legacy: boolean };
+  | { kind: 'entity'; entity_cid: string; legacy: boolean }
+  | { kind: 'cell'; cell: string; legacy: false };
 
 function validDate(s: string): boolean {
   if (!DATE_RE.test(s)) return false;
@@ -64,9 +72,18 @@ export function parseToken(prefix: string, token: unknown): ParsedToken {
     kind = token.slice(prefix.length + 1, second);
     rest = token.slice(second + 1);
   } else {
-    throw invalidArgument('token', `unknown token prefix; expected ${prefix}:fact:, ${prefix}:bundle:, ${prefix}:entity: or a legacy memt:/memb:/meme: token`);
+    throw invalidArgument('token', `unknown token prefix; expected ${prefix}:fact:, ${prefix}:bundle:, ${prefix}:entity:, ${prefix}:cell: or a legacy memt:/memb:/meme: token`);
   }
-  if (kind === 'bundle' || kind === 'entity') return { kind, rest, legacy };
+  if (kind === 'bundle') return { kind, rest, legacy };
+  if (kind === 'entity') {
+    // Both spellings name the same id, so both are checked the same way before anything else.
+    if (!ENTITY_CID.test(rest)) {
+      throw invalidArgument('token', `expected ${legacy ? 'meme:' : `${prefix}:entity:`}<entity_cid> with a 26-character lowercase base32 entity_cid`);
+    }
+    return { kind, entity_cid: rest, legacy };
+  }
+  // Here the token starts with `<prefix>:cell:`, so directCell returns its cell or throws invalid_cell.
+  if (kind === 'cell') return { kind, cell: directCell(prefix, token, 'token')!, legacy: false };
   if (kind !== 'fact') {
     const where = ELSEWHERE[kind];
     throw invalidArgument('token', where ? `${prefix}:${kind}: tokens resolve at ${where}` : `unknown token kind ${JSON.stringify(kind)}`);
@@ -143,10 +160,14 @@ export async function resolveToken(ctx: ServiceContext, req: { token: unknown })
   const p = parseToken(ctx.config.prefix, req.token);
   if (p.kind === 'bundle') return { kind: 'bundle' as const, legacy: p.legacy, ...(await resolveBundle(ctx, `memb:${p.rest}`)) };
   if (p.kind === 'entity') {
-    throw new SvcError('not_yet_implemented', 'token: entity tokens do not resolve on this responder yet', {
-      field: 'token', workaround: 'Resolve the facts addressed to the entity by their fact tokens, or group them with POST /v1/memory_bundle.',
+    // No entity record is ever stored here yet (POST /v1/entity is not served), so every id is a
+    // miss, typed as the miss it will remain once entities exist: cid_not_found, not a 5xx.
+    throw new SvcError('cid_not_found', `token: no entity stored under ${p.entity_cid} here (this responder does not mint entity records yet)`, {
+      field: 'token', entity_cid: p.entity_cid, legacy: p.legacy,
+      workaround: 'Resolve the facts addressed to the entity by their fact tokens, or group them with POST /v1/memory_bundle.',
     });
   }
+  if (p.kind === 'cell') return resolveCellToken(ctx, req.token as string, p.cell);
   const { fact: f } = await factByCid(ctx, p.fact_cid, 'token');
   const checks: Record<string, boolean> = {};
   const problems: string[] = [];
@@ -182,4 +203,24 @@ export async function resolveToken(ctx: ServiceContext, req: { token: unknown })
   }
   out.receipt = issueReceipt(ctx, 'memory_token_resolve', [f.cell], [f.fact_cid], { merkle_proof: f.proof, cost: { credits: 0, was_cached: false } });
   return out;
+}
+
+/**
+ * A cell token resolves to its cell and nothing more: it is an address, not signed content.
+ * The receipt binds the cell and lists no facts; the facts are read with recall.
+ */
+function resolveCellToken(ctx: ServiceContext, token: string, cell: string) {
+  const centre = cellCenter(cell);
+  return {
+    kind: 'cell' as const,
+    legacy: false,
+    token,
+    cell,
+    lat: centre.lat,
+    lng: centre.lng,
+    address_only: true,
+    note: 'A cell token is an address only: it names a place, not signed bytes, so no fact comes with it. Read what is stored there with POST /v1/recall, which accepts the token as its cell.',
+    next: { method: 'POST', path: '/v1/recall', body: { cell: token } },
+    receipt: issueReceipt(ctx, 'memory_token_resolve', [cell], [], { cost: { credits: 0, was_cached: false } }),
+  };
 }

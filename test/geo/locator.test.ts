@@ -96,7 +96,33 @@ describe('createLocator (network tiers)', () => {
     } catch (e) {
       assert.equal((e as SvcError).code, 'no_geocoder_match');
       assert.ok((e as SvcError).details.partial_failures);
+      assert.equal((e as SvcError).details.retryable, true);
     }
+    // The failed tier might know the name: the miss is not remembered, so the next call asks again.
+    const calls = fake.calls.nominatim.length;
+    assert.equal(await code(l.resolveName('Xxqqzzyy')), 'no_geocoder_match');
+    assert.equal(fake.calls.nominatim.length, calls + 1);
+  });
+
+  it('with no network tier enabled, an offline miss is place_not_found: nobody else was asked', async () => {
+    const l = createLocator({ cache: memoryGeoCache(), timeoutMs: 2000 });
+    assert.equal(l.networkEnabled, false);
+    try {
+      await l.resolveName('Xxqqzzyy');
+      assert.fail('expected place_not_found');
+    } catch (e) {
+      assert.equal((e as SvcError).code, 'place_not_found');
+      assert.equal((e as SvcError).details.network, 'disabled');
+    }
+    assert.equal((await l.resolveName('Kyoto')).via, 'embedded');
+  });
+
+  it('a miss the network answered recently stays no_geocoder_match after the network is switched off', async () => {
+    const cache = memoryGeoCache();
+    const up = createLocator({ http: client([fake.photonUrl]), photonBase: fake.photonUrl, cache, timeoutMs: 2000 });
+    assert.equal(await code(up.resolveName('Qqzzyyxxw')), 'no_geocoder_match');
+    const off = createLocator({ cache, timeoutMs: 2000 });
+    assert.equal(await code(off.resolveName('qqzzyyxxw')), 'no_geocoder_match');
   });
 
   it('offline tiers answer without touching the network', async () => {

@@ -26,7 +26,8 @@ export const locateOp: Operation = {
   description:
     'Cascade: wide-feature table, countries and admin-1 regions, embedded GeoNames cities, landmarks, cache, Photon, Nominatim; `via` names the tier that answered. ' +
     'The place string is not signed: a wrong geocode yields a valid signature for the wrong cell, so check selected.is_high_confidence (and selected.reason) before trusting place-anchored answers. ' +
-    'No tier knows the place → no_geocoder_match (404); geocoders unreachable → source_fetch_failed (502).',
+    '`token` is the cell as an svc:cell:<cell64> token (an address only), accepted wherever a cell is. ' +
+    'Offline tiers miss and no network geocoder is enabled → place_not_found (404); the network geocoders answered and none knows the place → no_geocoder_match (404); geocoders unreachable → source_fetch_failed (502).',
   tags: ['place'],
   input: locateInput,
   mcp: 'core',

@@ -2,13 +2,13 @@
 import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { CONFIG_VARS } from '../../config.js';
-import { gridInfo } from '../../protocol/cell64.js';
 import { errorCatalogueDocument } from '../../protocol/errors.js';
 import { CURRENT_PREIMAGE_VERSION } from '../../protocol/receipt.js';
 import { TEMPO_UNIT_S } from '../../protocol/tslot.js';
 import { verifierSpec } from '../../protocol/verifier-spec.js';
 import { SvcError } from '../../protocol/errors.js';
 import { SCHEMA_PROFILE } from '../../registry/manifests.js';
+import { GRID_INFO_QUERY, gridInfoFor } from '../../geo/grid-info.js';
 import type { ServiceContext } from '../../primitives/context.js';
 import { coverageMap } from '../../primitives/coverage-map.js';
 import { LIMITS } from '../limits.js';
@@ -50,7 +50,8 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext)
   app.get(`/.well-known/${p}.json`, { schema: { summary: 'Protocol discovery, responder key and retired keys', tags: ['discovery'] } }, async () => wellKnown());
   if (p !== 'svc') app.get('/.well-known/svc.json', { schema: { hide: true } }, async () => wellKnown());
 
-  app.get('/v1/grid_info', { schema: { summary: 'Grid description', tags: ['discovery'] } }, async () => gridInfo());
+  app.get('/v1/grid_info', { schema: { summary: 'Grid description (resolution: optional, must be the served one)', tags: ['discovery'], querystring: GRID_INFO_QUERY } },
+    async (req) => gridInfoFor(req.query as { resolution?: string }));
   app.get('/v1/verifier_spec', { schema: { summary: 'Machine-readable signing and verification specification', tags: ['discovery'] } }, async () => spec);
   app.get(`/.well-known/${p}-verifier.json`, { schema: { summary: 'Same as /v1/verifier_spec', tags: ['discovery'] } }, async () => spec);
   app.get('/v1/errors', { schema: { summary: 'Error catalogue (svc.errors.v1)', tags: ['discovery'] } }, async () => errorCatalogueDocument());

@@ -3,15 +3,15 @@
  * the latest fact per attested band, served with its own receipt. A view never materializes,
  * so looking at a cell cannot change it.
  */
-import { cellBbox, cellCenter, neighbours, parseCell, pitchMetres } from '../../protocol/cell64.js';
+import { cellBbox, cellCenter, neighbours, pitchMetres } from '../../protocol/cell64.js';
+import { requireCell } from '../cell-input.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
 import { serveFact } from '../facts-view.js';
 import { GRID_CAVEAT } from '../recall.js';
 
 /** Geometry and stored contents of one cell, with a receipt over the facts shown. */
 export async function cellView(ctx: ServiceContext, cell64: unknown) {
-  parseCell(cell64); // invalid_cell with the grammar reason
-  const cell = cell64 as string;
+  const cell = requireCell(ctx.config.prefix, cell64, 'cell64'); // a cell64 or a cell token; else invalid_cell with the grammar reason
   const read = await ctx.store.readLatest({ cell, scope: null });
   const stored = [...read.facts].sort((a, b) => (a.band < b.band ? -1 : a.band > b.band ? 1 : 0));
   const facts = await Promise.all(stored.map((f) => serveFact(ctx, f)));

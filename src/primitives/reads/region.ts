@@ -4,6 +4,7 @@
  * count, and an area with no data answers `value: null, n_cells: 0` (never a zero value).
  */
 import { cellCenter, isCell } from '../../protocol/cell64.js';
+import { requireCell } from '../cell-input.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import type { BandEntry } from '../../registry/registry.js';
 import type { StoredFact } from '../../store/contract.js';
@@ -83,12 +84,11 @@ export function centroid(vectors: readonly number[][]): number[] | null {
   return out.map((x) => round(x / vectors.length));
 }
 
-/** Cells named by `geometry`: one cell64, or `cells:c1,c2,…`. */
-function geometryCells(g: unknown): string[] {
+/** Cells named by `geometry`: one cell64 (or cell token), or `cells:c1,c2,…`. */
+function geometryCells(g: unknown, prefix: string): string[] {
   if (typeof g !== 'string' || g.length === 0) throw invalidArgument('geometry', 'expected a cell64 or "cells:c1,c2,…"');
   if (!g.startsWith('cells:')) {
-    if (!isCell(g)) throw new SvcError('invalid_cell', `geometry: ${JSON.stringify(String(g).slice(0, 64))} is not a cell64 (or "cells:c1,c2,…")`, { field: 'geometry' });
-    return [g];
+    return [requireCell(prefix, g, 'geometry')];
   }
   const list = g.slice(6).split(',').map((s) => s.trim()).filter(Boolean);
   if (list.length === 0) throw invalidArgument('geometry', 'cells: list is empty');
@@ -154,7 +154,7 @@ export async function queryRegion(ctx: ServiceContext, req: QueryRegionRequest):
   let exhaustive: boolean;
   let sampling: QueryRegionResult['sampling'];
   if (req.geometry !== undefined) {
-    cells = geometryCells(req.geometry);
+    cells = geometryCells(req.geometry, ctx.config.prefix);
     exhaustive = true;
     sampling = { method: 'given', max_cells: maxCells };
   } else {

@@ -129,7 +129,7 @@ export async function derivedPlace(ctx: ServiceContext, input: PlaceInput, opts:
 
 /** Like derivedPlace, but a location is optional (rice_ch4 computes without one). */
 export async function parsePlaceOptional(ctx: ServiceContext, input: PlaceInput, opts: DerivedOpts): Promise<ResolvedPlace | undefined> {
-  if (!parseLocation(input, { allowCell64: true, optional: true })) return undefined;
+  if (!parseLocation(input, { allowCell64: true, optional: true, prefix: ctx.config.prefix })) return undefined;
   return derivedPlace(ctx, input, opts);
 }
 

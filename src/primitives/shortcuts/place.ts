@@ -7,6 +7,7 @@
 import { cellBbox, cellCenter, cellOf, isCell, neighbours } from '../../protocol/cell64.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import type { LocateRequest, LocateResp } from '../../geo/types.js';
+import { requireCell } from '../cell-input.js';
 import type { ServiceContext } from '../context.js';
 
 /** The locate primitive's signature (src/primitives/locate.ts). */
@@ -56,8 +57,11 @@ function num(v: unknown, field: string): number {
   return n;
 }
 
-/** Which way the caller named the location; exactly one way is allowed (as for locate). */
-export function parseLocation(input: PlaceInput, opts: { allowCell64?: boolean; optional?: boolean } = {}): Parsed | undefined {
+/**
+ * Which way the caller named the location; exactly one way is allowed (as for locate). With the
+ * deployment `prefix`, cell64 also takes the cell token `<prefix>:cell:<cell64>` that locate mints.
+ */
+export function parseLocation(input: PlaceInput, opts: { allowCell64?: boolean; optional?: boolean; prefix?: string } = {}): Parsed | undefined {
   const names = NAME_FIELDS.filter((k) => input[k] !== undefined && input[k] !== null);
   const texts = names.map((k) => input[k]);
   for (const [i, t] of texts.entries()) {
@@ -79,6 +83,7 @@ export function parseLocation(input: PlaceInput, opts: { allowCell64?: boolean; 
   if (ways > 1) throw invalidArgument(hasCell ? 'cell64' : 'lat', 'give only one of: a place name, lat and lng, cell64');
   if (names.length > 0) return { kind: 'place', text: (texts[0] as string).trim(), field: names[0] };
   if (hasCell) {
+    if (opts.prefix !== undefined) return { kind: 'cell64', cell: requireCell(opts.prefix, input.cell64, 'cell64') };
     if (!isCell(input.cell64)) throw new SvcError('invalid_cell', `cell64: ${JSON.stringify(String(input.cell64).slice(0, 64))} is not a cell64`, { field: 'cell64' });
     return { kind: 'cell64', cell: input.cell64 };
   }
@@ -143,7 +148,7 @@ async function locateName(ctx: ServiceContext, text: string, field: string, inje
 
 /** Resolve the caller's location to a LocateResp (locate for names; directly for coordinates and cells). */
 export async function resolvePlace(ctx: ServiceContext, input: PlaceInput, opts: { allowCell64?: boolean; locate?: LocateFn } = {}): Promise<ResolvedPlace> {
-  const p = parseLocation(input, opts)!;
+  const p = parseLocation(input, { ...opts, prefix: ctx.config.prefix })!;
   if (p.kind === 'place') return { loc: await locateName(ctx, p.text, p.field, opts.locate), input: 'place', query: p.text };
   if (p.kind === 'cell64') {
     const c = cellCenter(p.cell);

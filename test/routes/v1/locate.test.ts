@@ -34,6 +34,7 @@ describe('POST /v1/locate', () => {
       assert.equal(b.via, 'embedded');
       assert.ok(P.isCell(b.cell64));
       assert.equal(b.cell64, P.cellOf(b.lat, b.lng));
+      assert.equal(b.token, `svc:cell:${b.cell64}`, 'the cell token (spec 2.5) travels with the cell');
       assert.equal(b.neighborhood_cells.length, 8);
       for (const c of b.neighborhood_cells) assert.ok(P.isCell(c));
       assert.equal(b.polygon_bbox.source, 'centre_cell_bbox');
@@ -94,6 +95,7 @@ describe('POST /v1/locate', () => {
       assert.equal(r.body.via, 'direct_latlng');
       assert.equal(r.body.label, 'near Paris, FR');
       assert.equal(r.body.cell64, P.cellOf(48.8566, 2.3522));
+      assert.equal(r.body.token, `svc:cell:${r.body.cell64}`);
       assert.equal(r.body.selected.is_high_confidence, true);
     });
 
@@ -152,11 +154,13 @@ describe('POST /v1/locate', () => {
       assert.equal(call.query.get('limit'), '5');
     });
 
-    it('both empty → 404 no_geocoder_match with a hint', async () => {
+    it('both empty → 404 no_geocoder_match with a hint (they were asked and neither knows it)', async () => {
       const r = await locate({ place: 'Qqqxyzzyplex' });
       assert.equal(r.status, 404, JSON.stringify(r.body));
       assert.equal(r.body.code, 'no_geocoder_match');
+      assert.equal(r.body.schema, 'svc.error.v1');
       assert.match(r.body.details.hint, /lat and lng/);
+      assert.equal(r.body.details.network, undefined);
     });
 
     it('both down → 502 source_fetch_failed', async () => {
@@ -176,15 +180,18 @@ describe('POST /v1/locate', () => {
   });
 
   describe('when network geocoders are disabled or unreachable', () => {
-    it('disabled: offline names still resolve; unknown names are 404 without any upstream call', async () => {
+    it('disabled: offline names still resolve; unknown names are 404 place_not_found without any upstream call', async () => {
       const off = await build({}, { SVC_UPSTREAM_PHOTON_URL: 'off:', SVC_UPSTREAM_NOMINATIM_URL: 'off:' });
       try {
         const calls = fake.calls.photon.length + fake.calls.nominatim.length;
         assert.equal((await locate({ place: 'Tokyo' }, off)).body.via, 'embedded');
         const r = await locate({ place: 'Hintertux' }, off);
         assert.equal(r.status, 404);
-        assert.equal(r.body.code, 'no_geocoder_match');
+        // Nobody but the offline tables was asked, so this is not "every geocoder answered".
+        assert.equal(r.body.code, 'place_not_found');
+        assert.equal(r.body.schema, 'svc.error.v1');
         assert.equal(r.body.details.network, 'disabled');
+        assert.match(r.body.details.hint, /lat and lng/);
         assert.equal(fake.calls.photon.length + fake.calls.nominatim.length, calls);
       } finally {
         await off.close();

@@ -219,7 +219,7 @@ describe('POST /v1/recall', () => {
       [{}, 'invalid_argument', 422],
       [{ cell: 'defi.zb400.bafi' }, 'invalid_cell', 422],
       [{ cell: 'defi.zb400.bafi.bab' }, 'invalid_cell', 422],
-      [{ cell: 'Xqzzyvv Nowhereland 12345' }, 'no_geocoder_match', 404],
+      [{ cell: 'Xqzzyvv Nowhereland 12345' }, 'place_not_found', 404],
       [{ cell: P.cellOf(0, 0), bands: ['copdem30m.elevation_mean'], tslot: 5 }, 'tslot_mismatch', 422],
       [{ cell: P.cellOf(0, 0), tslot: -1 }, 'invalid_argument', 422],
       [{ cell: P.cellOf(0, 0), provenance: ['satellite'] }, 'invalid_argument', 422],

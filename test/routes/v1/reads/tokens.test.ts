@@ -80,12 +80,12 @@ describe('fact tokens', () => {
     fails(await resolve(`svc:fact:12.9716,77.59460@2025-11-09@indices.ndvi:${ndviCid}`), 400, 'invalid_argument', 'decimals');
   });
 
-  it('legacy memt: resolves; meme: answers not_yet_implemented; malformed tokens → 422; unknown cid → 404', async () => {
+  it('legacy memt: resolves; meme: is a typed entity miss; malformed tokens → 422; unknown cid → 404', async () => {
     const r = await resolve(`memt:${cell}:${ndviCid}`);
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.legacy, true);
     assert.equal(r.body.fact.fact_cid, ndviCid);
-    fails(await resolve(`meme:${'a'.repeat(26)}`), 501, 'not_yet_implemented');
+    fails(await resolve(`meme:${'a'.repeat(26)}`), 404, 'cid_not_found', 'entity');
     fails(await resolve('hello'), 422, 'invalid_argument', 'token');
     fails(await resolve(`svc:raster:x:y:1:z`), 422, 'invalid_argument', 'raster/resolve');
     fails(await resolve(`svc:fact:${cell}:${'a'.repeat(52)}`), 404, 'cid_not_found');
