@@ -3,39 +3,13 @@
  * p50/p99 latency of the whole call over a few runs. Prints one JSON line.
  * Run: node --import tsx bench/recall-many.ts [runs]
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { buildApp } from '../src/api/app.js';
-import { loadConfig } from '../src/config.js';
-import * as P from '../src/protocol/index.js';
-import { openService } from '../src/service.js';
+import { manyCells } from './many-cells.js';
 import { percentiles } from './harness.js';
 
 const CELLS = 256;
 const runs = Number(process.argv[2] ?? 20);
-const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-recall-many-'));
-const seed = P.blake3(P.utf8('bench recall_many attester'));
-const attester = P.b32encode(P.portableEd25519.publicKey(seed));
-
-const service = await openService(loadConfig({ SVC_LOG_LEVEL: 'silent' }, { dataDir, attesterKeys: [attester], timeoutSecs: 600 }), { materializers: [] });
-const app = await buildApp(service);
-await app.ready();
+const { app, service, cells, facts, payload, close } = await manyCells(CELLS);
 try {
-  // Static bands and the current slow slot: nothing is due for refresh, so every read is warm.
-  const slow = P.currentTslot('slow');
-  const cells = Array.from({ length: CELLS }, (_, i) => P.cellOf(48 + Math.floor(i / 16) * 0.001, 11 + (i % 16) * 0.001));
-  const facts = cells.flatMap((cell, i) => [
-    { kind: 'primary', cell, band: 'copdem30m.elevation_mean', tslot: 0, value: 500 + i, unit: 'm_msl' },
-    { kind: 'primary', cell, band: 'soil.clay_0_30cm', tslot: 0, value: 20 + (i % 7), unit: 'percent' },
-    { kind: 'primary', cell, band: 'geotessera', tslot: slow, value: Array.from({ length: 128 }, (_, k) => Number(Math.sin(i + k).toFixed(5))), unit: 'unitless' },
-  ]);
-  const root = P.batchRoot(facts.map((f) => P.factDigest(f)));
-  const signature = P.b32encode(P.portableEd25519.sign(P.attesterDigest(root, service.manifests.registry_cid, service.manifests.schema_cid), seed));
-  const w = await app.inject({ method: 'POST', url: '/v1/attest', payload: { batch_root: Array.from(root), attester, signature, facts } });
-  if (w.statusCode !== 200) throw new Error(`attest failed: ${w.body}`);
-
-  const payload = { cells, bands: ['copdem30m.elevation_mean', 'soil.clay_0_30cm', 'geotessera'] };
   const call = async () => {
     const t0 = performance.now();
     const r = await app.inject({ method: 'POST', url: '/v1/recall_many', payload });
@@ -70,7 +44,5 @@ try {
     node: process.version,
   }));
 } finally {
-  await app.close();
-  await service.close();
-  rmSync(dataDir, { recursive: true, force: true });
+  await close();
 }

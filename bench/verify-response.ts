@@ -6,38 +6,17 @@
  * Prints one JSON line. Run: node --import tsx bench/verify-response.ts [runs]
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildApp } from '../src/api/app.js';
-import { loadConfig } from '../src/config.js';
 import { nodeEd25519 } from '../src/crypto/node-ed25519.js';
 import * as P from '../src/protocol/index.js';
-import { openService } from '../src/service.js';
+import { manyCells } from './many-cells.js';
 import { percentiles } from './harness.js';
 
 const CELLS = 256;
 const runs = Number(process.argv[2] ?? 5);
-const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-verify-'));
-const seed = P.blake3(P.utf8('bench verify attester'));
-const attester = P.b32encode(P.portableEd25519.publicKey(seed));
-
-const service = await openService(loadConfig({ SVC_LOG_LEVEL: 'silent' }, { dataDir, attesterKeys: [attester], timeoutSecs: 600 }), { materializers: [] });
-const app = await buildApp(service);
-await app.ready();
+const { app, service, dataDir, payload, close } = await manyCells(CELLS);
 try {
-  const slow = P.currentTslot('slow');
-  const cells = Array.from({ length: CELLS }, (_, i) => P.cellOf(48 + Math.floor(i / 16) * 0.001, 11 + (i % 16) * 0.001));
-  const facts = cells.flatMap((cell, i) => [
-    { kind: 'primary', cell, band: 'copdem30m.elevation_mean', tslot: 0, value: 500 + i, unit: 'm_msl' },
-    { kind: 'primary', cell, band: 'soil.clay_0_30cm', tslot: 0, value: 20 + (i % 7), unit: 'percent' },
-    { kind: 'primary', cell, band: 'geotessera', tslot: slow, value: Array.from({ length: 128 }, (_, k) => Number((Math.sin(i + k) / 2).toFixed(5))), unit: 'unitless' },
-  ]);
-  const root = P.batchRoot(facts.map((f) => P.factDigest(f)));
-  const signature = P.b32encode(P.portableEd25519.sign(P.attesterDigest(root, service.manifests.registry_cid, service.manifests.schema_cid), seed));
-  const w = await app.inject({ method: 'POST', url: '/v1/attest', payload: { batch_root: Array.from(root), attester, signature, facts } });
-  if (w.statusCode !== 200) throw new Error(`attest failed: ${w.body}`);
-  const payload = { cells, bands: ['copdem30m.elevation_mean', 'soil.clay_0_30cm', 'geotessera'] };
   const serve = async () => {
     const t0 = performance.now();
     const r = await app.inject({ method: 'POST', url: '/v1/recall_many', payload });
@@ -106,7 +85,5 @@ try {
     node: process.version,
   }));
 } finally {
-  await app.close();
-  await service.close();
-  rmSync(dataDir, { recursive: true, force: true });
+  await close();
 }

@@ -1,12 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { artifacts, browserSkip, launchChromium } from '../support/browser.js';
 import { build, type TestApp } from '../support/app.js';
 
-const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} not found: install Debian's chromium (.ci/run does) to run the browser test`;
-const artifacts = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
+const skip = browserSkip;
 
 let t: TestApp;
 let base: string;
@@ -15,12 +12,7 @@ before(async () => {
   if (skip) return;
   t = await build();
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  mkdirSync(artifacts, { recursive: true });
+  browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();

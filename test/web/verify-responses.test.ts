@@ -1,13 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { artifacts, browserSkip, launchChromium } from '../support/browser.js';
 import { editsOf, fixtureApp, savedResponses } from '../support/tamper.js';
 import type { TestApp } from '../support/app.js';
 
-const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} not found: install Debian's chromium (.ci/run does) to run the browser test`;
-const artifacts = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
+const skip = browserSkip;
 
 let t: TestApp;
 let base: string;
@@ -18,12 +15,7 @@ before(async () => {
   ({ t } = await fixtureApp());
   saved = await savedResponses(t);
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  mkdirSync(artifacts, { recursive: true });
+  browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();
