@@ -7,13 +7,27 @@
  *   node --import tsx bench/ingest.ts            (SVC_BENCH_SCALE=0.25 for a quick run)
  *   SVC_BENCH_ONLY=batch_256,c32                 (run only the named cases; for profiling)
  *   SVC_BENCH_PORTABLE_BLAKE3=1                  (keep the portable hash, as before the swap)
+ *   SVC_ATTESTER_DAILY_FACTS=N                   (attest cases: with the per-attester daily quota on)
+ *
+ * The attest_16 / attest_256 cases go through acceptBatch (the /v1/attest path without HTTP:
+ * registry checks of every fact, batch root, Ed25519, append) with an operator key, to show
+ * what checking a fact costs next to storing it. `rules_us_per_fact` then times the registry
+ * rules alone over the same facts (docs/writes.md: value, unit, reason, level, privacy,
+ * derivative parents through the store, the quota lookup once per batch), so their share of
+ * the attest CPU can be read off one run on a shared machine.
  */
 import Database from 'better-sqlite3';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { installFastBlake3 } from '../src/crypto/fast-blake3.js';
+import { loadConfig } from '../src/config.js';
+import { acceptBatch, type AttestRequest } from '../src/primitives/attest.js';
+import { checkAgainstBand, derivativeParents, resolveParents } from '../src/primitives/fact-rules.js';
+import * as P from '../src/protocol/index.js';
 import { cellOf } from '../src/protocol/cell64.js';
+import { openService, type Service } from '../src/service.js';
+import { signBits } from '../src/sources/geotessera.js';
 import type { AppendBatch, Store } from '../src/store/contract.js';
 import { openDiskLog, type DiskLog } from '../src/store/log/disk-log.js';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.js';
@@ -142,6 +156,97 @@ async function latency(name: string, count: number, concurrency: number) {
   };
 }
 
+const attestSeed = P.blake3(P.utf8('bench ingest attester'));
+const attestKey = P.b32encode(P.portableEd25519.publicKey(attestSeed));
+const WORLDCOVER = [10, 20, 30, 40, 50, 60, 80, 90];
+
+/**
+ * Fact `n` of a realistic attested mix: mostly scalars in range with their declared units,
+ * some categorical, a 128-bit code, an absence and a derivative naming stored parents.
+ */
+function attestedFact(n: number, parents: readonly string[]): Record<string, unknown> {
+  const cell = cellOf(-50 + (n % 1000) * 0.1, -170 + Math.floor(n / 1000) * 0.05);
+  const fast = P.currentTslot('fast') - (n % 97);
+  const medium = P.currentTslot('medium') - (n % 29);
+  const base = { cell, signed_at: '2026-01-01T00:00:00Z' };
+  switch (n % 16) {
+    case 5: case 6: case 7:
+      return { ...base, kind: 'primary', band: 'indices.ndvi', tslot: medium, value: Math.round(((n % 110) / 100 - 0.2) * 1e4) / 1e4, unit: 'unitless' };
+    case 8: case 9:
+      return { ...base, kind: 'primary', band: 'copdem30m.elevation_mean', tslot: 0, value: (n % 4000) - 50, unit: 'm_msl' };
+    case 10:
+      return { ...base, kind: 'primary', band: 'landcover.esa_worldcover_2021', tslot: 0, value: WORLDCOVER[n % WORLDCOVER.length], unit: 'class' };
+    case 11:
+      return { ...base, kind: 'primary', band: 'geotessera.bin128', tslot: P.currentTslot('slow') - 1, value: signBits(Array.from({ length: 128 }, (_, i) => Math.sin(n + i))), unit: 'bit' };
+    case 12:
+      return { ...base, kind: 'absence', band: 'soil.soc_0_30cm', tslot: 0, value: null, unit: 'g_kg', absence_reason: 'outside_coverage' };
+    case 13:
+      return { ...base, kind: 'derivative', band: 'indices.ndvi', tslot: medium, value: (n % 100) / 100, unit: 'unitless', derivation: { fn: 'normalized_difference@1', sources: [], parents: [parents[n % parents.length], parents[(n + 1) % parents.length]] } };
+    case 14: case 15:
+      return { ...base, kind: 'primary', band: 'weather.precipitation', tslot: fast, value: (n % 500) / 10, unit: 'mm' };
+    default:
+      return { ...base, kind: 'primary', band: 'weather.temperature_2m', tslot: fast, value: Math.round(((n % 500) / 10 - 10) * 10) / 10, unit: 'degC' };
+  }
+}
+
+/** A signed attest request over `facts` (signed before timing, as a client would). */
+function signedBatch(svc: Service, facts: Record<string, unknown>[]): AttestRequest {
+  const root = P.batchRoot(facts.map((f) => P.factDigest(f)));
+  const sig = P.portableEd25519.sign(P.attesterDigest(root, svc.manifests.registry_cid, svc.manifests.schema_cid), attestSeed);
+  return { batch_root: Array.from(root), attester: attestKey, signature: P.b32encode(sig), facts };
+}
+
+/** CPU microseconds the registry rules take over `work` when run on their own (the facts are stored by now). */
+async function rulesCost(svc: Service, work: AttestRequest[]): Promise<number> {
+  const day = new Date().toISOString().slice(0, 10);
+  const cpu0 = process.cpuUsage();
+  for (const b of work) {
+    const derivatives: { at: string; parents: string[] }[] = [];
+    b.facts.forEach((f, i) => {
+      const at = `facts[${i}]`;
+      checkAgainstBand(at, f, f.kind as 'primary', f.cell as string, svc.registry.bands.get(f.band as string)!, 'operator');
+      if (f.kind === 'derivative') derivatives.push({ at, parents: derivativeParents(at, f) });
+    });
+    if (derivatives.length > 0) await resolveParents(derivatives, async (cid) => (await svc.store.getFact(cid)) !== null);
+    if (svc.config.attesterDailyFacts !== undefined) await svc.store.attesterFactsOn(attestKey, day);
+  }
+  const cpu = process.cpuUsage(cpu0);
+  return cpu.user + cpu.system;
+}
+
+/** Attested ingest through acceptBatch: `count` batches of `size` at `concurrency`. */
+async function attest(name: string, size: number, count: number, concurrency: number) {
+  const dataDir = join(root, name);
+  const env = { SVC_LOG_LEVEL: 'silent', SVC_ATTESTER_DAILY_FACTS: process.env.SVC_ATTESTER_DAILY_FACTS };
+  const svc = await openService(loadConfig(env, { dataDir, attesterKeys: [attestKey] }), { materializers: [] });
+  try {
+    // Parents for the derivative facts, stored before timing starts.
+    const seed = Array.from({ length: 64 }, (_, i) => ({ kind: 'primary', cell: cellOf(70, -170 + i * 0.01), band: 'weather.temperature_2m', tslot: P.currentTslot('fast'), value: i / 10, unit: 'degC' }));
+    const parents = (await acceptBatch(svc, signedBatch(svc, seed))).fact_cids;
+    const work = Array.from({ length: count }, () => signedBatch(svc, Array.from({ length: size }, () => attestedFact(factSeq++, parents))));
+    let next = 0;
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: concurrency }, async () => {
+      while (next < work.length) await acceptBatch(svc, work[next++]);
+    }));
+    const seconds = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    const facts = size * count;
+    const rules = await rulesCost(svc, work);
+    const cpuPerFact = (cpu.user + cpu.system) / facts;
+    return {
+      batch_size: size, concurrency, facts, seconds: round(seconds, 3), facts_per_s: Math.round(facts / seconds),
+      cpu_us_per_fact: Math.round(cpuPerFact),
+      quota: svc.config.attesterDailyFacts ?? null,
+      rules_us_per_fact: round(rules / facts, 2),
+      rules_share_of_attest_cpu: round(rules / facts / cpuPerFact, 3),
+    };
+  } finally {
+    await svc.close();
+  }
+}
+
 async function main(): Promise<void> {
   const n = (x: number) => Math.max(1, Math.round(x * SCALE));
   const want = (name: string) => ONLY === null || ONLY.has(name);
@@ -151,6 +256,8 @@ async function main(): Promise<void> {
     const b256 = want('batch_256') ? await ingest('b256', 256, n(48), 2) : undefined;
     const lat1 = want('c1') ? await latency('lat1', n(400), 1) : undefined;
     const lat32 = want('c32') ? await latency('lat32', n(4000), 32) : undefined;
+    const a16 = want('attest_16') ? await attest('a16', 16, n(640), 4) : undefined;
+    const a256 = want('attest_256') ? await attest('a256', 256, n(48), 2) : undefined;
     const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : round(a / b, 2));
     const out = {
       bench: 'store.ingest',
@@ -164,6 +271,7 @@ async function main(): Promise<void> {
       loadavg_1m: round(loadavg()[0], 2),
       ingest: { batch_1: b1, batch_16: b16, batch_256: b256 },
       append_latency: { c1: lat1, c32: lat32 },
+      attest: { batch_16: a16, batch_256: a256 },
       ratios: {
         batch_16_over_batch_1: ratio(b16?.facts_per_s, b1?.facts_per_s),
         batch_256_over_batch_1: ratio(b256?.facts_per_s, b1?.facts_per_s),

@@ -29,6 +29,11 @@ export interface Config {
   upstreams: Record<string, string>;
   logLevel: string;
   segmentMaxBytes: number;
+  /**
+   * Facts one attester key (not the responder's own) may have accepted per UTC day; undefined
+   * means unlimited. Counted from the store, so it holds across restarts and shared PostgreSQL.
+   */
+  attesterDailyFacts?: number;
 }
 
 export interface VarSpec {
@@ -57,6 +62,7 @@ export const CONFIG_VARS: readonly VarSpec[] = [
   { name: 'SVC_DEVICE_KEYS', default: '', description: 'enrolled device keys (b32, comma-separated)' },
   { name: 'SVC_LOG_LEVEL', default: 'info', description: 'fastify log level (silent, error, warn, info, debug)' },
   { name: 'SVC_SEGMENT_MAX_BYTES', default: '1073741824', description: 'transparency-log segment cap' },
+  { name: 'SVC_ATTESTER_DAILY_FACTS', default: '', description: 'facts each attester key may have accepted per UTC day (integer >= 1; unset: unlimited; the responder key is never counted)' },
 ];
 
 export class ConfigError extends Error {}
@@ -68,6 +74,15 @@ function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max
   if (!Number.isFinite(n)) throw new ConfigError(`${name}: expected a number, got ${JSON.stringify(raw)}`);
   if (clamp) return Math.min(max, Math.max(min, n));
   if (n < min || n > max) throw new ConfigError(`${name}: ${n} is outside ${min}..${max}`);
+  return n;
+}
+
+/** An optional whole count >= 1: unset or empty means no limit. */
+function optionalCount(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 1) throw new ConfigError(`${name}: expected an integer >= 1 (or unset for no limit), got ${JSON.stringify(raw)}`);
   return n;
 }
 
@@ -116,6 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     upstreams,
     logLevel: env.SVC_LOG_LEVEL || 'info',
     segmentMaxBytes: int(env, 'SVC_SEGMENT_MAX_BYTES', 1024 ** 3, 4096, 1024 ** 3),
+    attesterDailyFacts: optionalCount(env, 'SVC_ATTESTER_DAILY_FACTS'),
   };
   return { ...cfg, ...overrides };
 }

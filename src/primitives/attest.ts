@@ -1,7 +1,8 @@
 /**
  * The write path (spec 4.7, part 3, part 5): attested batches from listed keys and facts the
  * responder mints itself go through one function, `acceptBatch`, which checks everything
- * before anything is written, so a rejection leaves cache, store and log untouched.
+ * before anything is written, so a rejection leaves cache, store and log untouched. What a
+ * fact must say for its band is in fact-rules.ts; the daily quota in attester-quota.ts.
  */
 import { b32decode, b32encode } from '../protocol/base32.js';
 import { equalBytes, toHex } from '../protocol/bytes.js';
@@ -15,18 +16,16 @@ import { batchProofs, proofToJson } from '../protocol/merkle-batch.js';
 import { isoSeconds, scopeFieldsSet, type Scope } from '../protocol/receipt.js';
 import { checkTslot, tslotOf } from '../protocol/tslot.js';
 import { attesterDigest } from '../protocol/tree-head.js';
-import type { FactKind, NewFact, ProvenanceClass } from '../store/contract.js';
+import type { AppendResult, FactKind, NewFact, ProvenanceClass } from '../store/contract.js';
+import { reserveDailyFacts } from './attester-quota.js';
 import { issueReceipt, type ServiceContext } from './context.js';
+import { checkAgainstBand, derivativeParents, resolveParents, type AttesterKind } from './fact-rules.js';
+
+export type { AttesterKind } from './fact-rules.js';
 
 const KINDS: readonly FactKind[] = ['primary', 'derivative', 'absence'];
 const ENTITY_RE = /^svc:entity:[a-z2-7]{26}$/;
-/** Privacy classes a fact may declare; `restricted` needs a responder or device key at cell resolution. */
-export const FACT_PRIVACY_CLASSES = ['public', 'restricted'] as const;
-/** Protocol level of each kind of writer (spec part 5: writes are L2). */
-const LEVEL_OF = { responder: 3, device: 2, operator: 2 } as const;
 export const MAX_FACTS_PER_BATCH = 4096;
-
-export type AttesterKind = keyof typeof LEVEL_OF;
 
 export interface AttestRequest {
   batch_root: number[] | Uint8Array;
@@ -62,11 +61,6 @@ export function classifyAttester(ctx: ServiceContext, attester: string): Atteste
   throw new SvcError('unauthorized', `attester: key ${attester} is not the responder's, an enrolled device key or an operator-listed key`, { field: 'attester' }, { status: 403 });
 }
 
-function levelNumber(level: string): number {
-  const m = /^L(\d)$/.exec(level);
-  return m ? Number(m[1]) : 0;
-}
-
 interface CheckedFact {
   body: Record<string, unknown>;
   digest: Uint8Array;
@@ -77,11 +71,12 @@ interface CheckedFact {
   tslot: number;
   provenance_class: ProvenanceClass;
   scope: Scope | null;
+  /** Derivatives only: the parents to resolve in the store once the batch is authenticated. */
+  parents?: string[];
 }
 
-/** Validate one submitted fact and resolve its index columns; nothing is written here. */
-function checkFact(ctx: ServiceContext, raw: unknown, i: number, writer: AttesterKind, nowMs: number): CheckedFact {
-  const at = `facts[${i}]`;
+/** Validate one submitted fact (`at` names it in refusals) and resolve its index columns; nothing is written here. */
+function checkFact(ctx: ServiceContext, raw: unknown, at: string, writer: AttesterKind, nowMs: number): CheckedFact {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalidArgument(at, 'expected an object');
   const body = factBody(raw as Record<string, unknown>) as Record<string, unknown>;
   const kind = body.kind;
@@ -95,7 +90,6 @@ function checkFact(ctx: ServiceContext, raw: unknown, i: number, writer: Atteste
   const entry = ctx.registry.bands.get(band);
   if (!entry) throw new SvcError('band_not_in_registry', `${at}.band: ${band} is not in the active manifest (see /v1/bands)`, { field: `${at}.band`, band });
   if (!('value' in body)) throw invalidArgument(`${at}.value`, 'is required (null for an absence)');
-  if (kind === 'absence' && body.value !== null) throw invalidArgument(`${at}.value`, 'must be null for an absence');
   let signedAtMs: number | undefined;
   if (body.signed_at !== undefined) {
     signedAtMs = typeof body.signed_at === 'string' ? Date.parse(body.signed_at) : NaN;
@@ -103,20 +97,16 @@ function checkFact(ctx: ServiceContext, raw: unknown, i: number, writer: Atteste
   }
   let tslot: number;
   if (body.tslot !== undefined) {
-    tslot = checkTslot(body.tslot, entry.tempo, band, nowMs);
+    try {
+      tslot = checkTslot(body.tslot, entry.tempo, band, nowMs);
+    } catch (e) {
+      throw atFact(e, at);
+    }
   } else {
     tslot = tslotOf(Math.floor((signedAtMs ?? nowMs) / 1000), entry.tempo);
   }
-  if (levelNumber(entry.min_level) > LEVEL_OF[writer]) {
-    throw new SvcError('level_too_low', `${at}.band: ${band} needs level ${entry.min_level}`, { field: `${at}.band`, required: entry.min_level });
-  }
-  const privacy = body.privacy_class ?? entry.privacy_class;
-  if (typeof privacy !== 'string' || !(FACT_PRIVACY_CLASSES as readonly string[]).includes(privacy)) {
-    throw invalidArgument(`${at}.privacy_class`, `expected one of ${FACT_PRIVACY_CLASSES.join(', ')}`);
-  }
-  if (privacy === 'restricted' && writer === 'operator' && isCell(cell)) {
-    throw new SvcError('privacy_refused', `${at}: restricted facts at full cell resolution need a responder or device key`, { field: `${at}.privacy_class` });
-  }
+  checkAgainstBand(at, body, kind as FactKind, cell, entry, writer);
+  const parents = kind === 'derivative' ? derivativeParents(at, body) : undefined;
   let scope: Scope | null = null;
   if (body.scope !== undefined) {
     const s = body.scope as Record<string, unknown>;
@@ -135,8 +125,15 @@ function checkFact(ctx: ServiceContext, raw: unknown, i: number, writer: Atteste
   return {
     body, digest, fact_cid: b32encode(digest), kind: kind as FactKind, cell, band, tslot,
     provenance_class: kind === 'derivative' ? 'deterministic_index' : (entry.provenance_class as ProvenanceClass),
-    scope,
+    scope, parents,
   };
+}
+
+/** checkTslot names the bare field `tslot`; a batch refusal names the fact too. */
+function atFact(e: unknown, at: string): unknown {
+  if (!(e instanceof SvcError) || e.details.field !== 'tslot') return e;
+  const field = `${at}.tslot`;
+  return new SvcError(e.code, `${at}.${e.message}`, { ...e.details, field }, { status: e.httpStatus });
 }
 
 function rootBytes(root: unknown): Uint8Array {
@@ -152,7 +149,8 @@ function rootBytes(root: unknown): Uint8Array {
 
 /**
  * Check a batch completely, then append it durably. Order: shape → key standing → each fact →
- * batch root → signature; every failure throws before the store is touched.
+ * batch root → signature → derivative parents (store reads, so only for an authenticated
+ * batch) → daily quota; every failure throws before the store is written.
  */
 export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primitive = 'attest'): Promise<AttestResult> {
   if (typeof req.attester !== 'string' || req.attester === '') throw new SvcError('unauthorized', 'attester: missing attester key', { field: 'attester' });
@@ -167,7 +165,7 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
 
   const writer = classifyAttester(ctx, req.attester);
   const nowMs = ctx.now().getTime();
-  const checked = req.facts.map((f, i) => checkFact(ctx, f, i, writer, nowMs));
+  const checked = req.facts.map((f, i) => checkFact(ctx, f, `facts[${i}]`, writer, nowMs));
 
   const { root: rebuilt, proofs } = batchProofs(checked.map((c) => c.digest));
   if (!equalBytes(rebuilt, root)) {
@@ -189,11 +187,20 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
     throw new SvcError('bad_signature', 'signature: bad signature over blake3(batch_root ‖ registry_cid ‖ schema_cid)', { field: 'signature' });
   }
 
+  const derivatives = checked.flatMap((c, i) => (c.parents ? [{ at: `facts[${i}]`, parents: c.parents }] : []));
+  if (derivatives.length > 0) await resolveParents(derivatives, async (cid) => (await ctx.store.getFact(cid)) !== null);
+
   const facts: NewFact[] = checked.map((c, i) => ({
     fact_cid: c.fact_cid, body: c.body, cell: c.cell, band: c.band, tslot: c.tslot, kind: c.kind,
     provenance_class: c.provenance_class, scope: c.scope, proof: proofToJson(proofs[i]),
   }));
-  const res = await ctx.store.append({ facts, batch_root: root, attester: req.attester, signature: req.signature, registry_cid: registryCid, schema_cid: schemaCid });
+  const release = writer === 'responder' ? undefined : await reserveDailyFacts(ctx, req.attester, facts.length);
+  let res: AppendResult;
+  try {
+    res = await ctx.store.append({ facts, batch_root: root, attester: req.attester, signature: req.signature, registry_cid: registryCid, schema_cid: schemaCid });
+  } finally {
+    release?.();
+  }
   const head = await ctx.store.log.latestTreeHead();
   const path = res.log_index < head.tree_size ? await ctx.store.log.inclusionProof(res.log_index, head.tree_size) : [];
   const cids = facts.map((f) => f.fact_cid);
@@ -227,6 +234,22 @@ export function mintedBody(ctx: ServiceContext, fields: {
   const scope = scopeFieldsSet(fields.scope);
   if (scope) body.scope = scope;
   return body;
+}
+
+/**
+ * Why acceptBatch would refuse `body` from the responder's own key, or null. A materializer
+ * calls it before queueing a minted body, so an upstream value the registry refuses becomes
+ * that band's skipped note instead of failing the batch it would have joined (docs/writes.md).
+ * Derivative parents are not resolved here (minted facts name none).
+ */
+export function mintRefusal(ctx: ServiceContext, body: Record<string, unknown>): SvcError | null {
+  try {
+    checkFact(ctx, body, 'fact', 'responder', ctx.now().getTime());
+    return null;
+  } catch (e) {
+    if (e instanceof SvcError) return e;
+    throw e;
+  }
 }
 
 /** Write facts signed by the responder through the same path as any attester (materialization, derived answers). */

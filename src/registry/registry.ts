@@ -9,8 +9,8 @@ import { TEMPO_UNIT_S, type Tempo } from '../protocol/tslot.js';
 
 export type ValueKind = 'scalar' | 'vector' | 'categorical';
 export type ProvenanceClass = 'direct_sensor' | 'deterministic_index' | 'model_output' | 'human_curated' | 'unclassified';
-export type PrivacyClass = 'public';
-export type ProtocolLevel = 'L0' | 'L1' | 'L2';
+export type PrivacyClass = 'public' | 'restricted';
+export type ProtocolLevel = 'L0' | 'L1' | 'L2' | 'L3';
 export type SourceProtocol = 'open-meteo-json' | 'stac+cog' | 'cog' | 'soilgrids-rest' | 'ornl-modis-rest' | 'npy-tiles';
 export type AlgorithmKind = 'solo' | 'combined' | 'embedding';
 /** Which end of the primary band is a hotspot: highest first, lowest first, largest magnitude first. */
@@ -19,9 +19,13 @@ export type HuntRank = 'desc' | 'asc' | 'abs_desc';
 export const TEMPOS: readonly Tempo[] = ['fast', 'medium', 'slow', 'static'];
 export const VALUE_KINDS: readonly ValueKind[] = ['scalar', 'vector', 'categorical'];
 export const PROVENANCE_CLASSES: readonly ProvenanceClass[] = ['direct_sensor', 'deterministic_index', 'model_output', 'human_curated', 'unclassified'];
-/** Only open data is registered, so `public` is the one privacy class in use. */
-export const PRIVACY_CLASSES: readonly PrivacyClass[] = ['public'];
-export const PROTOCOL_LEVELS: readonly ProtocolLevel[] = ['L0', 'L1', 'L2'];
+/**
+ * `public`: open data, any writer. `restricted`: facts that locate a person or device, which
+ * an operator-listed key may not write at full cell resolution (spec part 5, privacy_refused).
+ */
+export const PRIVACY_CLASSES: readonly PrivacyClass[] = ['public', 'restricted'];
+/** L0/L1 reads, L2 writes by operator and device keys, L3 writes by the responder key alone. */
+export const PROTOCOL_LEVELS: readonly ProtocolLevel[] = ['L0', 'L1', 'L2', 'L3'];
 export const SOURCE_PROTOCOLS: readonly SourceProtocol[] = ['open-meteo-json', 'stac+cog', 'cog', 'soilgrids-rest', 'ornl-modis-rest', 'npy-tiles'];
 export const ALGORITHM_KINDS: readonly AlgorithmKind[] = ['solo', 'combined', 'embedding'];
 export const HUNT_RANKS: readonly HuntRank[] = ['desc', 'asc', 'abs_desc'];
@@ -29,6 +33,11 @@ export const HUNT_RANKS: readonly HuntRank[] = ['desc', 'asc', 'abs_desc'];
 export const TOPIC_COUNT = 26;
 /** Derivation function of facts written through /v1/attest: such a band has no materializer. */
 export const ATTESTED_FUNCTION = 'attested@1';
+/**
+ * Source of an attest-only band whose values come from the attester itself (a device, a person),
+ * not from an upstream service: it has no entry in sources.json, because there is nothing to fetch.
+ */
+export const ATTESTER_SOURCE = 'attester';
 /**
  * Bands that count as a radar or optical satellite input (spec 2.5, 10 m rule): Sentinel-1/2
  * readings and indices, plus the two 10 m products computed from Sentinel-1/2 time series.
@@ -47,9 +56,14 @@ export interface BandEntry {
   readonly dim?: number;
   /** Categorical bands only: class id (decimal text) to label. */
   readonly classes?: Readonly<Record<string, string>>;
+  /**
+   * Physically possible values [min, max] (null: unbounded on that side); for a vector band, of
+   * each component. A value outside is refused on write (docs/writes.md); absent: no bound.
+   */
+  readonly value_range?: readonly [number | null, number | null];
   readonly privacy_class: PrivacyClass;
   readonly provenance_class: ProvenanceClass;
-  /** Key in sources.json. */
+  /** Key in sources.json, or ATTESTER_SOURCE for an attest-only band. */
   readonly source: string;
   /** Key in functions.json. */
   readonly function: string;
@@ -288,8 +302,20 @@ function entries(file: string, raw: unknown, allowed: readonly string[], check: 
   return out;
 }
 
-const BAND_FIELDS = ['key', 'title', 'unit', 'tempo', 'cadence_s', 'value_kind', 'dim', 'classes', 'privacy_class', 'provenance_class',
+const BAND_FIELDS = ['key', 'title', 'unit', 'tempo', 'cadence_s', 'value_kind', 'dim', 'classes', 'value_range', 'privacy_class', 'provenance_class',
   'source', 'function', 'history_from_unix', 'history_to_unix', 'description', 'absence_rule', 'min_level'];
+
+/** `value_range`: [min, max] of finite numbers or null (open side), not both null, min <= max. */
+function checkValueRange(e: Entry, kind: ValueKind): void {
+  if (!e.has('value_range')) return;
+  if (kind === 'categorical') e.fail('value_range', 'a categorical band is bounded by its classes, not a range');
+  const r = e.raw('value_range');
+  const bound = (x: unknown) => x === null || (typeof x === 'number' && Number.isFinite(x));
+  if (!Array.isArray(r) || r.length !== 2 || !r.every(bound)) e.fail('value_range', `must be [min, max] of numbers or null (got ${show(r)})`);
+  const [lo, hi] = r as [number | null, number | null];
+  if (lo === null && hi === null) e.fail('value_range', 'bounds neither side: leave it out instead');
+  if (lo !== null && hi !== null && lo > hi) e.fail('value_range', `min ${lo} is above max ${hi}`);
+}
 
 function checkBand(e: Entry): void {
   if (!BAND_KEY.test(e.key)) e.fail('key', 'must be a namespaced band key such as indices.ndvi');
@@ -316,6 +342,7 @@ function checkBand(e: Entry): void {
       if (typeof label !== 'string' || label.trim().length === 0) e.fail('classes', `label of class ${id} must be a non-empty string`);
     }
   } else if (e.has('classes')) e.fail('classes', 'only categorical bands have classes');
+  checkValueRange(e, kind);
   e.oneOf('privacy_class', PRIVACY_CLASSES);
   e.oneOf('provenance_class', PROVENANCE_CLASSES);
   e.str('source');
@@ -444,7 +471,10 @@ function checkReferences(
   const bandMap = new Map(bands.map((b) => [b.key, b]));
   const has = (list: Entry[], key: unknown): boolean => list.some((x) => x.key === key);
   for (const b of bands) {
-    if (!has(sources, b.raw('source'))) b.fail('source', `${show(b.raw('source'))} is not a key in ${FILES.sources}`);
+    if (b.raw('source') === ATTESTER_SOURCE) {
+      // Nothing upstream to fetch, so nothing but an attester can write it.
+      if (b.raw('function') !== ATTESTED_FUNCTION) b.fail('source', `"${ATTESTER_SOURCE}" is the source of attest-only bands (function ${ATTESTED_FUNCTION})`);
+    } else if (!has(sources, b.raw('source'))) b.fail('source', `${show(b.raw('source'))} is not a key in ${FILES.sources}`);
     if (!has(functions, b.raw('function'))) b.fail('function', `${show(b.raw('function'))} is not a key in ${FILES.functions}`);
   }
   const eventMap = new Map(events.map((e) => [e.key, e]));

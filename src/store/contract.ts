@@ -110,6 +110,12 @@ export interface FactReader {
    */
   cellsWithPrefix(prefix: string, limit: number, scope?: Scope | null): Promise<{ cells: string[]; truncated: boolean }>;
   stats(): Promise<CorpusStats>;
+  /**
+   * Facts first stored from batches signed by `attester` and accepted on the UTC day `day`
+   * (YYYY-MM-DD), counted as they are indexed (re-submitted duplicates add nothing). One
+   * indexed lookup: the per-attester daily quota reads it before every write.
+   */
+  attesterFactsOn(attester: string, day: string): Promise<number>;
 }
 
 /** Appends: durable before resolve; all-or-nothing per batch. */

@@ -297,6 +297,28 @@ export function runContractSuite(driverName: string, makeStore: MakeStore): void
           await store.append(makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 2, signed_at: '2026-02-01T00:00:00Z' })]));
           assert.deepEqual(await store.stats(), { facts: 3, cells: 2, bands: 2, log_size: 2 });
         }));
+
+      it('counts the facts first stored per attester and UTC day; duplicates add nothing', () => {
+        const clock = steppingClock('2026-03-01T23:59:58Z');
+        return withStore(async (store) => {
+          const a = makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 1 });
+          const b = makeFact({ cell: NORTH, band: ELEV, tslot: 0, value: 2 });
+          const first = makeBatch([a, b]);
+          const attester = first.attester;
+          assert.equal(await store.attesterFactsOn(attester, '2026-03-01'), 0);
+          await store.append(first);
+          assert.equal(await store.attesterFactsOn(attester, '2026-03-01'), 2);
+          await store.append(makeBatch([a, b])); // all duplicates: no entry
+          await store.append(makeBatch([a, makeFact({ cell: EAST, band: ELEV, tslot: 0, value: 3 })])); // one new
+          assert.equal(await store.attesterFactsOn(attester, '2026-03-01'), 3);
+          clock.advance(5); // past UTC midnight
+          await store.append(makeBatch([makeFact({ cell: PARIS, band: ELEV, tslot: 0, value: 4 })]));
+          assert.equal(await store.attesterFactsOn(attester, '2026-03-02'), 1);
+          assert.equal(await store.attesterFactsOn(attester, '2026-03-01'), 3);
+          assert.equal(await store.attesterFactsOn('someone-else', '2026-03-02'), 0);
+          await assert.rejects(store.attesterFactsOn(attester, '2026-3-2'), RangeError);
+        }, { now: clock.now });
+      });
     });
 
     describe('proofs', () => {

@@ -150,6 +150,8 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
     },
     cellsWithPrefix: (prefix, limit, scope) => store.cellsWithPrefix(prefix, limit, scope),
     stats: () => store.stats(),
+    // Counts move with every write and feed a limit: never served from the cache.
+    attesterFactsOn: (attester, day) => store.attesterFactsOn(attester, day),
     addWitness: (w) => store.addWitness(w),
     witnesses: () => store.witnesses(),
     async append(batch: AppendBatch): Promise<AppendResult> {

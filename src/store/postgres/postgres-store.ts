@@ -173,6 +173,12 @@ class PostgresStore implements Store {
     });
   }
 
+  attesterFactsOn(attester: string, day: string): Promise<number> {
+    if (typeof attester !== 'string') return Promise.reject(new TypeError('attester: expected a string'));
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) return Promise.reject(new RangeError('day: expected YYYY-MM-DD'));
+    return this.read('attesterFactsOn', () => this.q.attesterFactsOn(attester, day));
+  }
+
   addWitness(w: WitnessRecord): Promise<void> {
     return this.read('addWitness', () => this.q.addWitness(w));
   }

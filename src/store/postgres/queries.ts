@@ -213,6 +213,12 @@ export class Queries {
     );
   }
 
+  /** Facts first stored from `attester` on the UTC day `day` (YYYY-MM-DD). */
+  async attesterFactsOn(attester: string, day: string): Promise<number> {
+    const r = await rows<{ facts: string }>(this.pool, `SELECT facts FROM ${this.t.attesterDays} WHERE attester = $1 AND day = $2`, [attester, day]);
+    return r.length === 0 ? 0 : int(r[0].facts);
+  }
+
   async witnesses(): Promise<WitnessRecord[]> {
     const got = await rows<Omit<WitnessRecord, 'tree_size'> & { tree_size: string }>(
       this.pool,

@@ -45,12 +45,13 @@ export interface Tables {
   edges: string;
   meta: string;
   witnesses: string;
+  attesterDays: string;
 }
 
 /** The qualified names of the driver's tables in `schema`. */
 export function tablesOf(schema: string): Tables {
   const s = `"${checkSchemaName(schema)}"`;
-  return { entries: `${s}.log_entries`, nodes: `${s}.log_nodes`, facts: `${s}.facts`, edges: `${s}.edges`, meta: `${s}.meta`, witnesses: `${s}.witnesses` };
+  return { entries: `${s}.log_entries`, nodes: `${s}.log_nodes`, facts: `${s}.facts`, edges: `${s}.edges`, meta: `${s}.meta`, witnesses: `${s}.witnesses`, attesterDays: `${s}.attester_days` };
 }
 
 function ddl(s: string): string {
@@ -110,6 +111,16 @@ CREATE TABLE IF NOT EXISTS ${s}.edges (
   PRIMARY KEY (from_cid, to_cid, kind)
 );
 CREATE INDEX IF NOT EXISTS edges_to ON ${s}.edges (to_cid, kind);
+
+-- Facts first stored per (attester, UTC day YYYY-MM-DD), written in the transaction that stores
+-- them, so the per-attester daily quota is one key lookup. A schema created before this table
+-- counts only facts stored after it appeared.
+CREATE TABLE IF NOT EXISTS ${s}.attester_days (
+  attester text COLLATE "C" NOT NULL,
+  day      text COLLATE "C" NOT NULL,
+  facts    bigint NOT NULL,
+  PRIMARY KEY (attester, day)
+);
 
 CREATE TABLE IF NOT EXISTS ${s}.meta (
   key   text PRIMARY KEY,

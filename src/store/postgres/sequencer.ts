@@ -372,7 +372,12 @@ export class Sequencer {
          INSERT INTO ${t.facts} (fact_cid, cell, band, tslot, signed_at, accepted_at, kind, provenance_class, attester,
            scope_key, scope_json, body, proof_json, log_index, position, supersedes)
          SELECT * FROM unnest($9::text[], $10::text[], $11::text[], $12::bigint[], $13::text[], $14::text[], $15::text[], $16::text[],
-           $17::text[], $18::text[], $19::text[], $20::bytea[], $21::text[], $22::bigint[], $23::int[], $24::text[]))
+           $17::text[], $18::text[], $19::text[], $20::bytea[], $21::text[], $22::bigint[], $23::int[], $24::text[])),
+       d AS (
+         -- Only first placements are in the fact arrays, so duplicates add nothing.
+         INSERT INTO ${t.attesterDays} (attester, day, facts)
+         SELECT a, left(at, 10), count(*) FROM unnest($17::text[], $14::text[]) AS x(a, at) GROUP BY 1, 2
+         ON CONFLICT (attester, day) DO UPDATE SET facts = ${t.attesterDays}.facts + excluded.facts)
        INSERT INTO ${t.edges} (from_cid, to_cid, kind, created_at)
        SELECT a, b, 'supersedes', c FROM unnest($25::text[], $26::text[], $27::text[]) AS x(a, b, c)
        ON CONFLICT DO NOTHING`,

@@ -126,6 +126,9 @@ export class Queries {
   private readonly maxId: Statement<[], number>;
   private readonly insertFact: Statement<unknown[]>;
   private readonly insertEntry: Statement<[number, string, number, Uint8Array]>;
+  private readonly addDayFacts: Statement<[string, number, number]>;
+  /** Facts first indexed from `attester` on the packed UTC day (YYYYMMDD). */
+  readonly dayFacts: Statement<[string, number], number>;
   readonly setMeta: Statement<[string, string]>;
   readonly getMeta: Statement<[string], { value: string }>;
   private readonly bandsAtSt: Statement<[number, number], string>;
@@ -152,6 +155,10 @@ export class Queries {
           ORDER BY accepted_at DESC, log_index DESC, position DESC LIMIT 1))`,
     );
     this.insertEntry = db.prepare(`INSERT OR IGNORE INTO entries (log_index, attester, leaves, tree) VALUES (?, ?, ?, ?)`);
+    this.addDayFacts = db.prepare(
+      `INSERT INTO attester_days (attester, day, facts) VALUES (?, ?, ?) ON CONFLICT (attester, day) DO UPDATE SET facts = facts + excluded.facts`,
+    );
+    this.dayFacts = db.prepare(`SELECT facts FROM attester_days WHERE attester = ? AND day = ?`).pluck() as Statement<[string, number], number>;
     this.setMeta = db.prepare(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`);
     this.getMeta = db.prepare(`SELECT value FROM meta WHERE key = ?`);
     this.bandsAtSt = db
@@ -324,7 +331,7 @@ export class Queries {
     return items.map((e) => {
       // Written first, so a fact repeated later in this entry finds its earlier copy's leaf.
       this.insertEntry.run(e.logIndex, e.attester, e.tree.count, e.tree.blob);
-      return e.facts.map((x) => {
+      const inserted = e.facts.map((x) => {
         if (this.factId(x.digest) !== undefined) return false;
         const cellId = this.cells.intern(x.cell);
         const scopeId = this.scopes.intern(x.scopeKey);
@@ -336,6 +343,10 @@ export class Queries {
         );
         return true;
       });
+      const fresh = inserted.reduce((n, ok) => n + (ok ? 1 : 0), 0);
+      // acceptedAt is YYYYMMDDhhmmss: its day is the leading eight digits.
+      if (fresh > 0) this.addDayFacts.run(e.attester, Math.floor(e.acceptedAt / 1_000_000), fresh);
+      return inserted;
     });
   }
 

@@ -70,6 +70,16 @@ CREATE TABLE IF NOT EXISTS entries (
   tree      BLOB NOT NULL
 );
 
+-- Facts first indexed per (attester, UTC day as YYYYMMDD), so the per-attester daily quota is
+-- one key lookup rather than a count over the day's facts. Derived: replay rebuilds it (an index
+-- created before this table counts only entries applied after it appeared).
+CREATE TABLE IF NOT EXISTS attester_days (
+  attester TEXT NOT NULL,
+  day      INTEGER NOT NULL,
+  facts    INTEGER NOT NULL,
+  PRIMARY KEY (attester, day)
+) WITHOUT ROWID;
+
 CREATE TABLE IF NOT EXISTS meta (
   key   TEXT PRIMARY KEY,
   value TEXT NOT NULL

@@ -33,6 +33,7 @@ export interface SqliteStoreOptions {
 }
 
 const APPLIED_KEY = 'applied_log_size';
+const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
 /** Entries per transaction when appends complete together (group commit). */
 const DRAIN_MAX = 1024;
 /** Entries per transaction while replaying: large enough to amortise commits, small enough to yield. */
@@ -122,6 +123,17 @@ class SqliteStore implements Store {
 
   private assertOpen(): void {
     if (this.closed) throw new SvcError('internal', 'sqlite store: closed');
+  }
+
+  async attesterFactsOn(attester: string, day: string): Promise<number> {
+    this.assertOpen();
+    if (typeof attester !== 'string') throw new TypeError('attester: expected a string');
+    if (!DAY_RE.test(day)) throw new RangeError('day: expected YYYY-MM-DD');
+    try {
+      return this.q.dayFacts.get(attester, Number(day.replace(/-/g, ''))) ?? 0;
+    } catch (err) {
+      throw internal('attesterFactsOn', err);
+    }
   }
 
   async append(batch: AppendBatch): Promise<AppendResult> {

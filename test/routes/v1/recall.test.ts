@@ -16,6 +16,8 @@ before(async () => {
     'air.pm2_5': () => ({ status: 'absence', reason: 'outside_coverage', provenance: { source: 'fake' }, fn: 'fake@1', detail: 'no model grid here' }),
     'air.ozone': () => ({ status: 'error', reason: 'HTTP 503 from upstream' }),
     'soil.clay_0_30cm': slow(5_000, { status: 'value', value: 1, provenance: { source: 'fake' }, fn: 'fake@1' }),
+    // The fake's default 42.5 is outside NDVI's physical range [-1, 1], which the write path refuses.
+    'indices.ndvi': () => ({ status: 'value', value: 0.425, provenance: { source: 'fake' }, fn: 'fake@1' }),
   });
   t = await build({ attesterKeys: [op.publicKey], materializerTimeoutSecs: 2 }, {}, { materializers: [fake] });
 });
