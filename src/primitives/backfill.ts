@@ -20,7 +20,7 @@ import type { Receipt } from '../protocol/receipt.js';
 import type { BandEntry } from '../registry/registry.js';
 import type { MaterializeOutcome } from '../sources/contract.js';
 import { hasFetchRange } from '../sources/json-connectors.js';
-import { classifyAttester, mintedBody, mintFacts } from './attest.js';
+import { classifyAttester, mintedBody, mintFacts, mintRefusal } from './attest.js';
 import { issueReceipt, type ServiceContext } from './context.js';
 import type { MaterializeNote, ReasonClass } from './materialize.js';
 import { resolveCell } from './recall.js';
@@ -216,7 +216,11 @@ async function backfillCell(ctx: ServiceContext, cell: string, band: BandEntry, 
       const minted: Array<{ tslot: number; absence: boolean; body: Record<string, unknown> }> = [];
       for (const { tslot, outcome } of got) {
         if (outcome.status === 'value' || outcome.status === 'absence') {
-          minted.push({ tslot, absence: outcome.status === 'absence', body: bodyOf(ctx, cell, band, tslot, outcome) });
+          const body = bodyOf(ctx, cell, band, tslot, outcome);
+          // A value the registry refuses is skipped alone; the rest of the range is still minted.
+          const refused = mintRefusal(ctx, body);
+          if (refused) steps.set(tslot, { tslot, fact_cid: null, status: 'skipped', reason_class: 'upstream_error', reason: `the upstream value was refused by the band registry: ${refused.message}` });
+          else minted.push({ tslot, absence: outcome.status === 'absence', body });
         } else {
           steps.set(tslot, { tslot, fact_cid: null, status: 'skipped', reason_class: outcome.status === 'timeout' ? 'timeout' : 'upstream_error', reason: outcome.reason });
         }

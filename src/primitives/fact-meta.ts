@@ -50,7 +50,7 @@ export function rememberFactMeta(served: object, meta: FactMeta): void {
 
 /**
  * The response with a root `fact_meta` map (fact_cid → metadata) for every served fact it
- * carries, however deeply nested; the response itself is returned unchanged when it has none.
+ * carries, however deeply nested; a response without served facts is returned untouched.
  */
 export function withFactMeta<T>(result: T): T {
   if (typeof result !== 'object' || result === null || Array.isArray(result)) return result;
@@ -73,5 +73,9 @@ export function withFactMeta<T>(result: T): T {
   };
   visit(result, 0);
   if (n === 0) return result;
-  return { ...result, fact_meta: found };
+  // Results are built per response, and adapters key response metadata (recall's ETag) by the
+  // object itself: add the map in place; only a shared frozen result is copied.
+  if (Object.isFrozen(result)) return { ...result, fact_meta: found };
+  (result as Record<string, unknown>).fact_meta = found;
+  return result;
 }

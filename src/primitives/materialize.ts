@@ -9,7 +9,7 @@ import type { BandEntry } from '../registry/registry.js';
 import type { MaterializeOutcome } from '../sources/contract.js';
 import { scopeKey } from '../store/entry.js';
 import type { StoredFact } from '../store/contract.js';
-import { mintedBody, mintFacts } from './attest.js';
+import { mintedBody, mintFacts, mintRefusal } from './attest.js';
 import type { ServiceContext } from './context.js';
 import { Pool } from './pool.js';
 
@@ -137,6 +137,10 @@ export class Materializations {
       absence_reason: outcome.status === 'absence' ? outcome.reason : undefined,
       scope,
     });
+    // A value the registry refuses (out of range, wrong shape) is not signed, and must not sink
+    // the other bands minted in the same batch: it becomes a skipped note of its own.
+    const refused = mintRefusal(ctx, body);
+    if (refused) return { note: skippedNote(cell, band.key, 'upstream_error', `the upstream value was refused by the band registry: ${refused.message}`, performance.now() - started) };
     const cid = await this.mints.mint(ctx, body);
     const fact = (await ctx.store.readFact(cid)).fact ?? undefined;
     const absence = outcome.status === 'absence';

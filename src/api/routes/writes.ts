@@ -9,7 +9,9 @@ import type { ServiceContext } from '../../primitives/context.js';
 
 const attestBody = {
   type: 'object',
-  required: ['batch_root', 'attester', 'signature', 'facts'],
+  // attester and signature are checked by the write path, which answers 401 unauthorized when
+  // either is missing (spec part 5), not the schema's 422.
+  required: ['batch_root', 'facts'],
   properties: {
     batch_root: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 255 }, minItems: 32, maxItems: 32, description: 'BLAKE3 Merkle root over the facts (protocol.md §6) as 32 integers' },
     attester: { type: 'string', description: 'attester public key, b32' },

@@ -233,9 +233,7 @@ describe('writes without a signature', () => {
       assert.deepEqual([r.statusCode, r.json().code, r.json().details.field], [401, 'unauthorized', field]);
     });
 
-    // The route's JSON schema (src/api/routes/writes.ts) lists attester and signature as
-    // required, so Ajv answers 422 invalid_argument before the write path can say 401.
-    it(`/v1/attest without ${field} → unauthorized 401`, { todo: 'writes.ts schema answers 422 first' }, async () => {
+    it(`/v1/attest without ${field} → unauthorized 401`, async () => {
       const p: Record<string, unknown> = op.batch([fact('weather.temperature_2m')], t.service.manifests);
       delete p[field];
       const r = await t.app.inject({ method: 'POST', url: '/v1/attest', payload: p as any });
@@ -352,13 +350,16 @@ describe('a materialized value the registry refuses', () => {
     assert.equal(mintRefusal(m.service, fact('indices.ndvi', { value: 0.7 })), null);
   });
 
-  it('becomes a skipped note with the reason, never a 500, and signs nothing', { todo: 'materialize.ts must catch the refusal per band (see docs/writes.md)' }, async () => {
+  it('becomes a skipped note with the reason, never a 500, signs nothing of it, and leaves the other bands of the read alone', async () => {
     const size = await m.service.store.log.size();
-    const r = await m.app.inject({ method: 'POST', url: '/v1/recall', payload: { cell: freshCell(), bands: ['indices.ndvi'] } });
+    const r = await m.app.inject({ method: 'POST', url: '/v1/recall', payload: { cell: freshCell(), bands: ['indices.ndvi', 'copdem30m.elevation_mean'] } });
     assert.equal(r.statusCode, 200, r.body);
-    const note = r.json().materialize_notes[0];
-    assert.deepEqual([note.status, note.ok, note.fact_cid], ['skipped', false, null]);
+    const notes = Object.fromEntries(r.json().materialize_notes.map((n: { band: string }) => [n.band, n]));
+    const note = notes['indices.ndvi'];
+    assert.deepEqual([note.status, note.ok, note.fact_cid, note.absence], ['skipped', false, null, false]);
     assert.match(note.reason, /physically possible range/);
-    assert.equal(await m.service.store.log.size(), size);
+    assert.equal(notes['copdem30m.elevation_mean'].status, 'materialized');
+    assert.deepEqual(r.json().facts.map((f: { band: string }) => f.band), ['copdem30m.elevation_mean']);
+    assert.equal(await m.service.store.log.size(), size + 1);
   });
 });
