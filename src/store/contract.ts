@@ -116,6 +116,12 @@ export interface FactReader {
    * indexed lookup: the per-attester daily quota reads it before every write.
    */
   attesterFactsOn(attester: string, day: string): Promise<number>;
+  /**
+   * Unscoped (public) facts per attester key, most first. Scoped facts are never counted: a
+   * reader outside a scope learns nothing of it, not even how much it holds. A full scan: callers
+   * cache it per log size.
+   */
+  publicFactsByAttester(): Promise<Array<{ attester: string; facts: number }>>;
 }
 
 /** Appends: durable before resolve; all-or-nothing per batch. */

@@ -298,6 +298,17 @@ export function runContractSuite(driverName: string, makeStore: MakeStore): void
           assert.deepEqual(await store.stats(), { facts: 3, cells: 2, bands: 2, log_size: 2 });
         }));
 
+      it('counts public facts per attester, never a scope\'s', () =>
+        withStore(async (store) => {
+          assert.deepEqual(await store.publicFactsByAttester(), []);
+          const mine = makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 1 }), makeFact({ cell: NORTH, band: ELEV, tslot: 0, value: 1 })]);
+          await store.append(mine);
+          // The store trusts the write path's checks: another key's batch is simulated by its attester field.
+          await store.append({ ...makeBatch([makeFact({ cell: EAST, band: ELEV, tslot: 0, value: 5 })]), attester: 'other-attester' });
+          await store.append(makeBatch([makeFact({ cell: PARIS, band: ELEV, tslot: 0, value: 9, scope: { user_id: 'secret' } })]));
+          assert.deepEqual(await store.publicFactsByAttester(), [{ attester: mine.attester, facts: 2 }, { attester: 'other-attester', facts: 1 }]);
+        }));
+
       it('counts the facts first stored per attester and UTC day; duplicates add nothing', () => {
         const clock = steppingClock('2026-03-01T23:59:58Z');
         return withStore(async (store) => {

@@ -6,6 +6,7 @@ import type {} from '@fastify/swagger';
 import { jsonOnce } from '../json.js';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../../primitives/context.js';
+import { attesterRole } from '../../primitives/fact-meta.js';
 import type { Operation } from '../operations.js';
 import { GEO_ATTRIBUTION } from '../../geo/attribution.js';
 import { MCP_CORE_TOOL_COUNT, toolName, toolsOf } from '../mcp.js';
@@ -93,10 +94,21 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext, ops
       }),
     };
   });
-  app.get('/v1/contributors', opts('Data sources, licences and attributions'), async () => ({
-    sources: ctx.registry.sourceList.map((s) => ({ key: s.key, name: s.name, provider: s.provider, license: s.license, attribution: s.attribution })),
-    datasets: [...GEO_ATTRIBUTION, ...attributions()],
-  }));
+  // The per-attester count scans the facts: recomputed only when the log has grown.
+  let attesters: { size: number; list: Array<{ attester: string; role: string; facts: number }> } | undefined;
+  app.get('/v1/contributors', opts('Who wrote the public facts (per attester key), data sources, licences and attributions'), async () => {
+    const size = await ctx.store.log.size();
+    if (attesters?.size !== size) {
+      const list = (await ctx.store.publicFactsByAttester()).map((a) => ({ attester: a.attester, role: attesterRole(ctx, a.attester), facts: a.facts }));
+      attesters = { size, list };
+    }
+    return {
+      attesters: attesters.list,
+      attesters_note: 'Public (unscoped) facts stored per attester key; role is responder (fetched and signed by this responder), operator, device, revoked or unlisted. Facts written under a scope are not counted here.',
+      sources: ctx.registry.sourceList.map((s) => ({ key: s.key, name: s.name, provider: s.provider, license: s.license, attribution: s.attribution })),
+      datasets: [...GEO_ATTRIBUTION, ...attributions()],
+    };
+  });
 }
 
 const startedAt = new Date().toISOString();

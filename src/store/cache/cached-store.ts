@@ -152,6 +152,7 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
     stats: () => store.stats(),
     // Counts move with every write and feed a limit: never served from the cache.
     attesterFactsOn: (attester, day) => store.attesterFactsOn(attester, day),
+    publicFactsByAttester: () => store.publicFactsByAttester(),
     addWitness: (w) => store.addWitness(w),
     witnesses: () => store.witnesses(),
     async append(batch: AppendBatch): Promise<AppendResult> {

@@ -173,6 +173,10 @@ class PostgresStore implements Store {
     });
   }
 
+  publicFactsByAttester(): Promise<Array<{ attester: string; facts: number }>> {
+    return this.read('publicFactsByAttester', () => this.q.publicFactsByAttester());
+  }
+
   attesterFactsOn(attester: string, day: string): Promise<number> {
     if (typeof attester !== 'string') return Promise.reject(new TypeError('attester: expected a string'));
     if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) return Promise.reject(new RangeError('day: expected YYYY-MM-DD'));

@@ -214,6 +214,11 @@ export class Queries {
   }
 
   /** Facts first stored from `attester` on the UTC day `day` (YYYY-MM-DD). */
+  async publicFactsByAttester(): Promise<Array<{ attester: string; facts: number }>> {
+    const r = await rows<{ attester: string; facts: string }>(this.pool, `SELECT attester, count(*) AS facts FROM ${this.t.facts} WHERE scope_key = '' GROUP BY attester ORDER BY count(*) DESC, attester`);
+    return r.map((x) => ({ attester: x.attester, facts: int(x.facts) }));
+  }
+
   async attesterFactsOn(attester: string, day: string): Promise<number> {
     const r = await rows<{ facts: string }>(this.pool, `SELECT facts FROM ${this.t.attesterDays} WHERE attester = $1 AND day = $2`, [attester, day]);
     return r.length === 0 ? 0 : int(r[0].facts);

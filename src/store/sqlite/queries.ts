@@ -129,6 +129,8 @@ export class Queries {
   private readonly addDayFacts: Statement<[string, number, number]>;
   /** Facts first indexed from `attester` on the packed UTC day (YYYYMMDD). */
   readonly dayFacts: Statement<[string, number], number>;
+  /** Unscoped facts per attester (scope id 0 is the unscoped one). */
+  readonly publicByAttester: Statement<[], { attester: string; facts: number }>;
   readonly setMeta: Statement<[string, string]>;
   readonly getMeta: Statement<[string], { value: string }>;
   private readonly bandsAtSt: Statement<[number, number], string>;
@@ -159,6 +161,9 @@ export class Queries {
       `INSERT INTO attester_days (attester, day, facts) VALUES (?, ?, ?) ON CONFLICT (attester, day) DO UPDATE SET facts = facts + excluded.facts`,
     );
     this.dayFacts = db.prepare(`SELECT facts FROM attester_days WHERE attester = ? AND day = ?`).pluck() as Statement<[string, number], number>;
+    this.publicByAttester = db.prepare(
+      `SELECT e.attester AS attester, COUNT(*) AS facts FROM facts f JOIN entries e ON e.log_index = f.log_index WHERE f.scope_id = 0 GROUP BY e.attester ORDER BY facts DESC, attester`,
+    );
     this.setMeta = db.prepare(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`);
     this.getMeta = db.prepare(`SELECT value FROM meta WHERE key = ?`);
     this.bandsAtSt = db

@@ -125,6 +125,15 @@ class SqliteStore implements Store {
     if (this.closed) throw new SvcError('internal', 'sqlite store: closed');
   }
 
+  async publicFactsByAttester(): Promise<Array<{ attester: string; facts: number }>> {
+    this.assertOpen();
+    try {
+      return this.q.publicByAttester.all();
+    } catch (err) {
+      throw internal('publicFactsByAttester', err);
+    }
+  }
+
   async attesterFactsOn(attester: string, day: string): Promise<number> {
     this.assertOpen();
     if (typeof attester !== 'string') throw new TypeError('attester: expected a string');

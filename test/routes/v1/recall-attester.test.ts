@@ -50,3 +50,14 @@ describe('POST /v1/recall with attester', () => {
     assert.equal(r.json().code, 'invalid_argument');
   });
 });
+
+describe('GET /v1/contributors', () => {
+  it('counts public facts per attester with its role', async () => {
+    const body = (await t.app.inject({ method: 'GET', url: '/v1/contributors' })).json();
+    const byKey = Object.fromEntries(body.attesters.map((x: { attester: string }) => [x.attester, x]));
+    assert.deepEqual([byKey[a.publicKey].facts, byKey[a.publicKey].role], [1, 'operator']);
+    assert.deepEqual([byKey[b.publicKey].facts, byKey[b.publicKey].role], [1, 'operator']);
+    assert.equal(byKey[t.service.keys.publicKeyB32].role, 'responder');
+    assert.ok(Array.isArray(body.sources) && body.sources.length > 0);
+  });
+});
