@@ -34,6 +34,8 @@ export interface Config {
    * means unlimited. Counted from the store, so it holds across restarts and shared PostgreSQL.
    */
   attesterDailyFacts?: number;
+  /** Open connections one remote address may hold; more are closed on accept. */
+  maxConnectionsPerIp: number;
 }
 
 export interface VarSpec {
@@ -62,6 +64,7 @@ export const CONFIG_VARS: readonly VarSpec[] = [
   { name: 'SVC_DEVICE_KEYS', default: '', description: 'enrolled device keys (b32, comma-separated)' },
   { name: 'SVC_LOG_LEVEL', default: 'info', description: 'fastify log level (silent, error, warn, info, debug)' },
   { name: 'SVC_SEGMENT_MAX_BYTES', default: '1073741824', description: 'transparency-log segment cap' },
+  { name: 'SVC_MAX_CONNECTIONS_PER_IP', default: '64', description: 'open connections one remote address may hold (1..1000000); more are closed as they are accepted' },
   { name: 'SVC_ATTESTER_DAILY_FACTS', default: '', description: 'facts each attester key may have accepted per UTC day (integer >= 1; unset: unlimited; the responder key is never counted)' },
 ];
 
@@ -132,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel: env.SVC_LOG_LEVEL || 'info',
     segmentMaxBytes: int(env, 'SVC_SEGMENT_MAX_BYTES', 1024 ** 3, 4096, 1024 ** 3),
     attesterDailyFacts: optionalCount(env, 'SVC_ATTESTER_DAILY_FACTS'),
+    maxConnectionsPerIp: Math.floor(int(env, 'SVC_MAX_CONNECTIONS_PER_IP', 64, 1, 1_000_000)),
   };
   return { ...cfg, ...overrides };
 }

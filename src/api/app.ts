@@ -2,11 +2,15 @@
  * The HTTP application: external plugins, then the service context, then routes, then the one
  * error handler. Process concerns (listen, signals) live in server.ts.
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import { Ajv } from 'ajv';
 import type { ServiceContext } from '../primitives/context.js';
+import { SvcError, invalidArgument } from '../protocol/errors.js';
+import { capConnectionsPerIp, serverDeadlines } from './connections.js';
 import { errorHandler, notFoundHandler } from './errors.js';
+import { clientErrorHandler, expectationFailed, refuseConnect } from './socket-errors.js';
+import { HTTP_LIMITS } from './limits.js';
 import { jsonOnce, toJson } from './json.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { logRoutes } from './routes/log.js';
@@ -34,9 +38,19 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
     bodyLimit: ctx.config.bodyLimitBytes,
     trustProxy: false,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
-    return503OnClosing: true,
+    // fastify's own 503 while closing is not the envelope; the hook below answers it instead.
+    return503OnClosing: false,
     forceCloseConnections: true,
+    ...serverDeadlines(),
+    routerOptions: { maxParamLength: HTTP_LIMITS.max_path_param_chars },
+    // Failures answered before routing (unparseable requests, bad URLs, over-long parameters)
+    // go through the same catalogue as everything else.
+    clientErrorHandler,
+    frameworkErrors: (err, req, reply) => errorHandler(err, req as FastifyRequest, reply as FastifyReply),
   });
+  capConnectionsPerIp(app.server, ctx.config.maxConnectionsPerIp);
+  app.server.on('checkExpectation', expectationFailed);
+  app.server.on('connect', refuseConnect);
   // Bodies are validated strictly (no type coercion); query strings arrive as text, so numbers there are coerced.
   const strict = new Ajv({ useDefaults: true, coerceTypes: false, allErrors: false, strict: false });
   const lenient = new Ajv({ useDefaults: true, coerceTypes: 'array', allErrors: false, strict: false });
@@ -44,7 +58,18 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
   app.setReplySerializer((payload) => toJson(payload));
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
-  installRateLimit(app, { rps: ctx.config.rateLimitRps, burst: ctx.config.rateLimitBurst });
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', (req, _reply, done) => {
+    if (closing) return done(new SvcError('overloaded', 'the responder is shutting down; retry in a moment', { retry_after: 1 }));
+    // RFC 9112 section 3.2: an HTTP/1.1 request without Host is refused (Node's check answers no envelope).
+    if (req.raw.httpVersion === '1.1' && req.headers.host === undefined) return done(invalidArgument('host', 'HTTP/1.1 requests need a Host header', 400));
+    done();
+  });
+  const limiter = installRateLimit(app, { rps: ctx.config.rateLimitRps, burst: ctx.config.rateLimitBurst });
 
   await app.register(swagger, {
     openapi: {
@@ -66,7 +91,7 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
     await operationRoutes(scope, ctx, OPERATIONS);
     await cellRoutes(scope, ctx);
     await bundleRoutes(scope, ctx);
-    await mcpRoutes(scope, ctx, OPERATIONS);
+    await mcpRoutes(scope, ctx, OPERATIONS, limiter);
     await agentRoutes(scope, ctx, OPERATIONS, () => opts.attributions ?? []);
     streams = await streamRoutes(scope, ctx);
     await verifyPageRoutes(scope, ctx.config.prefix);

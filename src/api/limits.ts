@@ -1,4 +1,29 @@
 /** Fixed limits of spec part 8 (the configurable ones come from Config). */
+
+/**
+ * HTTP connection hygiene (issue 13, items 6 and 11; docs/reliability.md). A request must arrive
+ * whole within request_timeout_s, or the socket is answered 408 and closed: an idle timeout alone
+ * would not do, a client that dribbles one byte a second is never idle. Node checks the deadlines
+ * every timeout_check_interval_ms, so a slow socket lives at most request_timeout_s plus that.
+ * Connections past max_connections_per_ip from one address are closed before a byte is read.
+ */
+export const HTTP_LIMITS = {
+  /** Concurrent sockets per remote address (behind a proxy every client shares the proxy's). */
+  max_connections_per_ip: 64,
+  /** Request line and headers must have arrived this long after the request began. */
+  headers_timeout_s: 10,
+  /** The whole request, body included, must have arrived this long after it began. */
+  request_timeout_s: 30,
+  /** An idle kept-alive socket is closed after this long without a new request. */
+  keep_alive_timeout_s: 10,
+  /** How often Node checks the two deadlines above (its default, 30 s, would triple the bound). */
+  timeout_check_interval_ms: 1000,
+  /** Longest path parameter (a longer one answers 414 invalid_argument). */
+  max_path_param_chars: 100,
+  /** Largest request line plus headers (Node's default; a larger one answers 431 invalid_argument). */
+  max_header_bytes: 16384,
+} as const;
+
 export const LIMITS = {
   recall_many_cells: 256,
   query_region_max_cells: { min: 1, max: 1024, default: 256 },
@@ -14,4 +39,5 @@ export const LIMITS = {
   readable_token_min_decimals: 5,
   mcp_tools: { core: 18 },
   log_segment_bytes: 1024 ** 3,
+  http: HTTP_LIMITS,
 } as const;

@@ -83,5 +83,11 @@ export function malformedToolCall(body: unknown, path: string): JSONRPCErrorResp
 export function rpcErrorBody(err: unknown, rpcCode: number, path: string) {
   const se = toSvcError(err);
   // id null: JSON-RPC's answer when the request's id could not be read.
-  return { jsonrpc: '2.0', id: null, error: { code: rpcCode, message: se.message, data: errorData(se, path) } };
+  return { jsonrpc: '2.0' as const, id: null, error: { code: rpcCode, message: se.message, data: errorData(se, path) } };
+}
+
+/** JSON-RPC 2.0 section 6: an empty batch is answered by a single Invalid Request, not by nothing. */
+export function emptyBatch(path: string) {
+  const se = new SvcError('invalid_argument', 'body: an empty JSON-RPC batch', { field: 'body', hint: 'Send one JSON-RPC request object (or a non-empty array of them).' }, { status: 400 });
+  return rpcErrorBody(se, ErrorCode.InvalidRequest, path);
 }

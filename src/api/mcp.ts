@@ -4,20 +4,22 @@
  * the arguments and the same function runs. `/mcp` lists the core tools, `/mcp/full` all of
  * them; writes are never tools. A failed call is an isError tool result carrying the part-7
  * envelope; unknown tools and malformed requests are JSON-RPC errors (see mcp-errors.ts).
+ * Each message of a JSON-RPC batch counts against the per-IP rate limit like a request of its own.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, ErrorCode, isJSONRPCErrorResponse } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, ErrorCode, isJSONRPCErrorResponse, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { ServiceContext } from '../primitives/context.js';
-import { SvcError } from '../protocol/errors.js';
+import { ERROR_CATALOGUE, SvcError } from '../protocol/errors.js';
 import { errorHandler, toSvcError, validationError, type AjvErrorLike } from './errors.js';
 import { toJson } from './json.js';
-import { malformedToolCall, rpcErrorBody, toolErrorResult, unknownTool, unprefixed } from './mcp-errors.js';
+import { emptyBatch, malformedToolCall, rpcErrorBody, toolErrorResult, unknownTool, unprefixed } from './mcp-errors.js';
 import { mcpInstructions } from './mcp-instructions.js';
 import type { Operation } from './operations.js';
+import type { RateLimiter } from './rate-limit.js';
 import { runOperation } from './routes/operations.js';
 
 export const MCP_CORE_TOOL_COUNT = 18;
@@ -34,7 +36,26 @@ export function toolsOf(ops: readonly Operation[], tier: Tier): Operation[] {
   return ops.filter((o) => (tier === 'core' ? o.mcp === 'core' : o.mcp !== false));
 }
 
-export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: readonly Operation[]): Promise<void> {
+/**
+ * Counts every message of a batch after the first against the caller's bucket (the HTTP request
+ * already paid for the first), so packing calls into one request buys no extra rate. A refused
+ * request is answered rate_limited in its slot of the batch answer without running; a refused
+ * notification is dropped, as JSON-RPC gives notifications no answer.
+ */
+function meterBatch(transport: StreamableHTTPServerTransport, limiter: RateLimiter, ip: string, path: string): void {
+  const dispatch = transport.onmessage;
+  if (!dispatch) return;
+  let prepaid = true;
+  transport.onmessage = (msg, extra) => {
+    if (prepaid || limiter.take(ip)) {
+      prepaid = false;
+      return dispatch(msg, extra);
+    }
+    if (isJSONRPCRequest(msg)) void transport.send({ ...rpcErrorBody(limiter.refusal(), ERROR_CATALOGUE.rate_limited.mcp, path), id: msg.id });
+  };
+}
+
+export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: readonly Operation[], limiter?: RateLimiter): Promise<void> {
   const ajv = new Ajv({ allErrors: false, strict: false, coerceTypes: false });
   const validators = new Map<string, ValidateFunction>();
   const byName = new Map<string, Operation>();
@@ -88,6 +109,7 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: 
   }
 
   const handle = (tier: Tier) => async (req: FastifyRequest, reply: FastifyReply) => {
+    if (Array.isArray(req.body) && req.body.length === 0) return reply.status(400).send(emptyBatch(ENDPOINT[tier]));
     const malformed = malformedToolCall(req.body, ENDPOINT[tier]);
     if (malformed) return reply.send(malformed);
     const server = makeServer(tier, req.log);
@@ -103,6 +125,7 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: 
     });
     try {
       await server.connect(transport);
+      if (limiter && Array.isArray(req.body)) meterBatch(transport, limiter, req.ip, ENDPOINT[tier]);
       await transport.handleRequest(req.raw, reply.raw, req.body);
     } catch (err) {
       req.log.error({ err }, 'mcp transport failure');

@@ -1,6 +1,7 @@
 /**
  * Per-IP token bucket (spec part 8): `rps` tokens per second refill continuously up to `burst`;
  * an empty bucket answers 429 `rate_limited` with Retry-After: 1 and retry_after in the body.
+ * An HTTP request takes one token here; an MCP batch takes one more per further message (mcp.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import { SvcError } from '../protocol/errors.js';
@@ -53,17 +54,30 @@ export class TokenBuckets {
   }
 }
 
-export function installRateLimit(app: FastifyInstance, o: RateLimitOptions): TokenBuckets {
+/**
+ * What adapters that carry several calls in one HTTP request (MCP batches) use to count each
+ * call against the same bucket as the request itself.
+ */
+export interface RateLimiter {
+  /** Take one token for `ip`; false when its bucket is empty. */
+  take(ip: string): boolean;
+  /** The error a refused request or call answers. */
+  refusal(): SvcError;
+}
+
+export function installRateLimit(app: FastifyInstance, o: RateLimitOptions): RateLimiter {
   const buckets = new TokenBuckets(o);
   const exempt = new Set(o.exempt ?? ['/health']);
   const timer = setInterval(() => buckets.prune(Date.now()), 60_000);
   timer.unref();
   app.addHook('onClose', async () => clearInterval(timer));
+  const perMinute = Math.round(o.rps * 60);
+  const refusal = () => new SvcError('rate_limited', `rate limit: ${perMinute} requests per minute per IP (burst ${o.burst}) exceeded`, { retry_after: 1, limit_per_minute: perMinute, burst: o.burst });
   // A callback hook (no promise per request); the path check needs no allocation.
   app.addHook('onRequest', (req, _reply, done) => {
     const q = req.url.indexOf('?');
     if (exempt.has(q < 0 ? req.url : req.url.slice(0, q)) || buckets.take(req.ip)) return done();
-    done(new SvcError('rate_limited', `rate limit: ${Math.round(o.rps * 60)} requests per minute per IP (burst ${o.burst}) exceeded`, { retry_after: 1, limit_per_minute: Math.round(o.rps * 60), burst: o.burst }));
+    done(refusal());
   });
-  return buckets;
+  return { take: (ip) => buckets.take(ip), refusal };
 }

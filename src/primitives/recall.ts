@@ -15,6 +15,7 @@ import { skippedNote, type MaterializeNote, type MaterializeResult } from './mat
 import { deepFreeze } from '../protocol/freeze.js';
 import { warmGet, warmSet } from './warm-reads.js';
 import { directCell } from './cell-input.js';
+import { parseRfc3339 } from '../protocol/rfc3339.js';
 
 /** The default set attempted on an empty cell when no bands were asked (spec part 3). */
 export const DEFAULT_BANDS = ['copdem30m.elevation_mean', 'weather.temperature_2m'] as const;
@@ -237,7 +238,7 @@ async function prepareRecall(ctx: ServiceContext, req: RecallRequest, nowMs: num
   if (req.as_of_tslot !== undefined && (!Number.isSafeInteger(req.as_of_tslot) || req.as_of_tslot < 0)) throw invalidArgument('as_of_tslot', 'expected a non-negative integer');
   let asOfSignedAt: string | undefined;
   if (req.as_of_signed_at !== undefined) {
-    const t = Date.parse(req.as_of_signed_at);
+    const t = parseRfc3339(req.as_of_signed_at);
     if (!Number.isFinite(t)) throw invalidArgument('as_of_signed_at', 'expected an RFC 3339 date-time');
     asOfSignedAt = isoSeconds(t);
   }

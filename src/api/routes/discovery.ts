@@ -111,6 +111,7 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext)
     scan_cell_limit: ctx.config.scanCellLimit,
     body_limit_bytes: ctx.config.bodyLimitBytes,
     log_segment_bytes: ctx.config.segmentMaxBytes,
+    http: { ...LIMITS.http, max_connections_per_ip: ctx.config.maxConnectionsPerIp },
     configuration: CONFIG_VARS,
   }));
 }
