@@ -11,6 +11,7 @@ import { isCell } from '../protocol/cell64.js';
 import { factBody } from '../protocol/cid.js';
 import { admitPublicKey, verifyStrict } from '../protocol/ed25519.js';
 import { SvcError, invalidArgument } from '../protocol/errors.js';
+import { parseRfc3339 } from '../protocol/rfc3339.js';
 import { blake3 } from '../protocol/hash.js';
 import { batchProofs, proofToJson } from '../protocol/merkle-batch.js';
 import { isoSeconds, scopeFieldsSet, type Scope } from '../protocol/receipt.js';
@@ -92,7 +93,7 @@ function checkFact(ctx: ServiceContext, raw: unknown, at: string, writer: Attest
   if (!('value' in body)) throw invalidArgument(`${at}.value`, 'is required (null for an absence)');
   let signedAtMs: number | undefined;
   if (body.signed_at !== undefined) {
-    signedAtMs = typeof body.signed_at === 'string' ? Date.parse(body.signed_at) : NaN;
+    signedAtMs = parseRfc3339(body.signed_at);
     if (!Number.isFinite(signedAtMs)) throw invalidArgument(`${at}.signed_at`, 'expected an RFC 3339 timestamp');
   }
   let tslot: number;
