@@ -110,10 +110,10 @@ describe('POST /v1/attest', () => {
     it('a revoked key → attester_revoked', async () => {
       await expectRejected(revoked.batch([sampleFact()], manifests()), 'attester_revoked', 403);
     });
-    it('missing signature → unauthorized (schema names the field)', async () => {
+    it('missing signature → unauthorized naming the field (spec part 5)', async () => {
       const p: any = op.batch([sampleFact()], manifests());
       delete p.signature;
-      const e = await expectRejected(p, 'invalid_argument', 422);
+      const e = await expectRejected(p, 'unauthorized', 401);
       assert.match(e.message, /signature/);
       const p2: any = op.batch([sampleFact()], manifests());
       p2.signature = '';
