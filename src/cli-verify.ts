@@ -72,7 +72,7 @@ async function fetchEvidence(base: string, indices: number[]): Promise<LogEviden
   for (const i of indices) {
     const e = await getJson(`${root}/v1/log/entries/${i}`);
     const p = await getJson(`${root}/v1/log/inclusion?index=${i}&tree_size=${sth.tree_size}`);
-    ev.entries[i] = { cbor_hex: e.cbor_hex };
+    ev.entries[i] = e.private === true ? { private: true } : { cbor_hex: e.cbor_hex };
     ev.inclusions[i] = { tree_size: p.tree_size, path: p.path };
   }
   return ev;

@@ -36,6 +36,19 @@ export interface Config {
   attesterDailyFacts?: number;
   /** Open connections one remote address may hold; more are closed on accept. */
   maxConnectionsPerIp: number;
+  /**
+   * Scope bindings by operator (docs/scopes.md): `<field>:<value>` of a scope member (e.g.
+   * `org_id:acme`) to the keys that may write and read scopes holding that member.
+   */
+  scopeKeys: Record<string, string[]>;
+  /** Longest life of a scope read bearer, in seconds. */
+  scopeBearerTtlSecs: number;
+  /** New bundle definitions one client address may store per window: count and bytes (docs/reliability.md). */
+  bundleQuota: { count: number; bytes: number; windowSecs: number };
+  /** Witness keys the operator knows (b32 key → operator name); only these count as independent operators. */
+  witnessKeys: Record<string, string>;
+  /** Furthest ahead a backfill request's signed expires_unix may lie (also how long its nonce is remembered). */
+  backfillMaxTtlSecs: number;
 }
 
 export interface VarSpec {
@@ -65,6 +78,13 @@ export const CONFIG_VARS: readonly VarSpec[] = [
   { name: 'SVC_LOG_LEVEL', default: 'info', description: 'fastify log level (silent, error, warn, info, debug)' },
   { name: 'SVC_SEGMENT_MAX_BYTES', default: '1073741824', description: 'transparency-log segment cap' },
   { name: 'SVC_MAX_CONNECTIONS_PER_IP', default: '64', description: 'open connections one remote address may hold (1..1000000); more are closed as they are accepted' },
+  { name: 'SVC_SCOPE_KEYS', default: '', description: 'scope bindings (JSON): {"org_id:acme": ["<b32 key>", ...], "user_id:alice": [...]}; a scope with a configured member is written and read only by its keys (docs/scopes.md)' },
+  { name: 'SVC_SCOPE_BEARER_TTL_SECS', default: '900', description: 'longest life of a scope read bearer (POST /v1/scope_bearer), 60..86400 s' },
+  { name: 'SVC_BUNDLE_QUOTA_COUNT', default: '100', description: 'new bundles one client address (an IPv6 /64) may store per window (1..1000000); re-minting a stored bundle is free' },
+  { name: 'SVC_BUNDLE_QUOTA_BYTES', default: '1048576', description: 'bytes of new bundle definitions one client address may store per window (1024..1073741824)' },
+  { name: 'SVC_BUNDLE_QUOTA_WINDOW_SECS', default: '3600', description: 'window of the bundle quota, 1..86400 s; beyond it: 429 rate_limited with retry_after' },
+  { name: 'SVC_WITNESS_KEYS', default: '', description: 'witness keys the operator knows: <b32 key>=<operator name>, comma-separated; only these count in independent_operators, others are listed as unverified' },
+  { name: 'SVC_BACKFILL_MAX_TTL_SECS', default: '300', description: 'furthest ahead (10..3600 s) a backfill request may set its signed expires_unix; its nonce is remembered until then' },
   { name: 'SVC_ATTESTER_DAILY_FACTS', default: '', description: 'facts each attester key may have accepted per UTC day (integer >= 1; unset: unlimited; the responder key is never counted)' },
 ];
 
@@ -87,6 +107,44 @@ function optionalCount(env: NodeJS.ProcessEnv, name: string): number | undefined
   const n = Number(raw);
   if (!Number.isSafeInteger(n) || n < 1) throw new ConfigError(`${name}: expected an integer >= 1 (or unset for no limit), got ${JSON.stringify(raw)}`);
   return n;
+}
+
+const SCOPE_MEMBER_RE = /^(user_id|agent_id|run_id|org_id):.{1,200}$/s;
+const KEY_RE = /^[a-z2-7]{52}$/;
+
+/** SVC_SCOPE_KEYS: a JSON object of scope member → b32 keys (unset or empty: no bindings). */
+function scopeKeys(env: NodeJS.ProcessEnv): Record<string, string[]> {
+  const raw = env.SVC_SCOPE_KEYS;
+  if (raw === undefined || raw.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (e) {
+    throw new ConfigError(`SVC_SCOPE_KEYS: not JSON (${(e as Error).message})`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError('SVC_SCOPE_KEYS: expected a JSON object such as {"org_id:acme": ["<b32 key>"]}');
+  const out: Record<string, string[]> = {};
+  for (const [member, keys] of Object.entries(parsed)) {
+    if (!SCOPE_MEMBER_RE.test(member)) throw new ConfigError(`SVC_SCOPE_KEYS: ${JSON.stringify(member)} is not <user_id|agent_id|run_id|org_id>:<value>`);
+    if (!Array.isArray(keys) || !keys.every((k) => typeof k === 'string' && KEY_RE.test(k))) throw new ConfigError(`SVC_SCOPE_KEYS: ${member}: expected an array of b32 public keys (52 characters)`);
+    out[member] = keys as string[];
+  }
+  return out;
+}
+
+/** SVC_WITNESS_KEYS: `<b32 key>=<operator name>, …` (one operator may run several keys). */
+function witnessKeys(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of list(env, 'SVC_WITNESS_KEYS')) {
+    const at = item.indexOf('=');
+    const key = item.slice(0, at).trim();
+    const name = item.slice(at + 1).trim();
+    if (at < 0 || !KEY_RE.test(key) || name === '' || name.length > 200) {
+      throw new ConfigError(`SVC_WITNESS_KEYS: expected <b32 key (52 characters)>=<operator name>, got ${JSON.stringify(item)}`);
+    }
+    out[key] = name;
+  }
+  return out;
 }
 
 function list(env: NodeJS.ProcessEnv, name: string): string[] {
@@ -136,6 +194,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     segmentMaxBytes: int(env, 'SVC_SEGMENT_MAX_BYTES', 1024 ** 3, 4096, 1024 ** 3),
     attesterDailyFacts: optionalCount(env, 'SVC_ATTESTER_DAILY_FACTS'),
     maxConnectionsPerIp: Math.floor(int(env, 'SVC_MAX_CONNECTIONS_PER_IP', 64, 1, 1_000_000)),
+    scopeKeys: scopeKeys(env),
+    scopeBearerTtlSecs: Math.floor(int(env, 'SVC_SCOPE_BEARER_TTL_SECS', 900, 60, 86_400)),
+    bundleQuota: {
+      count: Math.floor(int(env, 'SVC_BUNDLE_QUOTA_COUNT', 100, 1, 1_000_000)),
+      bytes: Math.floor(int(env, 'SVC_BUNDLE_QUOTA_BYTES', 1 << 20, 1024, 1 << 30)),
+      windowSecs: Math.floor(int(env, 'SVC_BUNDLE_QUOTA_WINDOW_SECS', 3600, 1, 86_400)),
+    },
+    witnessKeys: witnessKeys(env),
+    backfillMaxTtlSecs: Math.floor(int(env, 'SVC_BACKFILL_MAX_TTL_SECS', 300, 10, 3600)),
   };
   return { ...cfg, ...overrides };
 }

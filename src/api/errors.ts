@@ -79,8 +79,9 @@ export function errorHandler(err: unknown, req: FastifyRequest, reply: FastifyRe
   const se = toSvcError(err, (err as FastifyError)?.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? req.routeOptions.bodyLimit : undefined);
   if (se.code === 'internal') req.log.error({ err }, 'internal error');
   const status = se.httpStatus;
-  if (se.code === 'rate_limited') reply.header('Retry-After', '1');
-  else if (typeof se.details.retry_after === 'number') reply.header('Retry-After', String(se.details.retry_after));
+  // The refusal's own wait when it names one (a quota window's rest); the rate limit's is 1 s.
+  if (typeof se.details.retry_after === 'number') reply.header('Retry-After', String(se.details.retry_after));
+  else if (se.code === 'rate_limited') reply.header('Retry-After', '1');
   void reply.status(status).type('application/json').send(se.toEnvelope(req.url.split('?')[0]));
 }
 

@@ -12,6 +12,8 @@ export interface OperationCall {
   headers: Record<string, string | string[] | undefined>;
   /** Absolute deadline (ms since epoch) from the gateway timeout. */
   deadline: number;
+  /** The client's address (REST and MCP alike), for per-address quotas; absent in internal calls. */
+  ip?: string;
 }
 
 /** The MCP content blocks a tool result may carry. */
@@ -42,7 +44,7 @@ export interface Operation {
 
 export const scopeSchema = {
   type: 'object',
-  description: 'multi-tenant binding: reads see only facts written under the same four-tuple; bound into the receipt',
+  description: 'multi-tenant binding: reads see only facts written under the same four-tuple; bound into the receipt. A read naming a scope needs `Authorization: Bearer` for it (POST /v1/scope_bearer; REST only, docs/scopes.md)',
   properties: { user_id: { type: 'string', maxLength: 200 }, agent_id: { type: 'string', maxLength: 200 }, run_id: { type: 'string', maxLength: 200 }, org_id: { type: 'string', maxLength: 200 } },
   additionalProperties: false,
 } as const;

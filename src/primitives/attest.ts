@@ -2,7 +2,8 @@
  * The write path (spec 4.7, part 3, part 5): attested batches from listed keys and facts the
  * responder mints itself go through one function, `acceptBatch`, which checks everything
  * before anything is written, so a rejection leaves cache, store and log untouched. What a
- * fact must say for its band is in fact-rules.ts; the daily quota in attester-quota.ts.
+ * fact must say for its band is in fact-rules.ts; the daily quota in attester-quota.ts; who may
+ * write a scope in scopes/write.ts.
  */
 import { b32decode, b32encode } from '../protocol/base32.js';
 import { equalBytes, toHex } from '../protocol/bytes.js';
@@ -21,6 +22,7 @@ import type { AppendResult, FactKind, NewFact, ProvenanceClass } from '../store/
 import { reserveDailyFacts } from './attester-quota.js';
 import { issueReceipt, type ServiceContext } from './context.js';
 import { checkAgainstBand, derivativeParents, resolveParents, type AttesterKind } from './fact-rules.js';
+import { batchScope, checkScopeWrite } from './scopes/write.js';
 
 export type { AttesterKind } from './fact-rules.js';
 
@@ -77,7 +79,7 @@ interface CheckedFact {
 }
 
 /** Validate one submitted fact (`at` names it in refusals) and resolve its index columns; nothing is written here. */
-function checkFact(ctx: ServiceContext, raw: unknown, at: string, writer: AttesterKind, nowMs: number): CheckedFact {
+function checkFact(ctx: ServiceContext, raw: unknown, at: string, attester: string, writer: AttesterKind, nowMs: number): CheckedFact {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalidArgument(at, 'expected an object');
   const body = factBody(raw as Record<string, unknown>) as Record<string, unknown>;
   const kind = body.kind;
@@ -91,6 +93,11 @@ function checkFact(ctx: ServiceContext, raw: unknown, at: string, writer: Attest
   const entry = ctx.registry.bands.get(band);
   if (!entry) throw new SvcError('band_not_in_registry', `${at}.band: ${band} is not in the active manifest (see /v1/bands)`, { field: `${at}.band`, band });
   if (!('value' in body)) throw invalidArgument(`${at}.value`, 'is required (null for an absence)');
+  // A body naming a signer names the key that signed its batch: otherwise any listed key could
+  // pass its facts off as another's (the responder's own, with a materializer's derivation).
+  if (body.signer !== undefined && body.signer !== attester) {
+    throw invalidArgument(`${at}.signer`, `names ${JSON.stringify(body.signer)}, but the batch is signed by attester ${attester}; a body may name only its own attester as signer`);
+  }
   let signedAtMs: number | undefined;
   if (body.signed_at !== undefined) {
     signedAtMs = parseRfc3339(body.signed_at);
@@ -149,9 +156,10 @@ function rootBytes(root: unknown): Uint8Array {
 }
 
 /**
- * Check a batch completely, then append it durably. Order: shape → key standing → each fact →
- * batch root → signature → derivative parents (store reads, so only for an authenticated
- * batch) → daily quota; every failure throws before the store is written.
+ * Check a batch completely, then append it durably. Order: shape → key standing → each fact
+ * (and one scope per batch) → batch root → signature → scope binding and derivative parents
+ * (store reads, so only for an authenticated batch) → daily quota; every failure throws before
+ * the store is written (a first claim on a scope stays recorded: docs/scopes.md).
  */
 export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primitive = 'attest'): Promise<AttestResult> {
   if (typeof req.attester !== 'string' || req.attester === '') throw new SvcError('unauthorized', 'attester: missing attester key', { field: 'attester' });
@@ -166,7 +174,8 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
 
   const writer = classifyAttester(ctx, req.attester);
   const nowMs = ctx.now().getTime();
-  const checked = req.facts.map((f, i) => checkFact(ctx, f, `facts[${i}]`, writer, nowMs));
+  const checked = req.facts.map((f, i) => checkFact(ctx, f, `facts[${i}]`, req.attester, writer, nowMs));
+  const scope = batchScope(checked.map((c) => c.scope));
 
   const { root: rebuilt, proofs } = batchProofs(checked.map((c) => c.digest));
   if (!equalBytes(rebuilt, root)) {
@@ -188,6 +197,8 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
     throw new SvcError('bad_signature', 'signature: bad signature over blake3(batch_root ‖ registry_cid ‖ schema_cid)', { field: 'signature' });
   }
 
+  // Store reads from here on, so only for an authenticated batch: a claim binds the key that signed.
+  if (scope) await checkScopeWrite(ctx, req.attester, writer, scope);
   const derivatives = checked.flatMap((c, i) => (c.parents ? [{ at: `facts[${i}]`, parents: c.parents }] : []));
   if (derivatives.length > 0) await resolveParents(derivatives, async (cid) => (await ctx.store.getFact(cid)) !== null);
 
@@ -245,7 +256,7 @@ export function mintedBody(ctx: ServiceContext, fields: {
  */
 export function mintRefusal(ctx: ServiceContext, body: Record<string, unknown>): SvcError | null {
   try {
-    checkFact(ctx, body, 'fact', 'responder', ctx.now().getTime());
+    checkFact(ctx, body, 'fact', ctx.keys.publicKeyB32, 'responder', ctx.now().getTime());
     return null;
   } catch (e) {
     if (e instanceof SvcError) return e;

@@ -9,6 +9,11 @@
  * - a past slot, connector with history         → fetched (one ranged request when the connector
  *   offers `fetchRange`) and minted → `materialized`, or `skipped` with a reason class;
  * - a past slot, no historical source           → `present_only`.
+ *
+ * What the attester signs binds the request to one responder and one use (issue 13, item 13):
+ * `responder` (this responder's public key), `nonce` (used once) and `expires_unix` (at most
+ * SVC_BACKFILL_MAX_TTL_SECS ahead; the nonce is remembered until then). The old form without them
+ * is refused: nothing could stop it from running again here or on any responder listing its key.
  */
 import { b32decode } from '../protocol/base32.js';
 import { encodeCanonical, type CborValue } from '../protocol/cbor.js';
@@ -25,6 +30,7 @@ import { issueReceipt, type ServiceContext } from './context.js';
 import type { MaterializeNote, ReasonClass } from './materialize.js';
 import { resolveCell } from './recall.js';
 import { mapLimit } from './reads/common.js';
+import { ReplayGuard } from './replay-guard.js';
 
 /** Spec part 8. */
 export const BACKFILL_LIMITS = { max_facts: { min: 1, max: 1024, default: 16 }, cells: 64 } as const;
@@ -42,9 +48,16 @@ export interface BackfillRequest {
   end_unix?: number;
   max_facts?: number;
   budget_ms?: number;
+  /** The binding (see the file comment): target responder key, single-use nonce, expiry. */
+  responder?: string;
+  nonce?: string;
+  expires_unix?: number;
   attester?: string;
   signature?: string;
 }
+
+/** The fields that bind a signed request to one responder and one use. */
+export const BACKFILL_BINDING = ['responder', 'nonce', 'expires_unix'] as const;
 
 export type StepStatus = 'present' | 'materialized' | 'skipped' | 'present_only';
 
@@ -113,7 +126,43 @@ export function backfillDigest(body: Record<string, unknown>): Uint8Array {
   }
 }
 
-/** Spec part 5: a listed key must have signed this exact request. */
+const guards = new WeakMap<ServiceContext, ReplayGuard>();
+function guardOf(ctx: ServiceContext): ReplayGuard {
+  let g = guards.get(ctx);
+  if (!g) guards.set(ctx, (g = new ReplayGuard()));
+  return g;
+}
+
+/** An `unauthorized` refusal of a signed request that may not run here or now. */
+function refused(reason: string, message: string, details: Record<string, unknown> = {}): SvcError {
+  return new SvcError('unauthorized', message, { reason, ...details });
+}
+
+/**
+ * The binding must be present, name this responder and not have expired. Checked before the
+ * signature (cheap, and none of it is secret); the nonce is claimed only after the signature
+ * verifies, so nobody can use up another attester's nonces.
+ */
+function checkBinding(ctx: ServiceContext, body: Record<string, unknown>): number {
+  const { responder, nonce, expires_unix: expires } = body;
+  if (responder === undefined || nonce === undefined || expires === undefined) {
+    throw refused('unbound_signature', `signature: must cover ${BACKFILL_BINDING.join(', ')} (the responder's public key, a single-use nonce, an expiry): a signature without them could be replayed here and on other responders`, {
+      field: BACKFILL_BINDING.find((f) => body[f] === undefined), required: [...BACKFILL_BINDING],
+    });
+  }
+  if (responder !== ctx.keys.publicKeyB32) {
+    throw refused('wrong_responder', 'responder: the request was signed for another responder', { field: 'responder', expected: ctx.keys.publicKeyB32 });
+  }
+  if (typeof nonce !== 'string' || !/^[A-Za-z0-9_-]{16,128}$/.test(nonce)) throw invalidArgument('nonce', 'expected 16..128 characters of [A-Za-z0-9_-]');
+  if (typeof expires !== 'number' || !Number.isSafeInteger(expires)) throw invalidArgument('expires_unix', 'expected an integer (seconds since the epoch)');
+  const now = ctx.now().getTime();
+  if (expires * 1000 <= now) throw refused('expired', `expires_unix: the request expired ${Math.ceil(now / 1000 - expires)} s ago`, { field: 'expires_unix' });
+  const maxTtl = ctx.config.backfillMaxTtlSecs;
+  if (expires * 1000 > now + maxTtl * 1000) throw invalidArgument('expires_unix', `at most ${maxTtl} s ahead (SVC_BACKFILL_MAX_TTL_SECS)`);
+  return expires * 1000;
+}
+
+/** Spec part 5: a listed key must have signed this exact request, for this responder, once. */
 function authenticate(ctx: ServiceContext, body: Record<string, unknown>): void {
   const { attester, signature } = body;
   if (typeof attester !== 'string' || attester === '') throw new SvcError('unauthorized', 'attester: missing attester key (backfill is a write)', { field: 'attester' });
@@ -129,8 +178,13 @@ function authenticate(ctx: ServiceContext, body: Record<string, unknown>): void 
   }
   const key = admitPublicKey(pub);
   if (!key.ok) throw new SvcError('bad_signature', `attester: key refused (${key.reason})`, { field: 'attester', reason: key.reason });
+  const expiresAt = checkBinding(ctx, body);
   if (!verifyStrict(sig, backfillDigest(body), pub, ctx.ed25519)) {
     throw new SvcError('bad_signature', 'signature: bad signature over blake3(canonical CBOR of the request without signature)', { field: 'signature' });
+  }
+  // Used once, whatever happens next: a retry signs a new nonce.
+  if (!guardOf(ctx).claim(`${attester}\u0000${body.nonce as string}`, expiresAt, ctx.now().getTime())) {
+    throw refused('replayed', 'nonce: this signed request was already received; sign a new nonce to run it again', { field: 'nonce' });
   }
 }
 

@@ -6,14 +6,20 @@
  * file and renamed, so a reader never sees half a file). The store contract has no bundle table;
  * a file map keeps this primitive self-contained. Limitation: deployments whose replicas do not
  * share `dataDir` (several processes over PostgreSQL) resolve only bundles minted on the same host.
+ *
+ * Storing a file is metered per client address (address-quota.ts; SVC_BUNDLE_QUOTA_*): only a
+ * definition not stored yet is charged, so re-minting a bundle is free, and concurrent mints of
+ * one definition write it once.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { anchorId, isAnchorId } from '../protocol/cid.js';
 import { SvcError, invalidArgument } from '../protocol/errors.js';
 import type { Receipt } from '../protocol/receipt.js';
 import type { StoredFact } from '../store/contract.js';
+import { isDiskFull, storageFull } from '../store/disk-full.js';
+import { AddressQuota, addressKey } from './address-quota.js';
 import { issueReceipt, type ServiceContext } from './context.js';
 import { serveFact, type ServedFact } from './facts-view.js';
 import { READ_CONCURRENCY, mapLimit } from './reads/common.js';
@@ -37,7 +43,18 @@ function bundlePath(ctx: ServiceContext, cid: string): string {
   return join(ctx.config.dataDir, 'bundles', `${cid}.json`);
 }
 
-async function persist(ctx: ServiceContext, cid: string, def: BundleDefinition): Promise<void> {
+const quotas = new WeakMap<ServiceContext, AddressQuota>();
+/** Definitions being written, by path: a concurrent mint of the same one waits for that write. */
+const writing = new Map<string, Promise<void>>();
+
+function quotaOf(ctx: ServiceContext): AddressQuota {
+  let q = quotas.get(ctx);
+  if (!q) quotas.set(ctx, (q = new AddressQuota(ctx.config.bundleQuota, 'bundles')));
+  return q;
+}
+
+/** Store the definition unless it is stored already; a new one is charged to `ip`'s quota. */
+async function persist(ctx: ServiceContext, cid: string, def: BundleDefinition, ip: string | undefined): Promise<void> {
   const path = bundlePath(ctx, cid);
   try {
     await stat(path);
@@ -45,18 +62,39 @@ async function persist(ctx: ServiceContext, cid: string, def: BundleDefinition):
   } catch {
     // not there yet
   }
-  await mkdir(join(ctx.config.dataDir, 'bundles'), { recursive: true });
-  const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  await writeFile(tmp, JSON.stringify({ v: 1, bundle_cid: cid, ...def, created_at: ctx.now().toISOString() }) + '\n', { mode: 0o644 });
-  await rename(tmp, path);
+  // No await between this lookup and `writing.set`: one write per definition, charged once.
+  const pending = writing.get(path);
+  if (pending) return pending;
+  const bytes = JSON.stringify({ v: 1, bundle_cid: cid, ...def, created_at: ctx.now().toISOString() }) + '\n';
+  const refund = quotaOf(ctx).take(addressKey(ip), Buffer.byteLength(bytes), ctx.now().getTime());
+  const write = (async () => {
+    const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+    try {
+      await mkdir(join(ctx.config.dataDir, 'bundles'), { recursive: true });
+      await writeFile(tmp, bytes, { mode: 0o644 });
+      await rename(tmp, path);
+    } catch (err) {
+      await rm(tmp, { force: true }).catch(() => {}); // a partial file (full disk) must not stay
+      throw isDiskFull(err) ? storageFull('bundles', err) : err;
+    }
+  })();
+  writing.set(path, write);
+  try {
+    await write;
+  } catch (err) {
+    refund();
+    throw err;
+  } finally {
+    writing.delete(path);
+  }
 }
 
 function tokens(ctx: ServiceContext, cid: string) {
   return { token: `${ctx.config.prefix}:bundle:${cid}`, legacy_token: `memb:${cid}` };
 }
 
-/** Mint (or re-mint) a bundle over existing facts; every cid must resolve here. */
-export async function mintBundle(ctx: ServiceContext, req: { fact_cids: unknown; label?: unknown }) {
+/** Mint (or re-mint) a bundle over existing public facts; every cid must resolve here (a scoped one does not: factByCid). */
+export async function mintBundle(ctx: ServiceContext, req: { fact_cids: unknown; label?: unknown }, caller: { ip?: string } = {}) {
   const list = req.fact_cids;
   if (!Array.isArray(list) || list.length === 0 || list.length > MAX_BUNDLE_FACTS) throw invalidArgument('fact_cids', `expected 1..${MAX_BUNDLE_FACTS} fact_cids`);
   if (req.label !== undefined && (typeof req.label !== 'string' || req.label.length === 0 || req.label.length > MAX_LABEL)) {
@@ -66,7 +104,7 @@ export async function mintBundle(ctx: ServiceContext, req: { fact_cids: unknown;
   const facts = new Map<string, StoredFact>(found.map((r) => [r!.fact.fact_cid, r!.fact]));
   const def: BundleDefinition = { fact_cids: [...facts.keys()].sort(), ...(req.label !== undefined ? { label: req.label as string } : {}) };
   const bundle_cid = bundleCidOf(def);
-  await persist(ctx, bundle_cid, def);
+  await persist(ctx, bundle_cid, def, caller.ip);
   const first = facts.get(def.fact_cids[0])!;
   const cells = [...new Set(def.fact_cids.map((c) => facts.get(c)!.cell))];
   return {
@@ -119,8 +157,11 @@ export async function resolveBundle(ctx: ServiceContext, token: unknown, field =
   // The file is trusted only as far as it re-derives its own name.
   if (bundleCidOf(def) !== cid) throw notFound('stored definition does not hash to its bundle_cid');
   const read = await mapLimit(def.fact_cids, READ_CONCURRENCY, (c) => ctx.store.readFact(c));
-  const present = read.map((r) => r!.fact).filter((f): f is StoredFact => f !== null);
-  const missing = def.fact_cids.filter((_, i) => read[i]!.fact === null);
+  // Bundles name public facts (minting refuses scoped ones); a scoped fact in an older bundle
+  // is listed missing, exactly as a cid never stored here, so a bundle reveals nothing of a scope.
+  const visible = read.map((r) => (r!.fact && !r!.fact.scope ? r!.fact : null));
+  const present = visible.filter((f): f is StoredFact => f !== null);
+  const missing = def.fact_cids.filter((_, i) => visible[i] === null);
   const facts = await Promise.all(present.map((f) => serveFact(ctx, f)));
   return {
     ...tokens(ctx, cid),

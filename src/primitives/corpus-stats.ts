@@ -1,4 +1,8 @@
-/** corpus_state_stats (spec 4.4, part 6): one signed snapshot of the corpus; also the stream tick payload. */
+/**
+ * corpus_state_stats (spec 4.4, part 6): one signed snapshot of the corpus; also the stream tick
+ * payload. Cells, bands and facts are public counts (Store.stats): a scope's facts move only the
+ * log, which is public anyway (docs/scopes.md).
+ */
 import { issueReceipt, type ServiceContext } from './context.js';
 
 export async function corpusStateStats(ctx: ServiceContext) {

@@ -141,7 +141,7 @@ async function render(ctx: ServiceContext): Promise<string> {
 
 /**
  * The coverage map of the current corpus. A repeat on an unchanged corpus reuses the last render
- * instead of rescanning. The key is the log size together with the index's distinct-cell count:
+ * instead of rescanning. The key is the log size together with the index's public cell count:
  * the embedded store makes a log entry durable a moment before it indexes the entry's cells, so
  * the size alone could pin a map drawn in that gap; the cell count moves once they are indexed.
  * Concurrent requests on one state share one render.

@@ -5,9 +5,11 @@ import { decodeTrusted, type CborValue } from '../protocol/cbor.js';
 import { verifyStrict, admitPublicKey } from '../protocol/ed25519.js';
 import { SvcError, invalidArgument } from '../protocol/errors.js';
 import { leafHash } from '../protocol/log-tree.js';
-import { isoSeconds } from '../protocol/receipt.js';
+import { isoSeconds, type Scope } from '../protocol/receipt.js';
 import { witnessDigest } from '../protocol/tree-head.js';
+import { bodyScope, scopeKey } from '../store/entry.js';
 import type { ServiceContext } from './context.js';
+import { mayReadScope, type Authorization } from './scopes/access.js';
 
 function sizeArg(field: string, v: unknown, max: number): number {
   const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
@@ -78,16 +80,45 @@ export async function consistency(ctx: ServiceContext, q: { first?: unknown; sec
   };
 }
 
-/** One log entry, decoded for auditors (bytes as b32). */
-export async function logEntry(ctx: ServiceContext, indexArg: unknown) {
+const toJson = (v: CborValue): unknown =>
+  v instanceof Uint8Array ? b32encode(v) : Array.isArray(v) ? v.map(toJson) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toJson(x as CborValue)])) : v;
+
+/** The distinct scopes of an entry's facts (none for a public entry). */
+function entryScopes(facts: unknown): Scope[] {
+  const byKey = new Map<string, Scope>();
+  for (const f of Array.isArray(facts) ? facts : []) {
+    const s = f && typeof f === 'object' ? bodyScope(f as Record<string, unknown>) : null;
+    if (s) byKey.set(scopeKey(s), s);
+  }
+  return [...byKey.values()];
+}
+
+/**
+ * One log entry, decoded for auditors (bytes as b32). An entry holding scoped facts is private:
+ * anyone gets what a witness or verifier of the log needs (index, leaf hash, batch root,
+ * attester and its signature, accepted_at, fact count), never the bodies, their cids or the
+ * scope tuple; the whole entry goes only to a bearer for its one scope (`authorization`).
+ * The leaf hash is all that inclusion and consistency proofs cover, so the log stays checkable.
+ */
+export async function logEntry(ctx: ServiceContext, indexArg: unknown, authorization?: Authorization) {
   const size = await ctx.store.log.size();
   const index = sizeArg('index', indexArg, Number.MAX_SAFE_INTEGER);
   if (index >= size) throw new SvcError('cid_not_found', `index: the log has ${size} entries`, { field: 'index' });
   const entry = await ctx.store.log.entry(index);
   if (!entry) throw new SvcError('cid_not_found', `index: no log entry ${index}`, { field: 'index' });
-  const toJson = (v: CborValue): unknown =>
-    v instanceof Uint8Array ? b32encode(v) : Array.isArray(v) ? v.map(toJson) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toJson(x as CborValue)])) : v;
-  return { index, leaf_hash: b32encode(leafHash(entry)), cbor_hex: toHex(entry), entry: toJson(decodeTrusted(entry)) };
+  const decoded = decodeTrusted(entry) as Record<string, CborValue>;
+  const leaf_hash = b32encode(leafHash(entry));
+  const scopes = entryScopes(decoded.facts);
+  const whole = scopes.length === 0 || (scopes.length === 1 && (await mayReadScope(ctx, authorization, scopes[0])));
+  if (whole) return { index, leaf_hash, cbor_hex: toHex(entry), entry: toJson(decoded) };
+  const { v, type, accepted_at, attester, signature, batch_root, registry_cid, schema_cid } = decoded;
+  return {
+    index,
+    leaf_hash,
+    private: true,
+    entry: toJson({ v, type, accepted_at, attester, signature, batch_root, registry_cid, schema_cid, fact_count: Array.isArray(decoded.facts) ? decoded.facts.length : 0 } as CborValue),
+    note: 'This entry holds facts written under a scope: its bytes (cbor_hex) and bodies go only to a bearer for that scope (docs/scopes.md). Inclusion and consistency proofs cover its leaf_hash as for any entry.',
+  };
 }
 
 export interface WitnessRequest {
@@ -114,17 +145,32 @@ export async function submitWitness(ctx: ServiceContext, req: WitnessRequest) {
   if (!verifyStrict(sig, witnessDigest(treeSize, root, key, ctx.config.prefix), key, ctx.ed25519)) {
     throw new SvcError('bad_signature', 'signature: witness co-signature does not verify over H(stream("witness") ‖ size ‖ root ‖ witness key)', { field: 'signature' });
   }
+  // The label as sent is kept; what it counts for is decided when listed (asWitnessOf).
   const operator = typeof req.operator === 'string' && req.operator.trim() !== '' ? req.operator.trim().slice(0, 200) : req.witness;
   const record = { tree_size: treeSize, root: b32encode(root), witness: req.witness, signature: req.signature, operator, received_at: isoSeconds(ctx.now()) };
   await ctx.store.addWitness(record);
-  return { accepted: true, ...record };
+  return { accepted: true, ...asWitnessOf(ctx, record) };
+}
+
+/**
+ * A co-signature as listed. Anyone can make keys and name an operator, so a key counts as an
+ * operator's only when the operator of this responder lists it (SVC_WITNESS_KEYS), and then under
+ * the configured name; any other key is `verified: false` with the label it sent.
+ */
+function asWitnessOf<W extends { witness: string; operator: string }>(ctx: ServiceContext, w: W): W & { verified: boolean } {
+  const known = Object.prototype.hasOwnProperty.call(ctx.config.witnessKeys, w.witness) ? ctx.config.witnessKeys[w.witness] : undefined;
+  return known === undefined ? { ...w, verified: false } : { ...w, operator: known, verified: true };
 }
 
 export async function listWitnesses(ctx: ServiceContext) {
-  const list = await ctx.store.witnesses();
+  const all = (await ctx.store.witnesses()).map((w) => asWitnessOf(ctx, w));
+  const known = all.filter((w) => w.verified);
+  const unverified = all.filter((w) => !w.verified);
   return {
-    witnesses: list,
-    independent_operators: new Set(list.map((w) => w.operator)).size,
-    distinct_witness_keys: new Set(list.map((w) => w.witness)).size,
+    witnesses: known,
+    independent_operators: new Set(known.map((w) => w.operator)).size,
+    distinct_witness_keys: new Set(known.map((w) => w.witness)).size,
+    unverified: { witnesses: unverified, distinct_witness_keys: new Set(unverified.map((w) => w.witness)).size },
+    rule: 'only witness keys this responder\'s operator lists (SVC_WITNESS_KEYS, key=operator name) count, once per operator name; co-signatures by other keys verify but are listed under unverified and count for nothing',
   };
 }

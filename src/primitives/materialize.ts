@@ -63,15 +63,26 @@ class MintQueue {
   }
 
   private async flush(ctx: ServiceContext): Promise<void> {
-    const batch = this.pending;
+    const pending = this.pending;
     this.pending = [];
     this.scheduled = false;
-    try {
-      const res = await mintFacts(ctx, batch.map((b) => b.body), 'materialize');
-      batch.forEach((b, i) => b.resolve(res.fact_cids[i]));
-    } catch (err) {
-      for (const b of batch) b.reject(err);
+    // One batch per scope: a batch writes one scope or none, so that a scoped recall minting
+    // beside a public one never makes the public facts' log entry private (scopes/write.ts).
+    const byScope = new Map<string, typeof pending>();
+    for (const p of pending) {
+      const k = scopeKey(p.body.scope as Scope | undefined);
+      const group = byScope.get(k);
+      if (group) group.push(p);
+      else byScope.set(k, [p]);
     }
+    await Promise.all([...byScope.values()].map(async (batch) => {
+      try {
+        const res = await mintFacts(ctx, batch.map((b) => b.body), 'materialize');
+        batch.forEach((b, i) => b.resolve(res.fact_cids[i]));
+      } catch (err) {
+        for (const b of batch) b.reject(err);
+      }
+    }));
   }
 }
 

@@ -4,6 +4,10 @@
  * are not signed by anyone, so resolving checks each against the signed body and refuses a
  * mismatch with 409 (`token_claim_mismatch`) instead of serving a fact under a false label.
  *
+ * Tokens name public facts: a scoped fact is neither minted into a token nor resolved from one
+ * (factByCid answers cid_not_found without a bearer, and these calls carry none), because a token
+ * is handed to agents outside the scope.
+ *
  * A cell token names a place only (nothing signed), so resolving it answers the cell and says
  * where its facts are read. Entity tokens (current and legacy `meme:`) resolve alike: this
  * responder mints no entity records yet, so a well-formed id is a typed miss, never a 5xx.

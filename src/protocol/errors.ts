@@ -41,7 +41,7 @@ export const ERROR_CATALOGUE = {
   source_format_mismatch: { http: 502, mcp: -20, meaning: 'fetched bytes do not match the declared scheme', recover: 'Retry later; report if persistent.' },
   compute_timeout: { http: 504, mcp: -21, meaning: 'derivation exceeded the request deadline', recover: 'Retry with a smaller request or a larger budget.' },
   compute_quota_exceeded: { http: 429, mcp: -22, meaning: 'per-attester quota exhausted', recover: 'Wait retry_after seconds.' },
-  rate_limited: { http: 429, mcp: -23, meaning: 'per-IP request rate exceeded', recover: 'Wait retry_after seconds (Retry-After header: 1).' },
+  rate_limited: { http: 429, mcp: -23, meaning: 'per-IP request rate or per-IP quota (new bundles) exceeded', recover: 'Wait retry_after seconds (also the Retry-After header: 1 for the request rate, the rest of the window for a quota).' },
   cache_error: { http: 500, mcp: -24, meaning: 'hot cache internal error', recover: 'Transient: retry once with a fresh request.' },
   internal: { http: 500, mcp: -26, meaning: 'responder-side bug; receipts already signed remain valid', recover: 'Transient: retry once with a fresh request.' },
   // Extensions: statuses the spec names without naming a code.
@@ -50,6 +50,7 @@ export const ERROR_CATALOGUE = {
   token_claim_mismatch: { http: 409, mcp: -28, meaning: "a readable token's place, band or date does not match the signed body", recover: 'Mint a fresh token from the fact.', extension: true },
   not_yet_implemented: { http: 501, mcp: -29, meaning: 'the responder does not implement this yet', recover: 'See details.workaround.', extension: true },
   overloaded: { http: 503, mcp: -30, meaning: 'the responder is shedding load', recover: 'Retry after retry_after seconds.', extension: true },
+  storage_full: { http: 503, mcp: -31, meaning: 'the responder is out of disk space: the write was refused and nothing of it acknowledged; reads still work', recover: 'Retry the same write after retry_after seconds (Retry-After header); writes resume by themselves once the operator frees space.', extension: true },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

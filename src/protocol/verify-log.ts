@@ -15,7 +15,8 @@ import { sthDigest, type SignedTreeHead } from './tree-head.js';
 /** What a verifier needs to place facts in the log, keyed by log index. */
 export interface LogEvidence {
   sth: SignedTreeHead;
-  entries: Record<string, { cbor_hex: string }>;
+  /** An entry holding scoped facts is `private`: its bytes go only to a bearer for its scope. */
+  entries: Record<string, { cbor_hex?: string; private?: boolean }>;
   inclusions: Record<string, { tree_size: number; path: string[] }>;
 }
 
@@ -61,6 +62,10 @@ export function verifyFactInLog(
   const incl = evidence.inclusions[String(logIndex)];
   if (!entryJson || !incl) {
     out.errors.push(`log: no entry or inclusion proof for index ${logIndex} in the evidence`);
+    return out;
+  }
+  if (entryJson.private === true || typeof entryJson.cbor_hex !== 'string') {
+    out.errors.push(`log: entry ${logIndex} is private (it holds scoped facts; its bytes go only to a bearer for its scope)`);
     return out;
   }
   try {

@@ -6,11 +6,14 @@
  * Durability: `append` MUST NOT resolve until the batch's log entry is durable (fsync on the
  * embedded driver, COMMIT on PostgreSQL). A resolved append is "acknowledged": after any crash
  * every acknowledged fact is readable and the log verifies. A rejected append MUST leave the
- * log, the index and the cache exactly as they were.
+ * log, the index and the cache exactly as they were, with one exception: when the index fails
+ * after the entry became durable (the disk filled between the two), the entry stays in the log
+ * and is indexed later, so a retried write reports its facts as duplicates.
  *
  * Not found: `getFact` resolves `null`; queries resolve empty lists. Drivers never throw for
  * absence; they throw SvcError('internal') only for real faults.
  */
+import type { StorageHealth } from './disk-full.js';
 import type { MerkleProofJson } from '../protocol/merkle-batch.js';
 import type { Scope } from '../protocol/receipt.js';
 import type { SignedTreeHead } from '../protocol/tree-head.js';
@@ -109,6 +112,11 @@ export interface FactReader {
    * a walk on behalf of a reader never reveals where other scopes' facts are.
    */
   cellsWithPrefix(prefix: string, limit: number, scope?: Scope | null): Promise<{ cells: string[]; truncated: boolean }>;
+  /**
+   * Public corpus counts: facts, distinct cells and bands of unscoped facts only (a reader
+   * outside a scope learns nothing of it, not even that it holds something); `log_size` counts
+   * every entry, since the log itself is public.
+   */
   stats(): Promise<CorpusStats>;
   /**
    * Facts first stored from batches signed by `attester` and accepted on the UTC day `day`
@@ -159,6 +167,18 @@ export interface Store extends FactReader, FactAppender, WitnessStore {
   readonly driver: 'sqlite' | 'postgres';
   readonly log: LogReader;
   close(): Promise<void>;
+  /** Whether the store is out of disk space (GET /health); absent: it does not track it. */
+  storageHealth?(): StorageHealth;
+  /**
+   * First claim on a scope (docs/scopes.md): the key owning `scope`, recording `claimant` as its
+   * owner when it has none (null: only look). One atomic step across every process sharing the
+   * store, and a recorded owner never changes. A scope that holds facts but no recorded claim
+   * (written before claims were recorded, or an index rebuilt from the log) is owned by the first
+   * key other than `exclude` (the responder, which writes into a scope only for its readers) that
+   * wrote into it, and by nobody when only `exclude` did: such a scope cannot be claimed.
+   * Absent: the store records no claims.
+   */
+  claimScope?(scope: Scope, claimant: string | null, exclude: string): Promise<string | null>;
 }
 
 /** The append-only log as its owner (a store driver) uses it. */

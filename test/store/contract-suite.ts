@@ -298,6 +298,19 @@ export function runContractSuite(driverName: string, makeStore: MakeStore): void
           assert.deepEqual(await store.stats(), { facts: 3, cells: 2, bands: 2, log_size: 2 });
         }));
 
+      it('counts public facts only: a scope moves the log size, never the fact, cell or band counts', () =>
+        withStore(async (store) => {
+          await store.append(makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 1 })]));
+          const before = await store.stats();
+          assert.deepEqual(before, { facts: 1, cells: 1, bands: 1, log_size: 1 });
+          // A new cell, a new band and another version at a public cell, all in a scope.
+          await store.append(makeBatch([
+            makeFact({ cell: PARIS, band: NDVI, tslot: 0, value: 0.2, scope: { org_id: 'acme' } }),
+            makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 2, scope: { org_id: 'acme' } }),
+          ]));
+          assert.deepEqual(await store.stats(), { ...before, log_size: 2 });
+        }));
+
       it('counts public facts per attester, never a scope\'s', () =>
         withStore(async (store) => {
           assert.deepEqual(await store.publicFactsByAttester(), []);
@@ -330,6 +343,47 @@ export function runContractSuite(driverName: string, makeStore: MakeStore): void
           await assert.rejects(store.attesterFactsOn(attester, '2026-3-2'), RangeError);
         }, { now: clock.now });
       });
+    });
+
+    describe('scope claims', () => {
+      const RESPONDER = 'the-responder-key';
+      const claims = (store: Store) => {
+        assert.ok(store.claimScope, `the ${driverName} driver records scope claims`);
+        return store.claimScope.bind(store);
+      };
+
+      it('records the first claimant of a scope and never changes it; each exact four-tuple is its own scope', () =>
+        withStore(async (store) => {
+          const claim = claims(store);
+          assert.equal(await claim({ org_id: 'acme' }, null, RESPONDER), null, 'looking does not claim');
+          assert.equal(await claim({ org_id: 'acme' }, 'key-a', RESPONDER), 'key-a');
+          assert.equal(await claim({ org_id: 'acme' }, 'key-b', RESPONDER), 'key-a', 'a second claimant gets the owner back');
+          assert.equal(await claim({ org_id: 'acme' }, null, RESPONDER), 'key-a');
+          assert.equal(await claim({ org_id: 'acme', user_id: 'u1' }, 'key-b', RESPONDER), 'key-b');
+          await assert.rejects(claim({}, 'key-a', RESPONDER), TypeError);
+        }));
+
+      it('gives racing claimants one owner', () =>
+        withStore(async (store) => {
+          const claim = claims(store);
+          const got = await Promise.all(Array.from({ length: 12 }, (_, i) => claim({ user_id: 'race' }, `key-${i}`, RESPONDER)));
+          assert.equal(new Set(got).size, 1);
+          assert.match(got[0]!, /^key-\d+$/);
+        }));
+
+      it('falls back to the first writer of a scope written before its claim was recorded, passing over the excluded key', () =>
+        withStore(async (store) => {
+          const claim = claims(store);
+          // The responder materialized first, then a tenant key wrote: the tenant owns it.
+          await store.append({ ...makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 1, scope: { org_id: 'old' } })]), attester: RESPONDER });
+          await store.append({ ...makeBatch([makeFact({ cell: NORTH, band: ELEV, tslot: 0, value: 2, scope: { org_id: 'old' } })]), attester: 'tenant' });
+          await store.append({ ...makeBatch([makeFact({ cell: EAST, band: ELEV, tslot: 0, value: 3, scope: { org_id: 'old' } })]), attester: 'latecomer' });
+          assert.equal(await claim({ org_id: 'old' }, 'latecomer', RESPONDER), 'tenant');
+          // Only the excluded key wrote it: nobody can claim it (its facts were minted for a reader unknown now).
+          await store.append({ ...makeBatch([makeFact({ cell: PARIS, band: ELEV, tslot: 0, value: 4, scope: { org_id: 'orphan' } })]), attester: RESPONDER });
+          assert.equal(await claim({ org_id: 'orphan' }, 'anyone', RESPONDER), null);
+          assert.equal(await claim({ org_id: 'orphan' }, null, RESPONDER), null);
+        }));
     });
 
     describe('proofs', () => {

@@ -18,8 +18,12 @@ export const backfillInput = {
     // No schema `default`: the validator would insert it into the body and break the caller's signature.
     max_facts: { type: 'integer', minimum: BACKFILL_LIMITS.max_facts.min, maximum: BACKFILL_LIMITS.max_facts.max, description: `default ${BACKFILL_LIMITS.max_facts.default}` },
     budget_ms: { type: 'integer', minimum: 1, maximum: 600_000, description: 'area form: stop starting cells after this many ms (the rest are listed in pending)' },
+    // Not `required` here: a body without them gets the typed refusal that says what to sign.
+    responder: { ...b32Key, description: "the target responder's public key (base32, /.well-known/svc.json responder_pubkey_b32): the signature is valid on this responder only" },
+    nonce: { type: 'string', minLength: 16, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$', description: 'single use: a request whose nonce was seen is refused as replayed until its expiry' },
+    expires_unix: { type: 'integer', minimum: 0, description: 'the request is refused after this time (seconds since the epoch); at most SVC_BACKFILL_MAX_TTL_SECS ahead' },
     attester: { ...b32Key, description: 'attester public key (base32): the responder, an enrolled device or an operator-listed key' },
-    signature: { ...b32Key, maxLength: 200, description: 'ed25519 (base32) over blake3(canonical CBOR of this body without signature)' },
+    signature: { ...b32Key, maxLength: 200, description: 'ed25519 (base32) over blake3(canonical CBOR of this body without signature), responder, nonce and expires_unix included' },
   },
 } as const;
 
@@ -30,7 +34,7 @@ export const backfillOp: Operation = {
   method: 'POST',
   path: '/v1/backfill',
   summary: 'Fill the past of a band at a cell (or area) from its historical source',
-  description: 'Signed list of (tslot, fact_cid, status) per step, newest first: present, materialized, skipped, present_only. Needs an attester signature (spec part 5).',
+  description: 'Signed list of (tslot, fact_cid, status) per step, newest first: present, materialized, skipped, present_only. Needs an attester signature (spec part 5) over a body that names this responder, a single-use nonce and an expiry.',
   tags: ['write'],
   input: backfillInput,
   mcp: false,

@@ -6,8 +6,14 @@ import { locateOp } from './locate.js';
 import { recallOp } from './read.js';
 import { READS_MORE_OPS } from './reads-more.js';
 import { SCENE_OPS } from './scene.js';
+import { guardScopedRead, scopeBearerOp } from './scopes.js';
 import { SHORTCUT_OPS } from './shortcuts.js';
 import { TOKEN_OPS } from './tokens.js';
 import { VECTOR_OPS } from './vectors.js';
 
-export const OPERATIONS: Operation[] = [locateOp, recallOp, corpusStatsOp, verifyReceiptOp, ...READS_MORE_OPS, ...SCENE_OPS, ...VECTOR_OPS, ...TOKEN_OPS, ...BACKFILL_OPS, ...SHORTCUT_OPS];
+// Every read taking a `scope` runs only with a bearer for it (scopes.ts, docs/scopes.md); the
+// bearer's own issuance names a scope too, and is authenticated by the key's signature instead.
+export const OPERATIONS: Operation[] = [
+  ...[locateOp, recallOp, corpusStatsOp, verifyReceiptOp, ...READS_MORE_OPS, ...SCENE_OPS, ...VECTOR_OPS, ...TOKEN_OPS, ...BACKFILL_OPS, ...SHORTCUT_OPS].map(guardScopedRead),
+  scopeBearerOp,
+];

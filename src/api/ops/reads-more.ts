@@ -120,7 +120,7 @@ export const fetchOp: Operation = {
     },
   },
   mcp: 'core',
-  run: (ctx, input, call) => fetchFact(ctx, input, { deadline: call.deadline }),
+  run: (ctx, input, call) => fetchFact(ctx, input, { deadline: call.deadline, authorization: call.headers.authorization }),
 };
 
 export const trajectoryOp: Operation = {

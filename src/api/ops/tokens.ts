@@ -63,7 +63,7 @@ export const memoryBundleOp: Operation = {
     },
   },
   mcp: 'full',
-  run: (ctx, input) => mintBundle(ctx, input),
+  run: (ctx, input, call) => mintBundle(ctx, input, call),
 };
 
 export const memoryBundleResolveOp: Operation = {

@@ -18,12 +18,18 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext)
   const spec = verifierSpec(ctx.config.prefix);
   const p = ctx.config.prefix;
 
-  app.get('/health', { schema: { summary: 'Liveness', tags: ['discovery'] } }, async () => ({
-    status: 'ok',
-    uptime_s: Math.round((Date.now() - started) / 1000),
-    driver: ctx.store.driver,
-    responder: ctx.keys.publicKeyB32,
-  }));
+  // Still 200 while degraded: the process is alive and serves reads; `status` and `storage` say
+  // that writes are refused (storage_full) until space is back.
+  app.get('/health', { schema: { summary: 'Liveness; status "degraded" while the store is out of disk space', tags: ['discovery'] } }, async () => {
+    const storage = ctx.store.storageHealth?.() ?? { status: 'ok' as const };
+    return {
+      status: storage.status === 'ok' ? 'ok' : 'degraded',
+      uptime_s: Math.round((Date.now() - started) / 1000),
+      driver: ctx.store.driver,
+      responder: ctx.keys.publicKeyB32,
+      storage,
+    };
+  });
 
   const wellKnown = () => ({
     schema: `${p}.discovery.v1`,

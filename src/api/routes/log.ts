@@ -23,8 +23,8 @@ export async function logRoutes(app: FastifyInstance, ctx: ServiceContext): Prom
     },
   }, async (req) => consistency(ctx, req.query as Record<string, unknown>));
   app.get('/v1/log/entries/:index', {
-    schema: { summary: 'One log entry, decoded (bytes as b32) with its CBOR', tags: ['log'], params: { type: 'object', properties: { index: u }, required: ['index'] } },
-  }, async (req) => logEntry(ctx, (req.params as { index: string }).index));
+    schema: { summary: 'One log entry, decoded (bytes as b32) with its CBOR; an entry of scoped facts shows its leaf hash and batch header only, unless a bearer for its scope is sent', tags: ['log'], params: { type: 'object', properties: { index: u }, required: ['index'] } },
+  }, async (req) => logEntry(ctx, (req.params as { index: string }).index, req.headers.authorization));
   app.post('/v1/log/witness', {
     schema: {
       summary: "Submit a witness co-signature over a head; refused unless the root is this log's root at that size",

@@ -48,7 +48,7 @@ function channelKey(op: Operation, channel: 'rest' | 'mcp'): string {
 }
 
 /** Run `op` under the gateway deadline, recording latency and errors for agent_stats. */
-export async function runOperation(ctx: ServiceContext, op: Operation, input: unknown, headers: Record<string, string | string[] | undefined>, channel: 'rest' | 'mcp') {
+export async function runOperation(ctx: ServiceContext, op: Operation, input: unknown, headers: Record<string, string | string[] | undefined>, channel: 'rest' | 'mcp', ip?: string) {
   const started = performance.now();
   const timeoutSecs = ctx.config.timeoutSecs;
   const now = Date.now();
@@ -57,7 +57,7 @@ export async function runOperation(ctx: ServiceContext, op: Operation, input: un
   const deadline = now + budgetMs - Math.min(500, budgetMs * 0.15);
   let entry: Deadline | undefined;
   try {
-    const running = op.run(ctx, input ?? {}, { headers, deadline });
+    const running = op.run(ctx, input ?? {}, { headers, deadline, ip });
     const result = await new Promise((resolve, reject) => {
       entry = { at: now + budgetMs, reject, name: op.name, timeoutSecs };
       deadlines.add(entry);
@@ -92,7 +92,7 @@ export async function operationRoutes(app: FastifyInstance, ctx: ServiceContext,
       },
       handler: async (req, reply) => {
         const input = op.method === 'GET' ? req.query : req.body;
-        const result = await runOperation(ctx, op, input, req.headers, 'rest');
+        const result = await runOperation(ctx, op, input, req.headers, 'rest', req.ip);
         if (op.http && op.http(result, req, reply)) return reply;
         return result;
       },

@@ -14,6 +14,7 @@ import { issueReceipt, type ServiceContext } from '../context.js';
 import { serveFact, type ServedFact } from '../facts-view.js';
 import type { MaterializeNote } from '../materialize.js';
 import { recall, resolveCell } from '../recall.js';
+import { mayReadScope, type Authorization } from '../scopes/access.js';
 import { cosine, l2, newestPerTslot, optionalTslot, parseWindow, requestScope, requireBand, round, usableValue } from './common.js';
 
 export interface FetchRequest {
@@ -31,27 +32,33 @@ export interface FetchResult {
   caveats: string[];
 }
 
-/** A stored fact by cid, or cid_not_found naming the field. */
-export async function factByCid(ctx: ServiceContext, cid: unknown, field = 'cid'): Promise<{ fact: StoredFact; was_cached: boolean }> {
+/**
+ * A stored fact by cid, or cid_not_found naming the field. A scoped fact is found only with a
+ * bearer for its scope (`authorization`); without one the answer is the same cid_not_found as
+ * for a cid never stored, so a cid tells an outsider nothing of a scope.
+ */
+export async function factByCid(ctx: ServiceContext, cid: unknown, field = 'cid', authorization?: Authorization): Promise<{ fact: StoredFact; was_cached: boolean }> {
   if (!isFactCid(cid)) throw invalidArgument(field, 'expected a fact_cid (52 lowercase base32 characters)');
   const r = await ctx.store.readFact(cid);
-  if (!r.fact) throw new SvcError('cid_not_found', `${field}: no fact stored under ${cid} here (fact_cids are per responder; the cross-responder key is cell, band, tslot)`, { field, cid });
+  if (!r.fact || (r.fact.scope && !(await mayReadScope(ctx, authorization, r.fact.scope)))) throw new SvcError('cid_not_found', `${field}: no fact stored under ${cid} here (fact_cids are per responder; the cross-responder key is cell, band, tslot)`, { field, cid });
   return { fact: r.fact, was_cached: r.was_cached };
 }
 
 /**
- * One fact: by `cid` (stored only; content ids name exact bytes, so no scope filter applies), or by
+ * One fact: by `cid` (stored only; content ids name exact bytes, so no scope argument applies,
+ * but a scoped fact needs a bearer for its scope: factByCid), or by
  * `cell` + `band` (+ `tslot`) through recall, which materializes on a miss. Without a tslot the
  * band's current slot is wanted, and an older stored fact is kept (with a caveat) if refreshing fails.
  */
-export async function fetchFact(ctx: ServiceContext, req: FetchRequest, opts: { deadline?: number } = {}): Promise<FetchResult> {
+export async function fetchFact(ctx: ServiceContext, req: FetchRequest, opts: { deadline?: number; authorization?: Authorization } = {}): Promise<FetchResult> {
   if ((req.cid === undefined) === (req.cell === undefined)) throw invalidArgument(req.cid === undefined ? 'cid' : 'cell', 'give exactly one of cid, cell');
   if (req.cid !== undefined) {
     for (const k of ['band', 'tslot', 'scope'] as const) if (req[k] !== undefined) throw invalidArgument(k, 'only with cell (a cid already names one fact)');
-    const { fact, was_cached } = await factByCid(ctx, req.cid);
+    const { fact, was_cached } = await factByCid(ctx, req.cid, 'cid', opts.authorization);
     return {
       fact: await serveFact(ctx, fact),
-      receipt: issueReceipt(ctx, 'fetch', [fact.cell], [fact.fact_cid], { merkle_proof: fact.proof, cost: { credits: 0, was_cached } }),
+      // A scoped fact (served to its bearer) is bound to its scope here too, as by any scoped read.
+      receipt: issueReceipt(ctx, 'fetch', [fact.cell], [fact.fact_cid], { scope: fact.scope ?? undefined, merkle_proof: fact.proof, cost: { credits: 0, was_cached } }),
       materialize_notes: [],
       caveats: [],
     };

@@ -11,6 +11,7 @@
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { blake3 } from '../../protocol/hash.js';
+import { diskFaults } from '../disk-full.js';
 
 export const CHECKPOINT_FILE = 'checkpoint';
 export const CHECKPOINT_BYTES = 80;
@@ -63,6 +64,7 @@ export function readCheckpoint(dir: string): Checkpoint | null | 'invalid' {
 export function writeCheckpoint(dir: string, c: Checkpoint): void {
   const tmp = join(dir, CHECKPOINT_FILE + '.tmp');
   const bytes = encodeCheckpoint(c);
+  diskFaults.hook?.('log.checkpoint');
   const fd = openSync(tmp, 'w', 0o644);
   try {
     for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, done);

@@ -11,9 +11,15 @@
  * throughput grows with concurrency while no append is acknowledged before its sync. Node files
  * and the in-memory indexes are derived and rebuilt from the segments on open, so a process
  * killed at any instant loses at most appends that were never acknowledged.
+ *
+ * A full disk (ENOSPC, EDQUOT) fails only the batch being written: it is refused with the typed
+ * `storage_full`, the bytes past the last published record are cut away, and the next append
+ * tries again, so writes resume by themselves once space is back. Node files and checkpoints are
+ * derived and may lag meanwhile (node-store.ts keeps unwritten nodes in memory). Any other write
+ * failure still stops the log until a reopen, as before: its cause is unknown.
  */
 import { closeSync, openSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, stat, type FileHandle } from 'node:fs/promises';
 import { b32encode } from '../../protocol/base32.js';
 import { SvcError } from '../../protocol/errors.js';
 import { blake3 } from '../../protocol/hash.js';
@@ -22,6 +28,7 @@ import { DEFAULT_PREFIX } from '../../protocol/preimage.js';
 import { isoSeconds } from '../../protocol/receipt.js';
 import { sthDigest, type SignedTreeHead } from '../../protocol/tree-head.js';
 import type { AppendOnlyLog, TreeHeadSigner } from '../contract.js';
+import { diskFaults, FullState, isDiskFull, type StorageHealth } from '../disk-full.js';
 import { fsyncDir, writeCheckpoint } from './checkpoint.js';
 import type { LeafIndex, OffsetTable } from './memory-index.js';
 import type { NodeStore } from './node-store.js';
@@ -91,6 +98,10 @@ export class DiskLog implements AppendOnlyLog {
   private closed = false;
   private closing: Promise<void> | null = null;
   private broken: SvcError | null = null;
+  /** Set while the last batch met a full disk; cleared by the next batch that commits. */
+  private readonly space = new FullState('log');
+  /** True when bytes past the last published record could not be cut after a failure. */
+  private tailDirty = false;
   private readonly readFds = new Map<number, number>();
 
   /** @internal use openDiskLog. */
@@ -313,11 +324,13 @@ export class DiskLog implements AppendOnlyLog {
       }
       try {
         await this.commit(batch.flatMap((p) => p.entries));
+        this.space.clear();
         batch.forEach((p, k) => p.resolve(firsts[k]));
       } catch (err) {
-        this.broken = err instanceof SvcError ? err : new SvcError('internal', `log ${this.dir}: write failed: ${(err as Error).message}`, {}, { cause: err });
+        // Out of space is transient: refuse this batch only. Anything else stops the log.
+        const failure = isDiskFull(err) ? this.space.fail(err) : (this.broken = err instanceof SvcError ? err : new SvcError('internal', `log ${this.dir}: write failed: ${(err as Error).message}`, {}, { cause: err }));
         // Entries already fsynced and published stay (they are in the log); their appends resolve.
-        batch.forEach((p, k) => (firsts[k] + p.entries.length <= this.n ? p.resolve(firsts[k]) : p.reject(this.broken)));
+        batch.forEach((p, k) => (firsts[k] + p.entries.length <= this.n ? p.resolve(firsts[k]) : p.reject(failure)));
         await this.discardUnpublished();
       }
       if (!this.broken && this.n >= this.nextCheckpointAt) {
@@ -335,6 +348,8 @@ export class DiskLog implements AppendOnlyLog {
 
   /** Write, fsync and publish `entries` (indices from the current size, in order). */
   private async commit(entries: Uint8Array[]): Promise<void> {
+    // A failed batch may have left bytes past the last published record; never write behind them.
+    if (this.tailDirty) await this.trimTail();
     const digests = entries.map((e) => blake3(e));
     const leaves = entries.map((e) => leafHash(e));
     let k = 0;
@@ -377,19 +392,29 @@ export class DiskLog implements AppendOnlyLog {
     }
   }
 
-  /** After a failed write: cut bytes past the last published record (best effort; reopen also would). */
+  /**
+   * After a failed write: cut bytes past the last published record (a partial batch or trailer).
+   * When even that fails, the next commit retries it first (reopen also would cut them).
+   */
   private async discardUnpublished(): Promise<void> {
-    const seg = this.segments[this.segments.length - 1];
-    if (!this.active || !seg || seg.sealed) return;
     try {
-      await this.active.truncate(seg.dataEnd);
-      await this.active.sync();
+      await this.trimTail();
     } catch {
-      // The log is already refusing appends; recovery on the next open cuts the torn tail.
+      this.tailDirty = true;
     }
   }
 
+  private async trimTail(): Promise<void> {
+    const seg = this.segments[this.segments.length - 1];
+    if (this.active && seg && !seg.sealed) {
+      await this.active.truncate(seg.dataEnd);
+      await this.active.sync();
+    }
+    this.tailDirty = false;
+  }
+
   private async writeAt(fh: FileHandle, buf: Uint8Array, position: number): Promise<void> {
+    diskFaults.hook?.('log.write');
     for (let done = 0; done < buf.length; ) {
       const { bytesWritten } = await fh.write(buf, done, buf.length - done, position + done);
       done += bytesWritten;
@@ -412,11 +437,31 @@ export class DiskLog implements AppendOnlyLog {
     const prev = this.segments[this.segments.length - 1];
     if (prev && !prev.sealed) throw logFault(`log ${this.dir}: ${segmentName(prev.num)} is open but has no write handle`);
     const num = prev ? prev.num + 1 : 0;
-    this.active = await open(segmentPath(this.dir, num), 'wx');
-    fsyncDir(this.dir);
+    const path = segmentPath(this.dir, num);
+    const fh = await this.createSegmentFile(path);
+    try {
+      fsyncDir(this.dir);
+    } catch (err) {
+      await fh.close(); // the empty file stays; the next attempt reuses it
+      throw err;
+    }
+    this.active = fh;
     const seg: SegmentInfo = { num, first: this.n, count: 0, dataEnd: 0, sealed: false };
     this.segments.push(seg);
     return seg;
+  }
+
+  /**
+   * A new segment file. One left empty by an attempt that failed (a full disk while syncing the
+   * directory) is taken over; one holding bytes is never overwritten.
+   */
+  private async createSegmentFile(path: string): Promise<FileHandle> {
+    try {
+      return await open(path, 'wx');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || (await stat(path)).size !== 0) throw err;
+      return open(path, 'r+');
+    }
   }
 
   /** Sync the node files and name the current size in the checkpoint. */
@@ -424,6 +469,11 @@ export class DiskLog implements AppendOnlyLog {
     this.nodes.sync();
     writeCheckpoint(this.dir, { size: this.n, root: this.rootAt(this.n) });
     this.checkpointSize = this.n;
+  }
+
+  /** Whether the last append met a full disk (GET /health). */
+  storageHealth(): StorageHealth {
+    return this.space.health();
   }
 
   /** Wait for queued appends, checkpoint, and close every file. */
@@ -437,6 +487,9 @@ export class DiskLog implements AppendOnlyLog {
     if (this.writing) await new Promise<void>((resolve) => this.drained.push(resolve));
     try {
       if (!this.broken && this.checkpointSize !== this.n) this.checkpoint();
+    } catch (err) {
+      // Derived data: with the disk full the next open re-hashes from the last checkpoint instead.
+      if (!isDiskFull(err)) throw err;
     } finally {
       await this.active?.close();
       this.active = null;

@@ -12,12 +12,18 @@
  * Levels ≥ MEMORY_LEVEL stay wholly in memory (about size/4 bytes in all), which serves most
  * of a proof's reads; lower levels keep only nodes not yet written out and are otherwise read
  * with positional reads.
+ *
+ * Appending a leaf never fails on a disk error: it runs after the entry is durable, while the log
+ * publishes it, and a throw there would leave the tree out of step with the log. A level file is
+ * created at its first flush, and a flush that fails (a full disk) keeps the nodes in memory and
+ * is tried again FLUSH_AT nodes later; only `sync` (before a checkpoint) reports the failure.
  */
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, constants as fsc, readdirSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeHash, type NodeSource } from '../../protocol/log-tree.js';
 import { logFault, readFully } from './segment-format.js';
 import { fsyncDir } from './checkpoint.js';
+import { diskFaults } from '../disk-full.js';
 
 export const MEMORY_LEVEL = 8;
 /** Nodes buffered per level before they are written to the level file. */
@@ -25,6 +31,7 @@ const FLUSH_AT = 8192;
 const LEVEL_RE = /^level-(\d{2})\.bin$/;
 
 interface Level {
+  /** The level file, or -1 until the first flush creates it. */
   fd: number;
   /** Nodes that exist at this level. */
   count: number;
@@ -33,6 +40,8 @@ interface Level {
   /** Index of the node at buf[0]. Always 0 for memory levels. */
   bufStart: number;
   buf: Uint8Array;
+  /** Unflushed nodes at which the next flush is tried (grows after a failed one). */
+  flushAt: number;
 }
 
 function levelName(level: number): string {
@@ -53,7 +62,7 @@ export class NodeStore implements NodeSource {
     const store = new NodeStore(dir);
     for (const name of readdirSync(dir)) {
       const m = LEVEL_RE.exec(name);
-      if (m) store.level(Number(m[1]));
+      if (m) store.fileOf(Number(m[1]));
     }
     return store;
   }
@@ -66,11 +75,25 @@ export class NodeStore implements NodeSource {
   private level(l: number): Level {
     while (this.levels.length <= l) {
       const k = this.levels.length;
-      const fd = openSync(join(this.dir, levelName(k)), fsc.O_RDWR | fsc.O_CREAT, 0o644);
-      this.levels.push({ fd, count: 0, flushed: 0, bufStart: 0, buf: new Uint8Array(k >= MEMORY_LEVEL ? 1024 : 32 * 64) });
-      this.dirty = true;
+      this.levels.push({ fd: -1, count: 0, flushed: 0, bufStart: 0, buf: new Uint8Array(k >= MEMORY_LEVEL ? 1024 : 32 * 64), flushAt: FLUSH_AT });
     }
     return this.levels[l];
+  }
+
+  /** The level's file descriptor, creating the file when it does not exist yet. */
+  private fileOf(l: number): number {
+    const L = this.level(l);
+    if (L.fd < 0) {
+      L.fd = openSync(join(this.dir, levelName(l)), fsc.O_RDWR | fsc.O_CREAT, 0o644);
+      this.dirty = true;
+    }
+    return L.fd;
+  }
+
+  /** Bytes in the level's file (0 while it has none). */
+  private fileBytes(l: number): number {
+    const L = this.level(l);
+    return L.fd < 0 ? 0 : fstatSync(L.fd).size;
   }
 
   /**
@@ -80,7 +103,7 @@ export class NodeStore implements NodeSource {
   adopt(size: number): boolean {
     for (let l = 0; l < this.levels.length || Math.floor(size / 2 ** l) > 0; l++) {
       const need = Math.floor(size / 2 ** l);
-      if (need > 0 && Math.floor(fstatSync(this.level(l).fd).size / 32) < need) {
+      if (need > 0 && Math.floor(this.fileBytes(l) / 32) < need) {
         this.adopt(0);
         return false;
       }
@@ -88,7 +111,7 @@ export class NodeStore implements NodeSource {
     for (let l = 0; l < this.levels.length; l++) {
       const L = this.levels[l];
       const need = Math.floor(size / 2 ** l);
-      ftruncateSync(L.fd, need * 32);
+      if (L.fd >= 0) ftruncateSync(L.fd, need * 32);
       L.count = L.flushed = need;
       if (l >= MEMORY_LEVEL) {
         L.bufStart = 0;
@@ -112,7 +135,7 @@ export class NodeStore implements NodeSource {
       L.count = need;
       if (L.flushed > need) {
         L.flushed = need;
-        ftruncateSync(L.fd, need * 32);
+        ftruncateSync(this.fileOf(l), need * 32);
       }
       if (L.bufStart > need) L.bufStart = need; // disk levels only: their buffer is then empty
     }
@@ -154,7 +177,14 @@ export class NodeStore implements NodeSource {
     }
     L.buf.set(hash, used);
     L.count++;
-    if (L.count - L.flushed >= FLUSH_AT) this.flushLevel(l);
+    if (L.count - L.flushed >= L.flushAt) {
+      try {
+        this.flushLevel(l);
+        L.flushAt = FLUSH_AT;
+      } catch {
+        L.flushAt = L.count - L.flushed + FLUSH_AT; // kept in memory; `sync` reports the failure
+      }
+    }
   }
 
   /** Add the next leaf hash and every parent it completes; returns the nodes written. */
@@ -178,7 +208,9 @@ export class NodeStore implements NodeSource {
     if (L.flushed === L.count) return;
     const from = (L.flushed - L.bufStart) * 32;
     const bytes = L.buf.subarray(from, (L.count - L.bufStart) * 32);
-    for (let done = 0; done < bytes.length; ) done += writeSync(L.fd, bytes, done, bytes.length - done, L.flushed * 32 + done);
+    diskFaults.hook?.('log.nodes');
+    const fd = this.fileOf(l);
+    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, L.flushed * 32 + done);
     L.flushed = L.count;
     if (l < MEMORY_LEVEL) L.bufStart = L.count; // disk levels drop what is now in the file
     this.dirty = true;
@@ -193,15 +225,20 @@ export class NodeStore implements NodeSource {
   sync(): void {
     this.flush();
     if (!this.dirty) return;
-    for (const L of this.levels) fsyncSync(L.fd);
+    for (const L of this.levels) if (L.fd >= 0) fsyncSync(L.fd);
     fsyncDir(this.dir);
     this.dirty = false;
   }
 
-  /** Close the level files (buffered nodes are flushed, not synced). */
+  /** Close the level files (buffered nodes are flushed if the disk takes them, not synced). */
   close(): void {
-    this.flush();
-    for (const L of this.levels) closeSync(L.fd);
-    this.levels.length = 0;
+    try {
+      this.flush();
+    } catch {
+      // Derived data: the next open recomputes what the checkpoint does not vouch for.
+    } finally {
+      for (const L of this.levels) if (L.fd >= 0) closeSync(L.fd);
+      this.levels.length = 0;
+    }
   }
 }

@@ -10,7 +10,7 @@
 import pg from 'pg';
 import { b32encode } from '../../protocol/base32.js';
 import { SvcError } from '../../protocol/errors.js';
-import { isoSeconds } from '../../protocol/receipt.js';
+import { isoSeconds, type Scope } from '../../protocol/receipt.js';
 import type {
   AppendBatch, AppendResult, CorpusStats, FactQuery, LogEntryV1, LogReader, Store, StoreConfig, StoredFact, TreeHeadSigner, WitnessRecord,
 } from '../contract.js';
@@ -181,6 +181,12 @@ class PostgresStore implements Store {
     if (typeof attester !== 'string') return Promise.reject(new TypeError('attester: expected a string'));
     if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) return Promise.reject(new RangeError('day: expected YYYY-MM-DD'));
     return this.read('attesterFactsOn', () => this.q.attesterFactsOn(attester, day));
+  }
+
+  claimScope(scope: Scope, claimant: string | null, exclude: string): Promise<string | null> {
+    const key = scopeKey(scope);
+    if (key === '') return Promise.reject(new TypeError('scope: expected at least one member set'));
+    return this.read('claimScope', () => this.q.claimScope(key, claimant, exclude, isoSeconds(this.now())));
   }
 
   addWitness(w: WitnessRecord): Promise<void> {

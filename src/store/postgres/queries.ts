@@ -194,13 +194,33 @@ export class Queries {
     return { cells: truncated ? cells.slice(0, limit) : cells, truncated };
   }
 
-  /** Fact, distinct cell and distinct band counts (the log size is the log's). */
+  /** Public (unscoped) fact, distinct cell and distinct band counts (the log size is the log's). */
   async counts(): Promise<Omit<CorpusStats, 'log_size'>> {
     const [r] = await rows<{ facts: string; cells: string; bands: string }>(
       this.pool,
-      `SELECT count(*) AS facts, count(DISTINCT cell) AS cells, count(DISTINCT band) AS bands FROM ${this.t.facts}`,
+      `SELECT count(*) AS facts, count(DISTINCT cell) AS cells, count(DISTINCT band) AS bands FROM ${this.t.facts} WHERE scope_key = ''`,
     );
     return { facts: int(r.facts), cells: int(r.cells), bands: int(r.bands) };
+  }
+
+  /** See Store.claimScope: the recorded owner, else the derived one or `claimant`, recorded. */
+  async claimScope(key: string, claimant: string | null, exclude: string, at: string): Promise<string | null> {
+    const recorded = await rows<{ attester: string }>(this.pool, `SELECT attester FROM ${this.t.scopeClaims} WHERE scope_key = $1`, [key]);
+    if (recorded.length > 0) return recorded[0].attester;
+    // `scope_key <> ''` lets the planner use the partial index facts_scoped.
+    const [d] = await rows<{ first: string | null; holds: boolean }>(
+      this.pool,
+      `SELECT (SELECT attester FROM ${this.t.facts} WHERE scope_key = $1 AND scope_key <> '' AND attester <> $2 ORDER BY log_index, position LIMIT 1) AS first,
+              EXISTS (SELECT 1 FROM ${this.t.facts} WHERE scope_key = $1 AND scope_key <> '') AS holds`,
+      [key, exclude],
+    );
+    const owner = d.first ?? (d.holds ? null : claimant);
+    if (owner === null) return null;
+    // The primary key makes this the one atomic step: of racing claimants, one row wins and
+    // every one of them reads it back.
+    await rows(this.pool, `INSERT INTO ${this.t.scopeClaims} (scope_key, attester, claimed_at) VALUES ($1, $2, $3) ON CONFLICT (scope_key) DO NOTHING`, [key, owner, at]);
+    const [won] = await rows<{ attester: string }>(this.pool, `SELECT attester FROM ${this.t.scopeClaims} WHERE scope_key = $1`, [key]);
+    return won?.attester ?? null;
   }
 
   /** Record a co-signature once per (tree_size, witness); later copies are ignored. */

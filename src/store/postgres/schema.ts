@@ -46,12 +46,13 @@ export interface Tables {
   meta: string;
   witnesses: string;
   attesterDays: string;
+  scopeClaims: string;
 }
 
 /** The qualified names of the driver's tables in `schema`. */
 export function tablesOf(schema: string): Tables {
   const s = `"${checkSchemaName(schema)}"`;
-  return { entries: `${s}.log_entries`, nodes: `${s}.log_nodes`, facts: `${s}.facts`, edges: `${s}.edges`, meta: `${s}.meta`, witnesses: `${s}.witnesses`, attesterDays: `${s}.attester_days` };
+  return { entries: `${s}.log_entries`, nodes: `${s}.log_nodes`, facts: `${s}.facts`, edges: `${s}.edges`, meta: `${s}.meta`, witnesses: `${s}.witnesses`, attesterDays: `${s}.attester_days`, scopeClaims: `${s}.scope_claims` };
 }
 
 function ddl(s: string): string {
@@ -126,6 +127,18 @@ CREATE TABLE IF NOT EXISTS ${s}.meta (
   key   text PRIMARY KEY,
   value text NOT NULL
 );
+
+-- First claims on scopes (docs/scopes.md): scope_key → the key owning it. Not derivable from
+-- the log alone (a key may claim a scope before writing into it); the primary key makes a claim
+-- atomic across responders. A scope written before its claim was recorded falls back to its
+-- first writer (facts_scoped).
+CREATE TABLE IF NOT EXISTS ${s}.scope_claims (
+  scope_key  text COLLATE "C" PRIMARY KEY,
+  attester   text NOT NULL,
+  claimed_at text NOT NULL
+);
+-- First writer of a scope, in log order; scoped facts only, so public ingest pays nothing.
+CREATE INDEX IF NOT EXISTS facts_scoped ON ${s}.facts (scope_key, log_index, position) WHERE scope_key <> '';
 
 -- Not derivable from the log: witnesses' co-signatures arrive over HTTP.
 CREATE TABLE IF NOT EXISTS ${s}.witnesses (

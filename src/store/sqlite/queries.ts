@@ -136,7 +136,15 @@ export class Queries {
   private readonly bandsAtSt: Statement<[number, number], string>;
   readonly insertWitness: Statement;
   readonly witnesses: Statement<[], WitnessRecord>;
+  /** Public (unscoped) fact, distinct cell and distinct band counts. */
   readonly counts: Statement<[], { facts: number; cells: number; bands: number }>;
+  /** The recorded owner of a scope (by scopeKey text). */
+  readonly claimOf: Statement<[string], string>;
+  readonly insertClaim: Statement<[string, string, string]>;
+  private readonly firstWriterSt: Statement<[number, string], string>;
+  private readonly holdsSt: Statement<[number], number>;
+  private readonly insertPublicCell: Statement<[number]>;
+  private readonly insertPublicBand: Statement<[number]>;
 
   constructor(readonly db: Database) {
     this.cells = new Names(db, 'cells', 'cell');
@@ -174,7 +182,24 @@ export class Queries {
        VALUES (@tree_size, @root, @witness, @signature, @operator, @received_at)`,
     );
     this.witnesses = db.prepare(`SELECT tree_size, root, witness, signature, operator, received_at FROM witnesses ORDER BY tree_size, witness`);
-    this.counts = db.prepare(`SELECT (SELECT COUNT(*) FROM facts) AS facts, (SELECT COUNT(*) FROM cells) AS cells, (SELECT COUNT(*) FROM bands) AS bands`);
+    // Scope id 0 is the unscoped one: all facts less the scoped ones (the partial index
+    // facts_scoped holds those only), and the public cell and band sets kept by insertEntries.
+    this.counts = db.prepare(
+      `SELECT (SELECT COUNT(*) FROM facts) - (SELECT COUNT(*) FROM facts WHERE scope_id <> 0) AS facts,
+              (SELECT COUNT(*) FROM public_cells) AS cells, (SELECT COUNT(*) FROM public_bands) AS bands`,
+    );
+    this.insertPublicCell = db.prepare(`INSERT OR IGNORE INTO public_cells (cell_id) VALUES (?)`);
+    this.insertPublicBand = db.prepare(`INSERT OR IGNORE INTO public_bands (band_id) VALUES (?)`);
+    this.claimOf = db.prepare(`SELECT attester FROM scope_claims WHERE scope = ?`).pluck() as Statement<[string], string>;
+    this.insertClaim = db.prepare(`INSERT OR IGNORE INTO scope_claims (scope, attester, claimed_at) VALUES (?, ?, ?)`);
+    // `scope_id <> 0` lets the planner use the partial index facts_scoped.
+    this.firstWriterSt = db
+      .prepare(
+        `SELECT e.attester FROM facts f JOIN entries e ON e.log_index = f.log_index
+         WHERE f.scope_id = ? AND f.scope_id <> 0 AND e.attester <> ? ORDER BY f.log_index, f.position LIMIT 1`,
+      )
+      .pluck() as Statement<[number, string], string>;
+    this.holdsSt = db.prepare(`SELECT 1 FROM facts WHERE scope_id = ? AND scope_id <> 0 LIMIT 1`).pluck() as Statement<[number], number>;
   }
 
   private prepared(sql: string): Statement {
@@ -223,6 +248,18 @@ export class Queries {
       args.push(packedBound(bound));
     }
     return { where, args, none: cellId === undefined || scopeId === undefined };
+  }
+
+  /**
+   * Who owns a scope with no recorded claim: its first writer other than `exclude`; null when
+   * it holds facts from `exclude` only (unclaimable); undefined when it holds none (claimable).
+   */
+  derivedOwner(key: string, exclude: string): string | null | undefined {
+    const scopeId = this.scopes.get(key);
+    if (scopeId === undefined || scopeId === 0) return undefined;
+    const first = this.firstWriterSt.get(scopeId, exclude);
+    if (first !== undefined) return first;
+    return this.holdsSt.get(scopeId) === undefined ? undefined : null;
   }
 
   /** Bands with a fact at (cell, scope), in text order. */
@@ -346,6 +383,10 @@ export class Queries {
           id, cidKey(x.digest), cellId, scopeId, bandId, x.tslot, e.acceptedAt, e.logIndex, x.position, x.kind, x.provenance, x.leaf, x.bodyAt, x.bodyLen, x.inline,
           cellId, scopeId, bandId, x.tslot,
         );
+        if (scopeId === 0) {
+          this.insertPublicCell.run(cellId);
+          this.insertPublicBand.run(bandId);
+        }
         return true;
       });
       const fresh = inserted.reduce((n, ok) => n + (ok ? 1 : 0), 0);

@@ -5,6 +5,11 @@
  * the entry to the index all or nothing, in log order (the commit that follows is deferred:
  * index-writer.ts). On open, every log entry the index has not committed is replayed, so a
  * crash between fsync and commit, or a deleted index, heals.
+ *
+ * A full disk (the log's ENOSPC or SQLite's SQLITE_FULL) is not a fault: writes are refused with
+ * `storage_full` while it lasts, every acknowledged fact stays readable (index-writer.ts keeps
+ * uncommitted applies in memory), and a timer retries the commit every second, then applies the
+ * entries the log took meanwhile, after which writes are taken again, without a reopen.
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
@@ -12,7 +17,8 @@ import { join } from 'node:path';
 import { b32decode } from '../../protocol/base32.js';
 import { equalBytes } from '../../protocol/bytes.js';
 import { SvcError } from '../../protocol/errors.js';
-import { isoSeconds } from '../../protocol/receipt.js';
+import { isoSeconds, type Scope } from '../../protocol/receipt.js';
+import { FullState, isDiskFull, storageFull, type StorageHealth } from '../disk-full.js';
 import type {
   AppendBatch, AppendOnlyLog, AppendResult, CorpusStats, FactQuery, LogEntryV1, LogReader, Store, StoreConfig, StoredFact, WitnessRecord,
 } from '../contract.js';
@@ -38,6 +44,8 @@ const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
 const DRAIN_MAX = 1024;
 /** Entries per transaction while replaying: large enough to amortise commits, small enough to yield. */
 const REPLAY_CHUNK = 512;
+/** While the disk is full, the index retries its commit this often. */
+const FULL_RETRY_MS = 1000;
 
 interface PendingApply {
   entry: IndexedEntry;
@@ -87,6 +95,9 @@ class SqliteStore implements Store {
   /** Insert results of entries fillGap applied, for an append whose continuation comes late. */
   private readonly appliedFromLog = new Map<number, boolean[]>();
   private broken: SvcError | undefined;
+  /** Set while the index cannot commit for want of space: writes are refused meanwhile. */
+  private readonly space = new FullState('index');
+  private retryTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private closing = false;
   private statsAt: { applied: number; counts: { facts: number; cells: number; bands: number } } | undefined;
@@ -107,11 +118,53 @@ class SqliteStore implements Store {
     this.writer = new IndexWriter(db, q, APPLIED_KEY, (err) => this.commitFailed(err));
   }
 
-  /** A failed commit lost applies already acknowledged (they are in the log): stop writing. */
+  /**
+   * A failed commit: on a full disk the writer still holds the applies (refuse writes until a
+   * retry commits them); otherwise they are lost until a reopen replays them from the log.
+   */
   private commitFailed(err: unknown): SvcError {
+    if (isDiskFull(err)) return this.enterFull(err);
     this.broken ??= internal('committing the index failed (the log has every acknowledged entry; reopen the store to replay them)', err);
     this.logger(this.broken.message);
     return this.broken;
+  }
+
+  /** Refuse writes with storage_full, fail what waits to be applied, and retry in a while. */
+  private enterFull(err: unknown): SvcError {
+    const first = this.space.error === undefined;
+    const refusal = this.space.fail(err);
+    if (first) this.logger(`sqlite store: ${refusal.message} (${(err as Error)?.message ?? String(err)}); retrying every ${FULL_RETRY_MS} ms`);
+    // Not acknowledged: their entries are in the log and are applied once space is back.
+    for (const [, p] of this.pending) p.reject(refusal);
+    this.pending.clear();
+    this.retryTimer ??= setTimeout(() => void this.retryFull(), FULL_RETRY_MS).unref();
+    return refusal;
+  }
+
+  /** Commit what the index holds, apply what the log took meanwhile, then take writes again. */
+  private async retryFull(): Promise<void> {
+    this.retryTimer = undefined;
+    if (this.closed || this.closing || this.broken || !this.space.error) return;
+    try {
+      // Only when SQLite dropped a transaction the writer could not apply again: replay from the
+      // committed watermark (those facts were unreadable meanwhile; see takeLost).
+      if (this.writer.takeLost()) this.nextApply = Number(this.q.meta(APPLIED_KEY) ?? '0');
+      this.writer.commit();
+      const size = await this.appendLog.size();
+      if (this.nextApply < size) await this.replay(this.nextApply, size);
+      this.space.clear();
+      this.logger('sqlite store: the index commits again; taking writes');
+    } catch (err) {
+      if (isDiskFull(err)) this.enterFull(err);
+      else this.fail(this.nextApply, err);
+    }
+  }
+
+  /** Whether the log or the index is out of space (GET /health). */
+  storageHealth(): StorageHealth {
+    if (this.space.error) return this.space.health();
+    const log = this.appendLog as Partial<{ storageHealth(): StorageHealth }>;
+    return typeof log.storageHealth === 'function' ? log.storageHealth() : { status: 'ok' };
   }
 
   /** Applies entries (trees, facts, watermark) all or nothing; commits are deferred (index-writer.ts). */
@@ -148,6 +201,7 @@ class SqliteStore implements Store {
   async append(batch: AppendBatch): Promise<AppendResult> {
     if (this.closing) throw new SvcError('internal', 'sqlite store: closing');
     if (this.broken) throw this.broken;
+    if (this.space.error) throw this.space.error;
     const p = this.appendInner(batch);
     this.inflight.add(p);
     try {
@@ -200,6 +254,8 @@ class SqliteStore implements Store {
 
     const index = await this.appendLog.append(encoded.bytes); // durable from here on
     indexed.logIndex = index;
+    // The index stopped taking entries meanwhile: this one is applied from the log once it does.
+    if (this.space.error && index >= this.nextApply) throw this.space.error;
     let inserted: boolean[];
     if (index < this.nextApply) {
       // fillGap already applied it from the log (this continuation came late). A fact was new
@@ -240,7 +296,7 @@ class SqliteStore implements Store {
   }
 
   private drain(): void {
-    while (!this.broken && this.pending.has(this.nextApply)) {
+    while (!this.broken && !this.space.error && this.pending.has(this.nextApply)) {
       const first = this.nextApply;
       const run: PendingApply[] = [];
       for (let p = this.pending.get(first); p !== undefined && run.length < DRAIN_MAX; p = this.pending.get(first + run.length)) run.push(p);
@@ -252,10 +308,10 @@ class SqliteStore implements Store {
         run.forEach((p, k) => p.resolve(inserted[k]));
       } catch (err) {
         this.fail(first, err);
-        for (const p of run) p.reject(this.broken);
+        for (const p of run) p.reject(this.space.error ?? this.broken);
       }
     }
-    if (this.pending.size > 0 && this.gapTimer === undefined && !this.broken) {
+    if (this.pending.size > 0 && this.gapTimer === undefined && !this.broken && !this.space.error) {
       // An index below a pending one has not come through append() yet. Normally its
       // continuation is a moment away; if it never comes (an entry appended to the log by
       // someone else), read it from the log.
@@ -267,7 +323,7 @@ class SqliteStore implements Store {
   }
 
   private async fillGap(): Promise<void> {
-    while (this.pending.size > 0 && !this.pending.has(this.nextApply) && !this.broken && !this.closed) {
+    while (this.pending.size > 0 && !this.pending.has(this.nextApply) && !this.broken && !this.space.error && !this.closed) {
       const index = this.nextApply;
       const bytes = await this.appendLog.entry(index);
       if (bytes === null) throw new SvcError('internal', `log entry ${index} is missing below pending entries`);
@@ -283,6 +339,10 @@ class SqliteStore implements Store {
 
   /** The index can no longer follow the log in this process: refuse writes until a reopen replays. */
   private fail(index: number, err: unknown): void {
+    if (isDiskFull(err)) {
+      this.enterFull(err); // the entry stays in the log; the retry applies it
+      return;
+    }
     this.broken = internal(`applying log entry ${index} failed (it is durable in the log; reopen the store to replay it)`, err);
     this.logger(this.broken.message);
     try {
@@ -341,7 +401,38 @@ class SqliteStore implements Store {
     } catch (err) {
       throw this.commitFailed(err);
     }
-    this.q.insertWitness.run(w);
+    try {
+      this.q.insertWitness.run(w);
+    } catch (err) {
+      if (isDiskFull(err)) throw storageFull('index', err); // nothing kept: the witness submits again
+      throw err;
+    }
+  }
+
+  async claimScope(scope: Scope, claimant: string | null, exclude: string): Promise<string | null> {
+    this.assertOpen();
+    const key = scopeKey(scope);
+    if (key === '') throw new TypeError('scope: expected at least one member set');
+    const recorded = this.q.claimOf.get(key);
+    if (recorded !== undefined) return recorded;
+    const derived = this.q.derivedOwner(key, exclude);
+    const owner = derived === undefined ? claimant : derived;
+    if (owner === null) return null;
+    // Claims are not in the log, so none may wait in the deferred transaction for a crash to
+    // lose: commit pending applies so this insert commits on its own, as addWitness does.
+    try {
+      this.writer.commit();
+    } catch (err) {
+      throw this.commitFailed(err);
+    }
+    try {
+      this.q.insertClaim.run(key, owner, isoSeconds(this.now()));
+    } catch (err) {
+      if (isDiskFull(err)) throw storageFull('index', err); // nothing claimed: the caller may retry
+      throw internal('claimScope', err);
+    }
+    // Synchronous from the lookup on, so no other claim ran in between; read back regardless.
+    return this.q.claimOf.get(key) ?? null;
   }
 
   async witnesses(): Promise<WitnessRecord[]> {
@@ -356,6 +447,7 @@ class SqliteStore implements Store {
     await Promise.allSettled([...this.inflight]);
     this.closed = true;
     if (this.gapTimer) clearTimeout(this.gapTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
     try {
       this.writer.commit();
     } catch (err) {
@@ -374,6 +466,7 @@ class SqliteStore implements Store {
     const flush = () => {
       if (chunk.length === 0) return;
       const inserted = this.applyTxn(chunk, next);
+      this.nextApply = next; // applied (a commit failing on a full disk keeps them; see retryFull)
       this.writer.commit(); // a rebuild commits as it goes, so its WAL stays bounded
       for (const xs of inserted) facts += xs.filter(Boolean).length;
       chunk = [];

@@ -26,9 +26,13 @@ after(async () => {
 });
 beforeEach(() => fx.reset());
 
-/** The body with `attester` set and `signature` over blake3(canonical CBOR of the rest). */
+/**
+ * The body with `attester` and the replay binding (this responder, a fresh nonce, an expiry; see
+ * backfill-replay.test.ts) set, and `signature` over blake3(canonical CBOR of the rest).
+ */
 function signed(body: Record<string, unknown>, who = op): Record<string, unknown> {
-  const withKey = { ...body, attester: who.publicKey };
+  const binding = { responder: t.service.keys.publicKeyB32, nonce: P.b32encode(P.blake3(P.utf8(`nonce ${Math.random()} ${n++}`))), expires_unix: now() + 60 };
+  const withKey = { ...binding, ...body, attester: who.publicKey };
   const sig = P.portableEd25519.sign(P.blake3(P.encodeCanonical(withKey as P.CborValue)), who.seed);
   return { ...withKey, signature: P.b32encode(sig) };
 }

@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { ERROR_CATALOGUE } from '../../../src/protocol/errors.js';
+import { diskFaults, enospc } from '../../../src/store/disk-full.js';
 import * as P from '../../../src/protocol/index.js';
 import type { Materializer } from '../../../src/sources/contract.js';
 import { build, type TestApp } from '../../support/app.js';
@@ -248,6 +249,22 @@ const TRIGGERS: Record<string, Trigger[]> = {
     check: (r) => {
       assert.equal(r.headers['retry-after'], '1');
       assert.equal(typeof r.body.retry_after, 'number');
+    },
+  }],
+  storage_full: [{
+    what: 'an attest while the log cannot write for want of space (the store\'s test seam)',
+    run: async () => {
+      diskFaults.hook = (site) => {
+        if (site === 'log.write') throw enospc();
+      };
+      try {
+        return await attest(main, batch(op, [sampleFact()]));
+      } finally {
+        diskFaults.hook = undefined;
+      }
+    },
+    check: (r) => {
+      assert.equal(r.headers['retry-after'], String(r.body.retry_after));
     },
   }],
   internal: [{

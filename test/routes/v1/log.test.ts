@@ -6,9 +6,12 @@ import { makeAttester, sampleFact } from '../../support/attester.js';
 
 let t: TestApp;
 const op = makeAttester('log-operator');
+const witnessSeed = (label: string) => P.blake3(P.utf8(`witness ${label}`));
+const witnessKey = (label: string) => P.b32encode(P.portableEd25519.publicKey(witnessSeed(label)));
 const heads: any[] = [];
 before(async () => {
-  t = await build({ attesterKeys: [op.publicKey] });
+  // Witnesses a and b are known to the operator: only known keys count as operators (issue 13 item 10).
+  t = await build({ attesterKeys: [op.publicKey], witnessKeys: { [witnessKey('a')]: 'op-a', [witnessKey('b')]: 'op-b' } });
   for (let i = 0; i < 7; i++) {
     const r = await t.app.inject({ method: 'POST', url: '/v1/attest', payload: op.batch([sampleFact(), sampleFact()], t.service.manifests) });
     assert.equal(r.statusCode, 200, r.body);
@@ -83,7 +86,7 @@ describe('GET /v1/log/entries/:index', () => {
 
 describe('POST /v1/log/witness and GET /v1/log/witnesses', () => {
   const witness = (label: string) => {
-    const seed = P.blake3(P.utf8(`witness ${label}`));
+    const seed = witnessSeed(label);
     return { seed, key: P.b32encode(P.portableEd25519.publicKey(seed)) };
   };
   const cosign = (w: { seed: Uint8Array; key: string }, size: number, root: string) =>

@@ -4,6 +4,7 @@ import * as P from '../../../src/protocol/index.js';
 import { build, type TestApp } from '../../support/app.js';
 import { makeAttester } from '../../support/attester.js';
 import { fakeConnector, slow, type FakeConnector } from '../../support/fake-connector.js';
+import { bearerFor } from '../../support/scopes.js';
 
 let t: TestApp;
 let fake: FakeConnector;
@@ -181,11 +182,13 @@ describe('POST /v1/recall', () => {
     it('scope: a scoped read sees only its own facts and binds the scope; unscoped never sees them', async () => {
       const cell = freshCell();
       const scope = { user_id: 'alice', run_id: 'r1' };
-      const scoped = await recall({ cell, bands: ['indices.ndvi'], scope });
+      // A scope is read with a bearer for it (docs/scopes.md); the operator key claims both scopes.
+      const scoped = await recall({ cell, bands: ['indices.ndvi'], scope }, { authorization: await bearerFor(t, op, scope) });
       assert.deepEqual(scoped.body.receipt.scope, scope);
       assert.ok(verifies(scoped.body.receipt));
       assert.deepEqual(scoped.body.facts[0].scope, scope);
-      const other = await recall({ cell, scope: { user_id: 'bob' } });
+      const other = await recall({ cell, scope: { user_id: 'bob' } }, { authorization: await bearerFor(t, op, { user_id: 'bob' }) });
+      assert.equal(other.status, 200, JSON.stringify(other.body));
       assert.ok(other.body.facts.every((f: any) => f.scope?.user_id === 'bob'));
       const unscoped = await t.service.store.latest({ cell, scope: null });
       assert.ok(unscoped.every((f) => f.scope === null));

@@ -13,9 +13,9 @@ export interface Reply {
   body: any;
 }
 
-/** POST a JSON body to the app. */
-export async function post(t: TestApp, url: string, payload: unknown): Promise<Reply> {
-  const r = await t.app.inject({ method: 'POST', url, payload: payload as Record<string, unknown> });
+/** POST a JSON body to the app (with `headers`, e.g. a scope bearer's Authorization). */
+export async function post(t: TestApp, url: string, payload: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+  const r = await t.app.inject({ method: 'POST', url, payload: payload as Record<string, unknown>, headers });
   return { status: r.statusCode, body: r.body ? r.json() : null };
 }
 

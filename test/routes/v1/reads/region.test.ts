@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import * as P from '../../../../src/protocol/index.js';
 import { build, type TestApp } from '../../../support/app.js';
 import { makeAttester } from '../../../support/attester.js';
+import { bearerFor } from '../../../support/scopes.js';
 import { attest, fails, post, vec, verifies } from './helpers.js';
 
 let t: TestApp;
@@ -49,7 +50,7 @@ describe('POST /v1/query_region', () => {
     const pub = await post(t, '/v1/query_region', { bbox, bands: ['indices.ndvi'], agg: 'mean' });
     assert.deepEqual(pub.body.sampling, before.body.sampling, 'the public walk finds the same stored cells');
     assert.equal(pub.body.by_band['indices.ndvi'].value, 0.3);
-    const own = await post(t, '/v1/query_region', { bbox, bands: ['indices.ndvi'], agg: 'mean', scope: { user_id: 'alice' } });
+    const own = await post(t, '/v1/query_region', { bbox, bands: ['indices.ndvi'], agg: 'mean', scope: { user_id: 'alice' } }, { authorization: await bearerFor(t, op, { user_id: 'alice' }) });
     assert.equal(own.status, 200, JSON.stringify(own.body));
     assert.deepEqual(own.body.cells_with_data, [privateCell]);
     assert.equal(own.body.by_band['indices.ndvi'].value, 0.9);

@@ -4,6 +4,7 @@ import * as P from '../../../../src/protocol/index.js';
 import { build, type TestApp } from '../../../support/app.js';
 import { makeAttester } from '../../../support/attester.js';
 import { fakeConnector, type FakeConnector } from '../../../support/fake-connector.js';
+import { bearerFor } from '../../../support/scopes.js';
 import { attest, fails, post, vec, verifies } from './helpers.js';
 
 let t: TestApp;
@@ -97,7 +98,8 @@ describe('POST /v1/trajectory', () => {
 
   it('a scope filters the series and is bound into the receipt', async () => {
     const scope = { user_id: 'alice' };
-    const r = await post(t, '/v1/trajectory', { cell, band: 'weather.temperature_2m', window: [20_000 * DAY, 20_003 * DAY], scope });
+    const r = await post(t, '/v1/trajectory', { cell, band: 'weather.temperature_2m', window: [20_000 * DAY, 20_003 * DAY], scope }, { authorization: await bearerFor(t, op, scope) });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.deepEqual(r.body.points, [], 'unscoped facts are not visible to a scoped read');
     assert.deepEqual(r.body.receipt.scope, scope);
     assert.ok(verifies(t, r.body.receipt));

@@ -51,7 +51,12 @@ before(async () => {
     { kind: 'absence', cell: ABSENT, band: 'geotessera', tslot: 55, value: null, absence_reason: 'outside_coverage' },
     { kind: 'primary', cell: SCALAR_ONLY, band: 'indices.ndvi', tslot: 680, value: 0.4, unit: 'unitless' },
   ];
-  const cids = await attest(t, op, facts);
+  // A batch writes one scope or none (docs/scopes.md): the scoped fact goes in a batch of its own.
+  const scoped = facts.filter((f) => 'scope' in f);
+  const open = facts.filter((f) => !('scope' in f));
+  const byFact = new Map<object, string>();
+  for (const group of [open, scoped]) (await attest(t, op, group)).forEach((cid, i) => byFact.set(group[i], cid));
+  const cids = facts.map((f) => byFact.get(f)!);
   facts.forEach((f, i) => {
     cidOf[`${f.cell}|${f.band}|${f.tslot}|${'scope' in f ? 'scoped' : ''}`] = cids[i];
   });

@@ -1,0 +1,43 @@
+/**
+ * Who may read a scope: a caller whose bearer (bearer.ts) names exactly that scope, for a key
+ * still bound to it and not revoked. Refusals are typed and never depend on what the scope
+ * holds: an empty scope and a populated one get the same answer.
+ */
+import { SvcError } from '../../protocol/errors.js';
+import type { Scope } from '../../protocol/receipt.js';
+import { scopeKey } from '../../store/entry.js';
+import type { ServiceContext } from '../context.js';
+import { isBound, notBound } from './binding.js';
+import { readBearer, refuseRevoked } from './bearer.js';
+
+export type Authorization = string | string[] | undefined;
+
+/**
+ * Throws unless the caller may read `scope`: `unauthorized` 401 without a valid bearer (the MCP
+ * adapter passes none, so scoped reads over MCP are refused this way), `unauthorized` 403 for a
+ * bearer of another scope or of a key no longer bound to it, `attester_revoked` 403.
+ */
+export async function requireScopeReader(ctx: ServiceContext, authorization: Authorization, scope: Scope): Promise<void> {
+  const claims = readBearer(ctx, authorization);
+  if (!claims) {
+    throw new SvcError('unauthorized', 'scope: reading a scope needs `Authorization: Bearer <bearer>` for it (POST /v1/scope_bearer); anonymous reads and MCP calls see public facts only', {
+      field: 'scope', reason: 'scope_bearer_required', hint: 'docs/scopes.md',
+    });
+  }
+  if (scopeKey(claims.scope) !== scopeKey(scope)) {
+    throw new SvcError('unauthorized', 'scope: the bearer is for another scope (a bearer names one exact four-tuple)', { field: 'scope', reason: 'scope_mismatch' }, { status: 403 });
+  }
+  refuseRevoked(ctx, claims.key, 'authorization');
+  if (!(await isBound(ctx, claims.key, scope, false))) throw notBound('authorization', claims.key);
+}
+
+/** True when the caller may read `scope`; never throws for a missing or bad credential (reads by cid answer those as not found). */
+export async function mayReadScope(ctx: ServiceContext, authorization: Authorization, scope: Scope): Promise<boolean> {
+  try {
+    await requireScopeReader(ctx, authorization, scope);
+    return true;
+  } catch (e) {
+    if (e instanceof SvcError && (e.code === 'unauthorized' || e.code === 'attester_revoked')) return false;
+    throw e;
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * Item 10 of issue 13: anyone can make Ed25519 keys, so 41 self-made witness keys with 41
+ * operator labels read as "41 independent operators". Only keys the operator lists in
+ * SVC_WITNESS_KEYS (key=operator name) count, under the configured name whatever label they
+ * send; the others' co-signatures are kept and listed apart as unverified.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import * as P from '../../../src/protocol/index.js';
+import { build, type TestApp } from '../../support/app.js';
+import { makeAttester, sampleFact } from '../../support/attester.js';
+
+const witness = (label: string) => {
+  const seed = P.blake3(P.utf8(`witness-operators ${label}`));
+  return { seed, key: P.b32encode(P.portableEd25519.publicKey(seed)) };
+};
+const acme1 = witness('acme-1');
+const acme2 = witness('acme-2');
+const beta = witness('beta');
+const op = makeAttester('witness-operators-attester');
+let t: TestApp;
+let head: { tree_size: number; root: string };
+
+before(async () => {
+  const env = { SVC_WITNESS_KEYS: `${acme1.key}=Acme Audit, ${acme2.key}=Acme Audit,${beta.key}=Beta Watch` };
+  t = await build({ attesterKeys: [op.publicKey] }, env);
+  const r = await t.app.inject({ method: 'POST', url: '/v1/attest', payload: op.batch([sampleFact()], t.service.manifests) });
+  head = r.json().tree_head;
+});
+after(async () => t.close());
+
+async function cosign(w: { seed: Uint8Array; key: string }, operator?: string) {
+  const signature = P.b32encode(P.portableEd25519.sign(P.witnessDigest(head.tree_size, P.b32decode(head.root, 32), P.b32decode(w.key, 32)), w.seed));
+  const r = await t.app.inject({ method: 'POST', url: '/v1/log/witness', payload: { tree_size: head.tree_size, root: head.root, witness: w.key, signature, ...(operator ? { operator } : {}) } });
+  return { status: r.statusCode, body: r.json() };
+}
+
+describe('witness operators', () => {
+  it('41 self-made keys with 41 labels count as no independent operator; they are listed apart as unverified', async () => {
+    for (let i = 0; i < 41; i++) {
+      const r = await cosign(witness(`sybil ${i}`), `Independent Operator ${i}`);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.body.verified, false);
+    }
+    const list = (await t.app.inject({ method: 'GET', url: '/v1/log/witnesses' })).json();
+    assert.equal(list.independent_operators, 0);
+    assert.equal(list.distinct_witness_keys, 0);
+    assert.deepEqual(list.witnesses, []);
+    assert.equal(list.unverified.witnesses.length, 41);
+    assert.equal(list.unverified.distinct_witness_keys, 41);
+    assert.ok(list.unverified.witnesses.every((w: any) => w.verified === false));
+  });
+
+  it('configured keys count once per configured operator, under the configured name whatever label they send', async () => {
+    const a = await cosign(acme1, 'Totally Different Org');
+    assert.equal(a.status, 200, JSON.stringify(a.body));
+    assert.deepEqual([a.body.verified, a.body.operator], [true, 'Acme Audit']);
+    await cosign(acme2);
+    await cosign(beta, 'Beta Watch');
+    const list = (await t.app.inject({ method: 'GET', url: '/v1/log/witnesses' })).json();
+    assert.equal(list.independent_operators, 2, 'Acme Audit (two keys) and Beta Watch');
+    assert.equal(list.distinct_witness_keys, 3);
+    assert.deepEqual(list.witnesses.map((w: any) => w.operator).sort(), ['Acme Audit', 'Acme Audit', 'Beta Watch']);
+    assert.ok(list.witnesses.every((w: any) => w.verified === true));
+    assert.equal(list.unverified.witnesses.length, 41, 'the self-made keys stay apart');
+    assert.equal(list.unverified.distinct_witness_keys, 41);
+  });
+
+  it('SVC_WITNESS_KEYS refuses entries that are not <key>=<operator name>', async () => {
+    const { loadConfig, ConfigError } = await import('../../../src/config.js');
+    assert.throws(() => loadConfig({ SVC_WITNESS_KEYS: 'not-a-key=Someone' }), ConfigError);
+    assert.throws(() => loadConfig({ SVC_WITNESS_KEYS: `${beta.key}` }), ConfigError);
+    assert.throws(() => loadConfig({ SVC_WITNESS_KEYS: `${beta.key}=` }), ConfigError);
+    assert.deepEqual(loadConfig({ SVC_WITNESS_KEYS: ` ${beta.key} = Beta Watch ` }).witnessKeys, { [beta.key]: 'Beta Watch' });
+  });
+});
