@@ -3,15 +3,20 @@
  * cache answered (`was_cached`).
  *
  * Facts by cid are immutable, so they are cached freely. Query results are filed under a key
- * holding the cell's generation, read BEFORE the store, and `append` bumps the generation of
- * every cell it touched AFTER the store commit. Consequences:
+ * holding the cell's generation, read BEFORE the store, and `append` gives every cell it touched
+ * a new generation AFTER the store commit. Consequences:
  * - a result read before a commit is filed under the old generation, which the bump makes
  *   unreachable, so it is never served after the bump;
  * - between the commit and its bump (one cache round trip) a reader may still get the
- *   pre-commit result: that race window is the only staleness;
+ *   pre-commit result: that race window is the only staleness while the cache is healthy;
  * - bumping before the commit instead would let a reader file pre-commit data under the new
  *   generation, stale until the next write to the cell, so the order matters.
- * A bump that fails (cache down) leaves older results reachable until their TTL expires.
+ * Generations are never reissued (see HotCache), so a cache that lost its state (a Redis
+ * restart, flush or restore) cannot make an old result reachable again, and a cache that cannot
+ * vouch for a generation answers -1: the read then goes to the store and nothing is cached.
+ * Every entry, in Redis and in this process, expires with its TTL regardless: that bounds a
+ * write whose bump never reached the cache (the writer retries it; if the writer dies first,
+ * the query TTL is the bound). See docs/reliability.md, "Hot cache staleness".
  */
 import { createHash } from 'node:crypto';
 import { decodeTrusted, encodeCanonical, type CborValue } from '../../protocol/cbor.js';
@@ -28,6 +33,8 @@ export interface CachedStoreOptions {
   onError?: CacheErrorHook;
   /** Decoded values kept in process (default 20 000). */
   memoEntries?: number;
+  /** Clock in ms for in-process expiry (tests). */
+  now?: () => number;
 }
 
 /** A Store whose reads go through a hot cache, plus the was_cached-reporting reads. */
@@ -56,26 +63,34 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
   const queryTtlS = opts.queryTtlS ?? 300;
   const onError = opts.onError ?? throttledErrorLog();
 
+  const now = opts.now ?? Date.now;
+
   // Decoded values of recent keys, so a warm read skips the cache round trip and the CBOR
-  // decode. Safe in every mode: fact keys are immutable and query keys carry the generation,
-  // which is read from the shared cache on every query.
-  const memo = new Map<string, unknown>();
+  // decode. Query keys carry the generation, which is read from the cache on every query; each
+  // entry also keeps the expiry of the cache entry it copies, so no answer is served from here
+  // for longer than the cache itself would serve it (a generation alone never expires).
+  const memo = new Map<string, { value: unknown; expiresAt: number }>();
   const MEMO_CAP = opts.memoEntries ?? 20_000;
-  function keep(key: string, value: unknown): void {
+  function keep(key: string, value: unknown, ttlMs: number): void {
+    if (!(ttlMs > 0)) return;
+    memo.delete(key);
     if (memo.size >= MEMO_CAP) memo.delete(memo.keys().next().value as string);
-    memo.set(key, value);
+    memo.set(key, { value, expiresAt: now() + ttlMs });
   }
 
   // Cache implementations already turn faults into misses; this also covers a value that
   // does not decode (corrupt or from an incompatible build) and a cache that throws anyway.
   async function lookup<T>(key: string): Promise<T | undefined> {
     const m = memo.get(key);
-    if (m !== undefined) return m as T;
+    if (m !== undefined) {
+      if (m.expiresAt > now()) return m.value as T;
+      memo.delete(key);
+    }
     try {
-      const bytes = await cache.get(key);
-      if (bytes === null) return undefined;
-      const value = decodeTrusted(bytes) as T;
-      keep(key, value);
+      const hit = await cache.getEntry(key);
+      if (hit === null) return undefined;
+      const value = decodeTrusted(hit.value) as T;
+      keep(key, value, hit.ttlMs);
       return value;
     } catch (err) {
       onError(err as Error, 'get');
@@ -84,7 +99,7 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
   }
 
   function store_(key: string, value: unknown, ttlS: number): void {
-    keep(key, value);
+    keep(key, value, ttlS * 1000);
     // Not awaited: the read already has its answer. Commands on one connection stay in order,
     // so a later get on the same key sees this set.
     let bytes: Uint8Array;

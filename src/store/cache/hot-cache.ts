@@ -4,15 +4,33 @@
  */
 import type { FactQuery, StoredFact } from '../contract.js';
 
-/** Byte-valued cache with per-cell generations (bumped on every write to the cell). */
+/** A cached value and how long the cache will still keep it. */
+export interface CacheHit {
+  /** Treat it as read-only. */
+  value: Uint8Array;
+  /** Milliseconds before the entry expires in the cache (> 0): no copy may outlive it. */
+  ttlMs: number;
+}
+
+/**
+ * Byte-valued cache with per-cell generations. A generation names the state of a cell's facts:
+ * it changes on every write to the cell and is never issued twice for a cell, even after the
+ * cache lost its state (a value filed under a generation must never be reachable again once
+ * the cell changed).
+ */
 export interface HotCache {
   /** The value under `key`, or null on a miss, expiry or cache fault. Treat it as read-only. */
   get(key: string): Promise<Uint8Array | null>;
+  /** `get` with the entry's remaining TTL, for copies kept elsewhere (the in-process memo). */
+  getEntry(key: string): Promise<CacheHit | null>;
   /** Store `value` under `key` for `ttlS` seconds (best effort). */
   set(key: string, value: Uint8Array, ttlS: number): Promise<void>;
-  /** Make every query result cached for `cell` unreachable (best effort). */
+  /** Give the cell a new generation, making every result cached for it unreachable (best effort). */
   bumpGeneration(cell: string): Promise<void>;
-  /** The cell's current generation (≥ 0), or -1 when unknown (cache fault): then do not cache. */
+  /**
+   * The cell's current generation (≥ 0), or -1 when the cache cannot vouch for one (a fault, a
+   * reconnect not yet checked, a write not yet recorded): then nothing may be cached or served.
+   */
   generation(cell: string): Promise<number>;
   close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 /** In-process HotCache: a Map in recency order, bounded by entry count, with per-entry TTLs. */
-import type { HotCache } from './hot-cache.js';
+import type { CacheHit, HotCache } from './hot-cache.js';
 
 export interface LruCacheOptions {
   /** Values kept at most (default 10 000). */
@@ -44,12 +44,17 @@ export class LruCache implements HotCache {
   }
 
   async get(key: string): Promise<Uint8Array | null> {
+    return (await this.getEntry(key))?.value ?? null;
+  }
+
+  async getEntry(key: string): Promise<CacheHit | null> {
     const slot = this.values.get(key);
     if (!slot) return null;
     this.values.delete(key);
-    if (slot.expiresAt <= this.now()) return null;
+    const ttlMs = slot.expiresAt - this.now();
+    if (ttlMs <= 0) return null;
     this.values.set(key, slot); // most recently used goes last
-    return slot.value;
+    return { value: slot.value, ttlMs };
   }
 
   async set(key: string, value: Uint8Array, ttlS: number): Promise<void> {

@@ -228,7 +228,7 @@ export async function createPostgresStore(config: StoreConfig, signer: TreeHeadS
     }
     const t = tablesOf(schema);
     const log = new PgLog(pool, t, { signer, now, prefix: config.prefix });
-    const seq = new Sequencer(pool, t, sequencerLockKey(schema), log, { now, failCommit: opts.failCommit, onCommit: opts.onCommit });
+    const seq = new Sequencer(pool, t, sequencerLockKey(schema), log, { now, logger, failCommit: opts.failCommit, onCommit: opts.onCommit });
     const store = new PostgresStore(pool, config.scanCellLimit, log, new Queries(pool, t), seq, now);
     logger(`store postgres: schema ${schema}: log size ${await log.size()}`);
     return store;

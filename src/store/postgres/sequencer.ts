@@ -6,6 +6,8 @@
  * entry at the next index, the perfect-subtree nodes that entry completes, its fact rows and
  * supersedes edges. Every batch of the group resolves only after COMMIT (acknowledged =
  * committed); a failed transaction leaves nothing behind, and no index is consumed.
+ * How long a writer may hold the lock is bounded (writer-bounds.ts): a transaction cut short
+ * by a bound fails its whole group with a typed, retryable `overloaded` error.
  */
 import type pg from 'pg';
 import { fromHex } from '../../protocol/bytes.js';
@@ -14,9 +16,13 @@ import { leafHash } from '../../protocol/log-tree.js';
 import { isoSeconds } from '../../protocol/receipt.js';
 import type { AppendResult, LogEntryV1 } from '../contract.js';
 import { encodeLogEntry, type ExpandedFact } from '../entry.js';
+import { SvcError } from '../../protocol/errors.js';
 import { buf, int, pgFault, rows } from './pg-db.js';
 import { nodesCompletedBy, type NodeRow, type PgLog } from './pg-log.js';
 import type { Tables } from './schema.js';
+import {
+  beginLockedSql, CLIENT_SLACK_MS, isLostTransaction, LOCK_WAIT_MS, TCP_SETTINGS_SQL, watchLockWait, withDeadline, WRITER_STATEMENT_MS,
+} from './writer-bounds.js';
 
 /** A log entry's bytes under one accepted_at stamp, with the hashes its row needs. */
 export interface EncodedEntry {
@@ -59,6 +65,34 @@ export interface SequencerOptions {
   failCommit?: () => boolean;
   /** Observer called after each COMMIT (metrics, benches). */
   onCommit?: (info: CommitInfo) => void;
+  /** Rare operational lines (a stalled lock holder terminated); default: stderr. */
+  logger?: (line: string) => void;
+}
+
+/** Where a writer's transaction was when it failed. */
+type Phase = 'lock' | 'write' | 'commit';
+
+/** Client-side deadline of each statement under the lock: the server's bound plus slack. */
+const STATEMENT_DEADLINE_MS = WRITER_STATEMENT_MS + CLIENT_SLACK_MS;
+const bounded = <T>(q: Promise<T>): Promise<T> => withDeadline(q, STATEMENT_DEADLINE_MS, 'writing the log');
+
+/** Connections whose TCP settings were applied (once per connection). */
+const tuned = new WeakSet<pg.PoolClient>();
+
+/**
+ * The typed failure of a group whose transaction was cut short (a bound fired, the connection
+ * was lost). Before COMMIT was sent nothing was written; during COMMIT the outcome is unknown,
+ * and a retry is still safe: facts already in the log come back as duplicates.
+ */
+function lostTransaction(err: unknown, phase: Phase): SvcError {
+  const why = (err as Error)?.message ?? String(err);
+  const written = phase === 'commit' ? 'unknown' : false;
+  const message = phase === 'lock'
+    ? `the log writer could not take the log lock within its bound (${why}); nothing was written, retry`
+    : phase === 'write'
+      ? `the log writer's transaction was aborted (${why}); nothing was written, retry`
+      : `the log writer lost its connection while committing (${why}); the batch may or may not be in the log: retry (facts already stored come back as duplicates)`;
+  return new SvcError('overloaded', message, { retry_after: 1, reason: 'log_writer_bound', phase, written }, { cause: err });
 }
 
 /** What one committed transaction wrote. */
@@ -173,6 +207,12 @@ export class Sequencer {
           const results = await this.write(group);
           group.forEach((q, i) => q.resolve(results[i]));
         } catch (err) {
+          // A bound fired or the connection died: the whole group shares the fate (no retry
+          // alone, which would wait out the same bound once per batch).
+          if (err instanceof SvcError && err.details.reason === 'log_writer_bound') {
+            for (const q of group) q.reject(err);
+            continue;
+          }
           if (group.length === 1) {
             group[0].reject(pgFault('append', err));
             continue;
@@ -197,20 +237,34 @@ export class Sequencer {
   private async write(group: Queued[]): Promise<AppendResult[]> {
     const t0 = performance.now();
     const client = await this.pool.connect();
+    // The server may end this session while we hold it (a bound, a fence); pg then emits
+    // 'error' on the client, which without a listener would crash the process. The failure
+    // itself reaches us through the pending or next query.
+    const onClientError = () => undefined;
+    client.on('error', onClientError);
     // True once the connection is known to be outside any transaction again.
     let clean = false;
+    let phase: Phase = 'lock';
     try {
-      // One round trip for both (simple protocol; the key is our own decimal integer). READ
-      // COMMITTED: every statement after the lock sees the previous holder's commit.
-      await client.query(`BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(${this.lockKey}::bigint)`);
+      await this.tune(client);
+      const stopWatch = watchLockWait(this.pool, this.lockKey, this.log_);
+      try {
+        await withDeadline(client.query(beginLockedSql(this.lockKey)), LOCK_WAIT_MS + CLIENT_SLACK_MS, 'waiting for the log lock');
+      } finally {
+        stopWatch();
+      }
+      phase = 'write';
       let out: Awaited<ReturnType<Sequencer['writeLocked']>>;
       try {
         out = await this.writeLocked(client, group);
         if (this.opts.failCommit?.()) throw new Error('test: injected commit failure');
-        await client.query('COMMIT');
+        phase = 'commit';
+        await bounded(client.query('COMMIT'));
         clean = true;
       } catch (err) {
-        if (!clean) await client.query('ROLLBACK').then(() => (clean = true), () => undefined);
+        // After a lost connection or an unanswered statement, a ROLLBACK could only queue
+        // behind it: the connection is discarded instead, which ends the transaction too.
+        if (!clean && !isLostTransaction(err)) await bounded(client.query('ROLLBACK')).then(() => (clean = true), () => undefined);
         throw err;
       }
       // Committed: nothing below may turn an acknowledged write into a rejection.
@@ -221,11 +275,26 @@ export class Sequencer {
         // an observer's fault is not the write's
       }
       return out.results;
+    } catch (err) {
+      throw isLostTransaction(err) ? lostTransaction(err, phase) : err;
     } finally {
       // A connection left in an unknown transaction state must not serve another caller.
+      if (clean) client.off('error', onClientError);
       client.release(clean ? undefined : new Error('postgres store: connection left in an unknown transaction state'));
     }
   }
+
+  /** Apply the writer's TCP settings once per connection (best effort: they only speed up detection). */
+  private async tune(client: pg.PoolClient): Promise<void> {
+    if (tuned.has(client)) return;
+    tuned.add(client);
+    await withDeadline(client.query(TCP_SETTINGS_SQL), STATEMENT_DEADLINE_MS, 'configuring the connection').catch((err) => {
+      if (isLostTransaction(err)) throw err;
+      this.log_(`store postgres: writer TCP settings not applied: ${(err as Error).message}`);
+    });
+  }
+
+  private readonly log_ = (line: string): void => (this.opts.logger ?? ((l: string) => process.stderr.write(l + '\n')))(line);
 
   private async writeLocked(client: pg.PoolClient, group: Queued[]) {
     const all = group.flatMap((q) => q.expanded);
@@ -342,6 +411,7 @@ export class Sequencer {
         [...new Set(facts.map((x) => x.fact.fact_cid))],
         list.map((x) => x.fact.cell), list.map((x) => x.scopeKey), list.map((x) => x.fact.tslot), list.map((x) => x.fact.band),
       ],
+      bounded,
     );
     const size = r.idx === null ? 0 : int(r.idx) + 1;
     const known = new Map<string, Uint8Array>();
@@ -387,6 +457,7 @@ export class Sequencer {
         f.cid, f.cell, f.band, f.tslot, f.signed_at, f.accepted_at, f.kind, f.pclass, f.attester, f.scope_key, f.scope_json, f.body, f.proof, f.log_index, f.position, f.supersedes,
         r.edges.from, r.edges.to, r.edges.at,
       ],
+      bounded,
     );
   }
 }
