@@ -19,6 +19,7 @@ import { operationRoutes } from './routes/operations.js';
 import { OPERATIONS } from './ops/index.js';
 import { cellRoutes } from './ops/reads-more.js';
 import { bundleRoutes } from './ops/tokens.js';
+import { stateRoutes } from './ops/ask.js';
 import { mcpRoutes } from './mcp.js';
 import { agentRoutes } from './routes/agents.js';
 import { installRateLimit } from './rate-limit.js';
@@ -91,6 +92,7 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
     await operationRoutes(scope, ctx, OPERATIONS);
     await cellRoutes(scope, ctx);
     await bundleRoutes(scope, ctx);
+    await stateRoutes(scope, ctx);
     await mcpRoutes(scope, ctx, OPERATIONS, limiter);
     await agentRoutes(scope, ctx, OPERATIONS, () => opts.attributions ?? []);
     streams = await streamRoutes(scope, ctx);

@@ -53,6 +53,10 @@ function outOfRange(field: string, v: number, band: BandEntry): SvcError | undef
 /** `value` of a primary or derivative fact against the band's value_kind (protocol.md §4). */
 export function checkValue(at: string, value: unknown, band: BandEntry): void {
   const field = `${at}.value`;
+  if (band.value_kind === 'record') {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidArgument(field, `${band.key} is a record band: expected a map, got ${show(value)}`);
+    return;
+  }
   if (band.value_kind === 'scalar') {
     if (typeof value !== 'number' || !Number.isFinite(value)) throw invalidArgument(field, `${band.key} is a scalar band: expected a finite number, got ${show(value)}`);
     const e = outOfRange(field, value, band);
@@ -91,6 +95,10 @@ export function checkValue(at: string, value: unknown, band: BandEntry): void {
 export function checkAgainstBand(at: string, body: Record<string, unknown>, kind: FactKind, cell: string, band: BandEntry, writer: AttesterKind): void {
   if (levelNumber(band.min_level) > LEVEL_OF[writer]) {
     throw new SvcError('level_too_low', `${at}.band: ${band.key} needs level ${band.min_level} (a ${writer} key is L${LEVEL_OF[writer]})`, { field: `${at}.band`, required: band.min_level });
+  }
+  // Records (answer steps) live at entity subjects only, so a read of a cell never meets one.
+  if (band.value_kind === 'record' && !cell.startsWith('svc:entity:')) {
+    throw new SvcError('unaddressable_subject', `${at}.cell: ${band.key} records are filed under an svc:entity: subject, not a cell`, { field: `${at}.cell` });
   }
   if (kind === 'absence') {
     if (body.value !== null) throw invalidArgument(`${at}.value`, 'must be null for an absence');

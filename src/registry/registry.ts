@@ -7,7 +7,11 @@ import { contentId } from '../protocol/cid.js';
 import { deepFreeze } from '../protocol/freeze.js';
 import { TEMPO_UNIT_S, type Tempo } from '../protocol/tslot.js';
 
-export type ValueKind = 'scalar' | 'vector' | 'categorical';
+/**
+ * `record`: a map the responder derives and signs (an answer step of /v1/ask), stored like any
+ * fact but only at an `svc:entity:` subject, so no read of a cell ever meets one.
+ */
+export type ValueKind = 'scalar' | 'vector' | 'categorical' | 'record';
 export type ProvenanceClass = 'direct_sensor' | 'deterministic_index' | 'model_output' | 'human_curated' | 'unclassified';
 export type PrivacyClass = 'public' | 'restricted';
 export type ProtocolLevel = 'L0' | 'L1' | 'L2' | 'L3';
@@ -17,7 +21,7 @@ export type AlgorithmKind = 'solo' | 'combined' | 'embedding';
 export type HuntRank = 'desc' | 'asc' | 'abs_desc';
 
 export const TEMPOS: readonly Tempo[] = ['fast', 'medium', 'slow', 'static'];
-export const VALUE_KINDS: readonly ValueKind[] = ['scalar', 'vector', 'categorical'];
+export const VALUE_KINDS: readonly ValueKind[] = ['scalar', 'vector', 'categorical', 'record'];
 export const PROVENANCE_CLASSES: readonly ProvenanceClass[] = ['direct_sensor', 'deterministic_index', 'model_output', 'human_curated', 'unclassified'];
 /**
  * `public`: open data, any writer. `restricted`: facts that locate a person or device, which
@@ -112,7 +116,15 @@ export interface AlgorithmEntry {
 export interface TopicEntry {
   readonly key: string;
   readonly title: string;
+  /** One sentence on what the topic covers (the /v1/ask inventory shows it). */
+  readonly description?: string;
+  /** Words and multi-word terms the /v1/ask router matches (lower case; stemmed at load). */
   readonly keywords: readonly string[];
+  /**
+   * Phrase patterns for /v1/ask: words separated by spaces, where `*` stands for a gap of up to
+   * two words and a trailing `*` on a word matches any ending ("rain*" → raining, rainfall).
+   */
+  readonly phrases?: readonly string[];
   readonly bands: readonly string[];
   readonly algorithms: readonly string[];
 }
@@ -309,6 +321,7 @@ const BAND_FIELDS = ['key', 'title', 'unit', 'tempo', 'cadence_s', 'value_kind',
 function checkValueRange(e: Entry, kind: ValueKind): void {
   if (!e.has('value_range')) return;
   if (kind === 'categorical') e.fail('value_range', 'a categorical band is bounded by its classes, not a range');
+  if (kind === 'record') e.fail('value_range', 'a record band holds maps, not numbers');
   const r = e.raw('value_range');
   const bound = (x: unknown) => x === null || (typeof x === 'number' && Number.isFinite(x));
   if (!Array.isArray(r) || r.length !== 2 || !r.every(bound)) e.fail('value_range', `must be [min, max] of numbers or null (got ${show(r)})`);
@@ -401,13 +414,20 @@ function checkAlgorithm(e: Entry): void {
   e.strings('variance_sources', 1);
 }
 
-const TOPIC_FIELDS = ['key', 'title', 'keywords', 'bands', 'algorithms'];
+const TOPIC_FIELDS = ['key', 'title', 'description', 'keywords', 'phrases', 'bands', 'algorithms'];
 
 function checkTopic(e: Entry): void {
   if (!PLAIN_KEY.test(e.key)) e.fail('key', 'must be lower-case letters, digits and underscores');
   e.str('title');
+  if (e.has('description')) e.str('description');
   for (const k of e.strings('keywords', 5)) {
     if (k !== k.toLowerCase() || k !== k.trim()) e.fail('keywords', `must be lower case without outer spaces (got ${show(k)})`);
+  }
+  // Optional (older registries have none): the ask router reads them when present.
+  if (e.has('phrases')) {
+    for (const p of e.strings('phrases', 0)) {
+      if (p !== p.toLowerCase() || p !== p.trim()) e.fail('phrases', `must be lower case without outer spaces (got ${show(p)})`);
+    }
   }
   e.strings('bands', 1);
   e.strings('algorithms', 0);

@@ -49,7 +49,7 @@ export const PLACE_SHORTCUTS: Readonly<Record<PlaceShortcutName, PlaceShortcutSp
     bands: ['weather.temperature_2m', 'weather.precipitation', 'weather.wind_speed_10m', 'weather.relative_humidity_2m', 'weather.cloud_cover'],
     defaultCells: 16, mcp: 'core', summary: 'Current weather at a place: temperature, precipitation, wind, humidity, cloud cover',
   },
-  elevation: { name: 'elevation', bands: ['copdem30m.elevation_mean'], defaultCells: 16, cell64: true, mcp: 'core', summary: 'Elevation (Copernicus DEM) at a place or cell' },
+  elevation: { name: 'elevation', bands: ['copdem30m.elevation_mean'], defaultCells: 16, cell64: true, mcp: 'full', summary: 'Elevation (Copernicus DEM) at a place or cell' },
 };
 
 export interface PlaceShortcutInput extends PlaceInput {

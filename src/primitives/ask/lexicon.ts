@@ -1,0 +1,126 @@
+/**
+ * The fixed word lists of the /v1/ask router (spec 4.5): function words, negations, the cue
+ * words of each intent, the signs of a question that is not about Earth observation, and
+ * synonyms that fold everyday, inflected or non-English words onto topic keywords. The topic
+ * keywords themselves live in the registry (topics.json); this file holds only what is not
+ * specific to one topic.
+ */
+
+/** Words that never name a place or a topic on their own. */
+export const STOP_WORDS: ReadonlySet<string> = new Set(`
+a an the of in on at to for from by with about over under near around across into onto inside outside within
+and or but if then than so as is are was were be been being am do does did done doing have has had having
+it its this that these those there here what which who whom whose when where why how whats wheres hows
+i me my mine we us our you your yours he she they them their his her
+can could would should will shall may might must not no nor any some all each every both either neither
+much many more most less least few several lot lots very too also just only even still yet already
+please tell show give get got let know want need like look see find say said
+currently current now today right moment recently recent latest last past next this
+up down out off again once ever never always often sometimes
+one two three four five six seven eight nine ten
+`.split(/\s+/).filter(Boolean));
+
+/** A negation within a few words before a keyword ("not flooded", "no rain") is recorded, not dropped. */
+export const NEGATIONS: ReadonlySet<string> = new Set(['not', 'no', 'never', 'without', 'nor', 'none', 'nothing', 'neither', 'lack', 'lacking', 'absence', 'free', 'non']);
+
+/** Words that ask where something is across an area: with a hunt event they make a hunt. */
+export const HUNT_CUES: ReadonlySet<string> = new Set([
+  'where', 'find', 'hunt', 'hotspot', 'hotspots', 'locate', 'search', 'detect', 'spot', 'map', 'mapping',
+  'list', 'scan', 'identify', 'pinpoint', 'worst', 'which', 'track', 'monitor',
+]);
+/** After "which": the area words that make "which areas …" a hunt cue. */
+export const AREA_WORDS: ReadonlySet<string> = new Set(['area', 'areas', 'part', 'parts', 'place', 'places', 'region', 'regions', 'field', 'fields', 'district', 'districts', 'zone', 'zones', 'neighbourhood', 'neighbourhoods', 'neighborhood', 'neighborhoods', 'cells', 'spots', 'sites', 'locations']);
+
+/** Phrases (folded words) that ask about this responder's own data: the coverage surfaces answer them. */
+export const CORPUS_PATTERNS: readonly string[] = [
+  'do you have * data', 'do you have * facts', 'do you have * coverage', 'have you got * data', 'you have data',
+  'your data', 'your coverage', 'your corpus', 'your facts', 'your database', 'your archive',
+  'how fresh', 'how up to date', 'how recent is * data', 'how old is * data', 'data availability', 'data coverage',
+  'what data', 'which data', 'which bands', 'what bands', 'how many facts', 'how many cells', 'how many bands',
+  'coverage map', 'coverage matrix', 'corpus', 'what do you know', 'what can you tell', 'where * data',
+];
+
+/** "places like X", "similar to X": the similar-places intent. */
+export const SIMILAR_PATTERNS: readonly string[] = [
+  'places * like', 'place * like', 'areas * like', 'area * like', 'regions * like', 'region * like', 'somewhere like', 'anywhere like',
+  'other * like', 'similar to', 'similar places', 'similar areas', 'similar regions', 'that look* like', 'which look* like', 'resemble', 'resembles', 'resembling',
+  'lookalike', 'look alike', 'most alike', 'same kind of place', 'find similar', 'where else', 'else * like',
+];
+
+/** "what changed since Y": the what-changed intent. */
+export const CHANGE_PATTERNS: readonly string[] = [
+  'what * changed', 'how * changed', 'has * changed', 'have * changed', 'what * change', 'changes since', 'change since', 'changed since',
+  'before and after', 'what * different', 'how different', 'what is new', 'evolved', 'how * evolve*', 'how did * * change', 'has * * changed',
+];
+
+/**
+ * Signs of a question that is not about Earth observation. `always`: out of scope whatever else
+ * the question says ("write a poem about the rain"); `unless_strong`: out of scope unless the
+ * Earth-observation evidence is strong ("price of land near a flooded river" stays out, "NDVI of
+ * the stock exchange's park" would not).
+ */
+export const OFF_TOPIC: { always: ReadonlySet<string>; unless_strong: ReadonlySet<string>; phrases: readonly string[] } = {
+  always: new Set([
+    'poem', 'poems', 'poetry', 'haiku', 'sonnet', 'limerick', 'song', 'songs', 'lyrics', 'joke', 'jokes', 'story', 'stories', 'essay', 'novel',
+    'mayor', 'president', 'minister', 'governor', 'senator', 'king', 'queen', 'celebrity', 'actor', 'actress', 'singer', 'election', 'elections', 'vote',
+    'recipe', 'recipes', 'cook', 'cooking', 'restaurant', 'restaurants', 'hotel', 'hotels', 'flight', 'flights', 'airline', 'ticket', 'tickets',
+    'translate', 'translation', 'password', 'javascript', 'python', 'code', 'homework', 'football', 'soccer', 'basketball', 'tennis', 'match',
+    'movie', 'movies', 'film', 'films', 'book', 'books', 'museum', 'museums', 'nightlife', 'bar', 'bars', 'pizza', 'wine', 'beer',
+  ]),
+  unless_strong: new Set([
+    'population', 'populated', 'capital', 'history', 'historical', 'language', 'languages', 'currency', 'price', 'prices', 'cost', 'rent', 'stock',
+    'stocks', 'salary', 'tax', 'taxes', 'visa', 'crime', 'safe', 'safety', 'timezone', 'founded', 'famous', 'tourist', 'tourists', 'visit', 'train',
+    'bus', 'airport', 'plane', 'distance', 'far', 'drive', 'route', 'directions', 'phone', 'university', 'school', 'team', 'score', 'buy', 'sell',
+  ]),
+  phrases: ['who is', 'who was', 'who won', 'write a', 'write me', 'tell me a', 'what time is it', 'time zone', 'how do i get', 'how to get', 'meaning of life', 'how are you'],
+};
+
+/**
+ * Everyday, inflected and non-English words folded onto a registry keyword before matching
+ * (the keyword then carries the topic). Non-Latin entries are matched inside runs of CJK text.
+ */
+export const SYNONYMS: Readonly<Record<string, string>> = {
+  hotter: 'hot', warmer: 'warm', colder: 'cold', wetter: 'wettest', rainstorm: 'storm', thunderstorm: 'storm', sunshine: 'sunny',
+  temp: 'temperature', temps: 'temperature', veg: 'vegetation', greenspace: 'greenery', leaves: 'leaf', wooded: 'forest', deforest: 'deforestation',
+  algal: 'algae', phytoplankton: 'chlorophyll', muddy: 'murky', smoke: 'haze', smoky: 'haze', smoggy: 'smog', mountainous: 'mountain',
+  elev: 'elevation', precip: 'precipitation', glaciated: 'glacier', inundate: 'inundation', flooding: 'flood', snowing: 'snow', snowed: 'snow',
+  burnscar: 'burn scar', wildfire: 'wildfire', bushfire: 'bushfire', salinised: 'salinisation', salinized: 'salinization', emitter: 'super emitter',
+  // French, Spanish, Portuguese, German, Italian (folded: no accents)
+  inondation: 'flood', inondations: 'flood', inonde: 'flooded', inondee: 'flooded', secheresse: 'drought', foret: 'forest', forets: 'forest',
+  neige: 'snow', glace: 'ice', pluie: 'rain', meteo: 'weather', incendie: 'fire', incendies: 'fire', feu: 'fire', eau: 'water', glacier: 'glacier',
+  inundacion: 'flood', inundaciones: 'flood', sequia: 'drought', bosque: 'forest', bosques: 'forest', incendio: 'fire', incendios: 'fire',
+  lluvia: 'rain', nieve: 'snow', contaminacion: 'pollution', clima: 'weather', temperatura: 'temperature', agua: 'water', suelo: 'soil',
+  elevacion: 'elevation', vegetacao: 'vegetation', enchente: 'flood', enchentes: 'flood', seca: 'drought', floresta: 'forest', desmatamento: 'deforestation',
+  queimada: 'fire', queimadas: 'fire', chuva: 'rain', poluicao: 'pollution', solo: 'soil', uberschwemmung: 'flood', ueberschwemmung: 'flood',
+  hochwasser: 'flood', durre: 'drought', wald: 'forest', waldbrand: 'wildfire', regen: 'rain', schnee: 'snow', boden: 'soil',
+  luftqualitat: 'air quality', luftverschmutzung: 'air pollution', hohe: 'elevation', alluvione: 'flood', siccita: 'drought', foresta: 'forest', neve: 'snow',
+  inquinamento: 'pollution', pioggia: 'rain', deforestacion: 'deforestation', vegetacion: 'vegetation',
+  // Russian
+  наводнение: 'flood', засуха: 'drought', лес: 'forest', пожар: 'fire', снег: 'snow', погода: 'weather', температура: 'temperature',
+  растительность: 'vegetation', загрязнение: 'pollution', почва: 'soil', высота: 'elevation', дождь: 'rain', ледник: 'glacier',
+  // Japanese and Chinese (matched as substrings of a CJK run)
+  洪水: 'flood', 浸水: 'flood', 冠水: 'flood', 干ばつ: 'drought', 干旱: 'drought', 森林: 'forest', 森林破壊: 'deforestation', 森林砍伐: 'deforestation',
+  山火事: 'wildfire', 火災: 'fire', 火灾: 'fire', 降水: 'precipitation', 降雨: 'rainfall', 雨量: 'rainfall', 積雪: 'snow', 雪: 'snow', 氷河: 'glacier',
+  冰川: 'glacier', 植生: 'vegetation', 植被: 'vegetation', 緑: 'green', 大気汚染: 'air pollution', 空気: 'air quality', 空气质量: 'air quality',
+  大气污染: 'air pollution', 気温: 'temperature', 气温: 'temperature', 天気: 'weather', 天气: 'weather', 標高: 'elevation', 海拔: 'elevation',
+  土壌: 'soil', 土壤: 'soil', 水質: 'water quality', 水质: 'water quality', 地滑り: 'landslide', 土砂崩れ: 'landslide', 滑坡: 'landslide',
+  メタン: 'methane', 甲烷: 'methane', 塩害: 'salinity', 盐碱: 'salinity', 土地被覆: 'land cover', 衛星画像: 'satellite image', 卫星图像: 'satellite image',
+};
+
+/** Everyday words a topic lists as a single keyword: they weigh less than specific terms (x0.7). */
+export const GENERIC_WORDS: ReadonlySet<string> = new Set([
+  'field', 'fields', 'change', 'changes', 'changed', 'changing', 'difference', 'water', 'green', 'hot', 'cold', 'warm', 'dry', 'flat', 'plant', 'plants',
+  'tree', 'trees', 'image', 'images', 'photo', 'picture', 'scene', 'heat', 'depth', 'plot', 'plots', 'height', 'leaf', 'grass', 'storm', 'storms',
+  'sand', 'texture', 'cloud', 'clouds', 'sediment', 'shore', 'stream', 'regulation', 'commodity', 'emission', 'emissions', 'thermal', 'spectral',
+  'trend', 'trends', 'peak', 'valley', 'hill', 'hills', 'degrees', 'freeze', 'frost', 'breeze', 'scar', 'leak',
+]);
+
+/** Common words a single typo away from a keyword ("blood" ≠ "flood", "plane" ≠ "plant"): never typo-corrected. */
+export const NOT_TYPOS: ReadonlySet<string> = new Set(`
+blood plane planes place places plate there these those where which whose while could would should about other after three think thing
+things house horse hours water month months years world words sound round found ground great green greet cloud could clout price prize
+trees treat tread bread break bring brine shine shire spine stone store storm start stars heart heard hearts sheet sleet steel wheel
+latest lowest oldest finest truest raise raised rains ranks rated river rover power tower lower mower cover coves moves loves lives
+leave least lease cease seize sense tense dense rinse since wince mince prince space spice slice slide slope scope score shore short
+shirt smart smoke stoke spoke woke broke awake aware beware where were there their north south earth birth worth forth fourth
+`.split(/\s+/).filter(Boolean));
