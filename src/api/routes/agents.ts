@@ -13,11 +13,12 @@ import { MCP_CORE_TOOL_COUNT, toolName, toolsOf } from '../mcp.js';
 
 /** The order an agent should try tools in: find the place, read, then verify. */
 const RECOMMENDED_ORDER = [
-  'locate', 'recall', 'at', 'fetch', 'recall_many', 'recall_polygon', 'query_region', 'trajectory',
+  'ask', 'locate', 'recall', 'at', 'fetch', 'recall_many', 'recall_polygon', 'query_region', 'trajectory',
   'compare', 'compare_bands', 'find_similar', 'state', 'verify', 'verify_receipt', 'memory_token_resolve', 'corpus_state_stats',
 ];
 
 const QUICKREF: Array<{ intent: string; tool: string; why: string }> = [
+  { intent: 'a question in plain words', tool: 'ask', why: 'routes the question to a topic and a place, reads the signed facts, answers from them and lists the literal next calls; its svc:state: token resolves later (state_resolve)' },
   { intent: 'what is at a place name', tool: 'locate → recall', why: 'resolve the name, check selected.is_high_confidence, then read the cell' },
   { intent: 'read given bands at a cell', tool: 'recall', why: 'signed facts, materialized on a miss; notes say what was skipped and why' },
   { intent: 'one value by id', tool: 'fetch', why: 'fetch by fact_cid or (cell, band, tslot)' },
@@ -28,7 +29,7 @@ const QUICKREF: Array<{ intent: string; tool: string; why: string }> = [
   { intent: 'the embedding of a cell', tool: 'state / state_diff', why: 'the encoder vector (fetched on a miss) with a typed missing[]; its change between two years' },
   { intent: 'see the place', tool: 'GET /v1/cells/<cell64>/scene.png (cell_scene_rgb)', why: 'true-colour Sentinel-2 thumbnail of the scene the point values come from' },
   { intent: 'check a statement', tool: 'verify', why: 'a structured claim evaluated against signed facts, with evidence cids' },
-  { intent: 'check a receipt', tool: 'verify_receipt', why: 'or verify offline with the published key and /v1/verifier_spec' },
+  { intent: 'check an answer', tool: 'verify_receipt', why: 'give the whole response: every fact is recomputed and matched to its receipt (or npx svc verify offline)' },
   { intent: 'hand a reading to another agent', tool: 'memory_token / memory_token_resolve', why: 'short tokens that resolve to the signed bytes' },
   { intent: 'add facts', tool: 'POST /v1/attest (REST only)', why: 'signed batches from listed keys; every write lands in the Merkle log' },
 ];
