@@ -30,14 +30,14 @@ describe('agent discovery', () => {
     assert.equal(recall.rest, 'POST /v1/recall');
   });
 
-  it('the agent card is one document at its three addresses; the tool order starts locate → recall and lists every MCP tool once', async () => {
+  it('the agent card is one document at its three addresses; the tool order starts ask → locate → recall and lists every MCP tool once', async () => {
     const [a, b, c] = await Promise.all(['/.well-known/agent-card.json', '/agent.json', '/v1/agent_card'].map(get));
     assert.deepEqual(a, b);
     assert.deepEqual(a, c);
     assert.equal(a.responder.public_key, t.service.keys.publicKeyB32);
     assert.equal(a.mcp.core_tools, MCP_CORE_TOOL_COUNT);
     const order: string[] = a.recommended_tool_order;
-    assert.deepEqual(order.slice(0, 2), ['svc_locate', 'svc_recall']);
+    assert.deepEqual(order.slice(0, 3), ['svc_ask', 'svc_locate', 'svc_recall']);
     const exposed = OPERATIONS.filter((o) => o.mcp !== false).map((o) => `svc_${o.name}`);
     assert.deepEqual([...order].sort(), [...exposed].sort());
     assert.ok(order.indexOf('svc_find_similar') < order.indexOf('svc_verify'), 'reads come before verification');

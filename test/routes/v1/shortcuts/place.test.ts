@@ -167,11 +167,11 @@ describe('shortcut contract', () => {
     assert.equal(res.valid, true, JSON.stringify(res.errors)?.slice(0, 2000));
   });
 
-  it('MCP tools are svc_<name> (core for at, elevation, weather, air, ndvi) and GET twins are not tools', async () => {
+  it('MCP tools are svc_<name> (core for at, weather, air, ndvi; elevation in /mcp/full to keep 18 core with svc_ask) and GET twins are not tools', async () => {
     const tools = (await get(t.app, '/v1/tools')).body.tools as Array<{ name: string; mcp: unknown; method: string }>;
     const by = new Map(tools.map((x) => [x.name, x]));
-    for (const n of ['at', 'elevation', 'weather', 'air', 'ndvi']) assert.equal(by.get(`svc_${n}`)?.mcp, 'core', n);
-    for (const n of ['lst', 'soil', 'water', 'forest', 'terrain', 'spi', 'burn_severity', 'deforestation_alert', 'sar_forest_disturbance', 'rice_ch4']) assert.equal(by.get(`svc_${n}`)?.mcp, 'full', n);
+    for (const n of ['at', 'weather', 'air', 'ndvi']) assert.equal(by.get(`svc_${n}`)?.mcp, 'core', n);
+    for (const n of ['elevation', 'lst', 'soil', 'water', 'forest', 'terrain', 'spi', 'burn_severity', 'deforestation_alert', 'sar_forest_disturbance', 'rice_ch4']) assert.equal(by.get(`svc_${n}`)?.mcp, 'full', n);
     assert.equal(by.get('svc_ndvi_get')?.mcp, false);
   });
 
