@@ -1,4 +1,5 @@
 /** Fixed limits of spec part 8 (the configurable ones come from Config). */
+import { HUNT_MAX_AREA_KM2 } from '../primitives/hunt/region.js';
 
 /**
  * HTTP connection hygiene (issue 13, items 6 and 11; docs/reliability.md). A request must arrive
@@ -32,7 +33,7 @@ export const LIMITS = {
   backfill_area_cells: 64,
   find_similar_k: { min: 1, max: 1000, default: 10 },
   locate_polygon_sample_cells: 64,
-  hunt: { sampled_cells: 32, sampled_cells_slow: 8, top: 8 },
+  hunt: { sampled_cells: 32, sampled_cells_slow: 8, top: 8, max_bbox_area_km2: HUNT_MAX_AREA_KM2 },
   band_raster: { bands: ['s2.B02', 's2.B03', 's2.B04', 's2.B08', 's2.B11', 's2.B12'], max_pixels_per_side: 512 },
   raster_bundle: { min: 2, max: 64 },
   stream_tick_s: { min: 5, max: 300, default: 15 },

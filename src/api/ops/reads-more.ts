@@ -196,7 +196,7 @@ export const compareBandsOp: Operation = {
       scope: scopeSchema,
     },
   },
-  mcp: 'core',
+  mcp: 'full',
   run: (ctx, input) => compareBands(ctx, input),
 };
 

@@ -13,13 +13,14 @@ import { MCP_CORE_TOOL_COUNT, toolName, toolsOf } from '../mcp.js';
 
 /** The order an agent should try tools in: find the place, read, then verify. */
 const RECOMMENDED_ORDER = [
-  'ask', 'locate', 'recall', 'at', 'fetch', 'recall_many', 'recall_polygon', 'query_region', 'trajectory',
+  'ask', 'locate', 'recall', 'hunt', 'at', 'fetch', 'recall_many', 'recall_polygon', 'query_region', 'trajectory',
   'compare', 'compare_bands', 'find_similar', 'state', 'verify', 'verify_receipt', 'memory_token_resolve', 'corpus_state_stats',
 ];
 
 const QUICKREF: Array<{ intent: string; tool: string; why: string }> = [
   { intent: 'a question in plain words', tool: 'ask', why: 'routes the question to a topic and a place, reads the signed facts, answers from them and lists the literal next calls; its svc:state: token resolves later (state_resolve)' },
   { intent: 'what is at a place name', tool: 'locate → recall', why: 'resolve the name, check selected.is_high_confidence, then read the cell' },
+  { intent: 'where in a region an event is happening', tool: 'hunt', why: 'samples up to 32 cells over the region, reads the event algorithm\'s primary and gate bands, ranks signed hotspots' },
   { intent: 'read given bands at a cell', tool: 'recall', why: 'signed facts, materialized on a miss; notes say what was skipped and why' },
   { intent: 'one value by id', tool: 'fetch', why: 'fetch by fact_cid or (cell, band, tslot)' },
   { intent: 'many cells at once', tool: 'recall_many', why: 'up to 256 cells, one receipt per cell' },
