@@ -22,8 +22,11 @@ import type { MatchedKeyword, RouteResult } from './router.js';
 import { ASK_REPLY_CAP_BYTES, fitReply } from './size.js';
 import { stateRecord, type AskState } from './state-record.js';
 import { keepState } from './state-store.js';
+import { hunt, type HuntResult } from '../hunt/hunt.js';
+import { HUNT_MAX_AREA_KM2 } from '../hunt/region.js';
+import { boxAreaKm2, boxCentre, boxWidth } from '../../geo/geometry.js';
 import { dedupe, hasExtent, huntSteps, imageSteps, topicalSteps } from './steps.js';
-import { changeAnswer, corpusAnswer, huntAnswer, outOfScopeAnswer, similarAnswer, topicalAnswer, type Composed } from './templates.js';
+import { changeAnswer, corpusAnswer, huntAnswer, huntResultAnswer, outOfScopeAnswer, similarAnswer, topicalAnswer, type Composed } from './templates.js';
 import type { TimeWindow } from './time.js';
 import { understand, type Understanding } from './understand.js';
 
@@ -38,6 +41,8 @@ export interface AskRequest {
 }
 
 export interface AskResponse {
+  /** A hunt question over a place with extent: the hunt's hotspots (its fact_cids are in the receipt). */
+  hunt?: Pick<HuntResult, 'event' | 'algorithm' | 'region' | 'cells_sampled' | 'hotspots' | 'summary'> & { empty_reason?: string };
   answer: string;
   answer_md: string;
   /** The top-1 topic; null when out of scope (then topic_inventory lists all 26). */
@@ -103,9 +108,11 @@ export async function ask(ctx: ServiceContext, req: AskRequest, opts: { deadline
   let g = empty();
   let corpus: Awaited<ReturnType<typeof readCorpus>> | undefined;
   let attestedHere: string[] = [];
+  let huntRun: HuntResult | undefined;
   if (cell && topic && r.intent === 'topical') g = await readTopic(ctx, cell, [...topic.bands], u.time, deadline);
   else if (cell && r.intent === 'similar') g = await readSimilar(ctx, cell, deadline);
   else if (cell && topic && r.intent === 'change') g = await readChange(ctx, cell, [...topic.bands], u.time, deadline);
+  else if (r.intent === 'hunt' && r.hunt && loc?.polygon_bbox && hasExtent(loc)) huntRun = await runHunt(ctx, r.hunt.event, loc, deadline, g);
   else if (r.intent === 'corpus') {
     corpus = await readCorpus(ctx, topic?.bands ?? []);
     if (cell) attestedHere = await ctx.store.bandsAt(cell, null);
@@ -121,6 +128,8 @@ export async function ask(ctx: ServiceContext, req: AskRequest, opts: { deadline
   if (r.intent === 'topical' && topic && loc) {
     const huntEvent = ctx.registry.huntEventList.find((e) => e.algorithm && ctx.registry.algorithms.get(e.algorithm)?.topic === topic.key)?.event;
     steps.push(...topicalSteps({ ctx, q: req.q, topic, loc, query: place.query, missing, notes: g.notes, algorithms, huntEvent }));
+  } else if (r.intent === 'hunt' && r.hunt && huntRun) {
+    steps.push(...huntRun.next_steps);
   } else if (r.intent === 'hunt' && r.hunt) {
     steps.push(...huntSteps(ctx, r.hunt.event, r.hunt.algorithm, loc, place.query ?? loc?.label));
   } else if (r.intent === 'similar' && loc && !g.embeddings.geotessera) {
@@ -146,7 +155,7 @@ export async function ask(ctx: ServiceContext, req: AskRequest, opts: { deadline
     cost: { credits: 0, was_cached: g.notes.every((n) => n.status !== 'materialized'), latency_p50_ms: lat?.p50_ms ?? ms, latency_p99_ms: lat?.p99_ms ?? ms },
   });
 
-  const composed = compose(ctx, u, r, topic, place, placeError, g, algorithms, missing, corpus, attestedHere, loc);
+  const composed = compose(ctx, u, r, topic, place, placeError, g, algorithms, missing, corpus, attestedHere, loc, huntRun);
   const caveats = unique([
     ...g.caveats,
     ...(loc && place.source !== 'cell' && place.source !== 'latlng' ? ['The place name is not signed: the receipt covers the cells read; check place_resolved (selected.is_high_confidence) before trusting a place-anchored answer.'] : []),
@@ -183,6 +192,10 @@ export async function ask(ctx: ServiceContext, req: AskRequest, opts: { deadline
     state,
     receipt,
   };
+  if (huntRun) {
+    const { event, algorithm, region, cells_sampled, hotspots, empty_reason, summary } = huntRun;
+    reply.hunt = { event, algorithm, region, cells_sampled, hotspots, ...(empty_reason ? { empty_reason } : {}), summary };
+  }
   if (r.out_of_scope) reply.topic_inventory = ctx.registry.topicList.map((t) => ({ key: t.key, title: t.title, ...(t.description ? { description: t.description } : {}) }));
   if (req.include_image && loc) reply.image_url = `/v1/cells/${encodeURIComponent(loc.cell64)}/scene.png`;
   if (corpus) reply.corpus = { ...corpus.stats, ...(corpus.availability ? { availability: corpus.availability } : {}) };
@@ -207,7 +220,8 @@ function tslotsOf(ctx: ServiceContext, topic: TopicEntry | undefined, time: Time
 }
 
 function compose(ctx: ServiceContext, u: Understanding, r: RouteResult, topic: TopicEntry | undefined, place: AskPlace, placeError: string | undefined, g: Gathered,
-  algorithms: AlgorithmForQuestion[], missing: string[], corpus: Awaited<ReturnType<typeof readCorpus>> | undefined, attestedHere: string[], loc: LocateResp | null): Composed {
+  algorithms: AlgorithmForQuestion[], missing: string[], corpus: Awaited<ReturnType<typeof readCorpus>> | undefined, attestedHere: string[], loc: LocateResp | null,
+  huntRun: HuntResult | undefined): Composed {
   const reg = ctx.registry;
   switch (r.intent) {
     case 'out_of_scope': return outOfScopeAnswer(reg, r, loc);
@@ -216,6 +230,7 @@ function compose(ctx: ServiceContext, u: Understanding, r: RouteResult, topic: T
     case 'change': return changeAnswer(reg, loc, placeError, g.embeddings, g.facts, u.time);
     case 'hunt': {
       const h = r.hunt!;
+      if (huntRun) return huntResultAnswer(huntRun, h.term, place.query ?? loc?.label);
       return huntAnswer(h.event, h.term, place.query ?? loc?.label, h.algorithm, reg.notYetImplemented.get(h.event), loc ? Math.min(16, loc.polygon_sample_cells.length > 1 ? loc.polygon_sample_cells.length : 9) : 0);
     }
     default:
@@ -227,3 +242,34 @@ function compose(ctx: ServiceContext, u: Understanding, r: RouteResult, topic: T
 }
 
 export { ASK_REPLY_CAP_BYTES };
+
+/**
+ * A hunt question over a place with extent runs the hunt itself (over the place's box): its
+ * hotspots answer the question, and every cell and fact_cid it read joins the ask receipt. An
+ * event without an algorithm (oil slick) keeps the plain answer and its workaround.
+ */
+async function runHunt(ctx: ServiceContext, event: string, loc: LocateResp, deadline: number, g: Gathered): Promise<HuntResult | undefined> {
+  const full = loc.polygon_bbox!;
+  let box = { min_lat: full.min_lat, min_lng: full.min_lng, max_lat: full.max_lat, max_lng: full.max_lng };
+  // A place larger than the hunt's cap (a country) is hunted over its central part, and said so.
+  const km2 = boxAreaKm2(box);
+  if (km2 > HUNT_MAX_AREA_KM2 * 0.98) {
+    const f = Math.sqrt((HUNT_MAX_AREA_KM2 * 0.95) / km2);
+    const c = boxCentre(box);
+    const halfLat = ((box.max_lat - box.min_lat) * f) / 2;
+    const halfLng = (boxWidth(box) * f) / 2;
+    box = { min_lat: c.lat - halfLat, max_lat: c.lat + halfLat, min_lng: c.lng - halfLng, max_lng: c.lng + halfLng };
+    g.caveats.push(`${loc.label} is larger than a hunt covers (${HUNT_MAX_AREA_KM2.toLocaleString('en-US')} km² of box): only its central ${Math.round(f * f * 100)} % was sampled; hunt its parts for the rest.`);
+  }
+  try {
+    const h = await hunt(ctx, { event, polygon_bbox: box }, { deadline });
+    g.extraCells.push(...h.receipt.cells);
+    g.extraCids.push(...h.receipt.fact_cids);
+    g.notes.push(...h.materialize_notes);
+    g.caveats.push(...h.caveats);
+    return h;
+  } catch (err) {
+    if (err instanceof SvcError && (err.code === 'not_yet_implemented' || err.code === 'invalid_argument')) return undefined;
+    throw err;
+  }
+}

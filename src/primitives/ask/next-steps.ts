@@ -54,7 +54,7 @@ export function shortcutStep(path: string, cell: string, algorithm: string): Nex
 
 /** The hunt call of spec 4.10 (the hunt primitive is not served here yet). */
 export function huntStep(event: string, where: { region?: string; polygon_bbox?: { min_lat: number; min_lng: number; max_lat: number; max_lng: number } }): NextStep {
-  return post('hunt', '/v1/hunt', { event, ...where }, `ranks up to 32 sampled cells by ${event}'s primary band and returns the top 8 hotspots; this responder does not serve /v1/hunt yet`, { available: false });
+  return post('hunt', '/v1/hunt', { event, ...where }, `ranks up to 32 sampled cells by ${event}'s primary band and returns the top 8 signed hotspots`);
 }
 
 /** Nearest stored cells by embedding. */

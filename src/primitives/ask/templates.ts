@@ -13,6 +13,7 @@ import { formatNumber, formatValue, observedOn, sourceName } from './format.js';
 import { interpret } from './interpret.js';
 import type { RouteResult } from './router.js';
 import type { TimeWindow } from './time.js';
+import type { HuntResult } from '../hunt/hunt.js';
 
 export interface Composed {
   text: string;
@@ -152,11 +153,27 @@ export function topicalAnswer(x: TopicalInput): Composed {
 /** A hunt question: the hunt primitive is not served yet, said plainly (no hotspots invented). */
 export function huntAnswer(event: string, term: string, region: string | undefined, algorithm: string | null, workaround: string | undefined, sampleCells: number): Composed {
   const d = new Doc();
-  d.lead(`Hunting for ${event.replace(/_/g, ' ')}${term !== event ? ` ("${term}")` : ''}${region ? ` in ${region}` : ''}: the hunt primitive (POST /v1/hunt) is not available on this responder yet, so no hotspots are given`);
-  if (algorithm) d.note(`The hunt would rank sampled cells by ${algorithm}; next_steps holds that exact call for when it is served${sampleCells > 0 ? `, and a recall over ${sampleCells} sampled cells of the inputs it ranks on, which works today` : ''}`);
-  else d.note(`No algorithm is registered for ${event} yet`);
-  if (!region) d.note('Name a region (or give lat and lng) to get the hunt call');
+  const why = !algorithm ? 'no algorithm is registered for it yet' : region ? 'the place has no extent to sample (a point, not an area)' : 'the question names no region';
+  d.lead(`Hunting for ${event.replace(/_/g, ' ')}${term !== event ? ` ("${term}")` : ''}${region ? ` in ${region}` : ''}: no hunt was run because ${why}, so no hotspots are given`);
+  if (algorithm) d.note(`A hunt ranks sampled cells of an area by ${algorithm}; name a region, a lake or a county, or use the POST /v1/hunt call in next_steps${sampleCells > 0 ? `; a recall over ${sampleCells} cells around the place reads the inputs it ranks on` : ''}`);
   if (workaround) d.note(workaround);
+  return d.done();
+}
+
+/** A hunt that ran: the hotspots found (values as signed), or why there are none. */
+export function huntResultAnswer(h: HuntResult, term: string, region: string | undefined): Composed {
+  const d = new Doc();
+  const event = h.event.replace(/_/g, ' ');
+  const where = region ? ` in ${region}` : '';
+  const withValue = h.samples.filter((s) => typeof s.primary.value === 'number').length;
+  if (h.hotspots.length === 0) {
+    d.lead(`Hunting for ${event}${term !== h.event ? ` ("${term}")` : ''}${where}: no hotspot among ${h.cells_sampled} sampled cells (${withValue} with a value)`);
+    if (h.empty_reason) d.note(h.empty_reason);
+  } else {
+    d.lead(`Hunting for ${event}${term !== h.event ? ` ("${term}")` : ''}${where}: ${h.hotspots.length} hotspot(s) among ${h.cells_sampled} sampled cells (${withValue} with a value), ranked by ${h.algorithm.primary_band} (${h.algorithm.key})`);
+    for (const s of h.hotspots.slice(0, 5)) d.item(`#${s.rank} cell ${s.cell64} (${formatNumber(s.lat, 'deg')}, ${formatNumber(s.lng, 'deg')}): ${formatNumber(s.value, s.unit ?? 'unitless')}${s.unit ? ` ${s.unit}` : ''}`);
+  }
+  d.note(`Threshold: ${h.algorithm.threshold}${h.algorithm.gate_rule ? `; cells must pass ${h.algorithm.gate_rule}` : ''}; the full hunt answer is under hunt`);
   return d.done();
 }
 

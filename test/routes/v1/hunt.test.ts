@@ -188,3 +188,31 @@ describe('POST /v1/hunt: refusals', () => {
     assert.equal(r.body.code, 'invalid_argument');
   });
 });
+
+describe('POST /v1/ask with a hunt question', () => {
+  it('runs the hunt over the named place and answers with its signed hotspots, bound by the ask receipt', async () => {
+    const lake = await build({}, {}, {
+      materializers: [fakeConnector(['indices.ndci', 'indices.mndwi'], {
+        // A bloom in the western basin of Lake Erie, open water everywhere.
+        'indices.ndci': (r) => value(r.center.lng < -82.5 ? 0.35 + (-82.5 - r.center.lng) / 10 : 0.02),
+        'indices.mndwi': () => value(0.5),
+      })],
+    });
+    try {
+      const r = await lake.app.inject({ method: 'POST', url: '/v1/ask', payload: { q: 'where is the algal bloom in Lake Erie?' } });
+      assert.equal(r.statusCode, 200, r.body);
+      const a = r.json();
+      assert.equal(a.topic_routing.routing.intent, 'hunt');
+      assert.equal(a.hunt.event, 'algal_bloom');
+      assert.ok(a.hunt.hotspots.length > 0, a.answer);
+      assert.ok(a.hunt.hotspots.every((h: { lng: number; value: number }) => h.lng < -82.5 && h.value > 0.2));
+      assert.match(a.answer, /hotspot\(s\) among \d+ sampled cells/);
+      for (const h of a.hunt.hotspots) assert.ok(a.receipt.fact_cids.includes(h.fact_cid), 'each hotspot is bound by the ask receipt');
+      assert.ok(!a.next_steps.some((s: { available?: boolean }) => s.available === false));
+      const v = P.verifyResponse(a, { publicKey: lake.service.keys.publicKeyB32 });
+      assert.equal(v.valid, true, v.errors.join('; '));
+    } finally {
+      await lake.close();
+    }
+  });
+});
