@@ -5,6 +5,7 @@
  * by the region and the UTC day: two calls on the same day read the same cells (and agree),
  * while a later day looks at fresh points instead of the same lattice forever.
  */
+import { fnv1a, seededRandom } from '../../geo/geometry.js';
 import { quantise } from '../../protocol/cell64.js';
 import { evenPick } from '../reads/common.js';
 import { cellAt, contains, indexRange, sampleArea, type Area } from '../reads/geometry.js';
@@ -20,25 +21,6 @@ export interface HuntSample {
 const ENUMERATE_LIMIT = 4_096;
 /** Jitter draws per stratum before it is given up as outside the polygon. */
 const TRIES_PER_STRATUM = 6;
-
-/** FNV-1a of the seed text: a 32-bit state for the generator (no security role). */
-function hash32(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
-}
-
-/** mulberry32: small, fast and identical on every platform, which is all determinism needs. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The seed text of a region on a UTC day. */
 export function sampleSeed(area: Area, day: string): string {
@@ -57,7 +39,7 @@ export function stratifiedSample(a: Area, n: number, seed: string): HuntSample {
   const latSpan = b.max_lat - b.min_lat;
   const lngSpan = b.max_lng - b.min_lng;
   const aspect = Math.max(latSpan, 1e-9) / Math.max(lngSpan * Math.cos((((b.max_lat + b.min_lat) / 2) * Math.PI) / 180), 1e-9);
-  const next = rng(hash32(seed));
+  const next = seededRandom(fnv1a(seed));
   let target = n;
   let picked: string[] = [];
   let strata = 0;
