@@ -46,7 +46,13 @@ export function fitReply(reply: Reply, topics: readonly string[]): Reply {
     return f.length > FORMULA_CHARS ? { ...a, formula: `${f.slice(0, FORMULA_CHARS - 1)}…` } : a;
   });
   trimmed.push(`algorithms_for_question: formulas cut to ${FORMULA_CHARS} characters (GET /v1/algorithms/<key> has them whole)`);
+  if (r.hunt?.region?.polygon_geojson) {
+    r.hunt = { ...r.hunt, region: { ...r.hunt.region, polygon_geojson: undefined } };
+    trimmed.push('hunt.region: boundary polygon (POST /v1/hunt gives it)');
+  }
   const cuts: Array<[string, (x: Reply) => void]> = [
+    // A hunt reads up to 64 bands: its notes are counted in hunt.summary, and POST /v1/hunt lists them all.
+    ['materialize_notes beyond 8 (hunt.summary counts them)', (x) => { if (x.materialize_notes.length > 8) x.materialize_notes = x.materialize_notes.slice(0, 8); }],
     ['topic_routing.matched_keywords beyond 12', (x) => { x.topic_routing = { ...x.topic_routing, matched_keywords: x.topic_routing.matched_keywords.slice(0, 12) }; }],
     ['foundation_embeddings neighbours beyond 5', (x) => {
       x.foundation_embeddings = Object.fromEntries(Object.entries(x.foundation_embeddings ?? {}).map(([k, v]: [string, any]) => [k, v?.neighbors ? { ...v, neighbors: v.neighbors.slice(0, 5) } : v]));
