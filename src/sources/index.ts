@@ -53,6 +53,7 @@ export type ConnectorFactory = (deps: ConnectorDeps) => Materializer;
 export const CONNECTORS: ConnectorFactory[] = [];
 import { JSON_CONNECTORS } from './json-connectors.js'; CONNECTORS.push(...JSON_CONNECTORS);
 CONNECTORS.push(...RASTER_CONNECTORS);
+import { spiEra5 } from './spi.js'; CONNECTORS.push(spiEra5);
 
 /** The shared client and every connector for this configuration. */
 export function buildMaterializers(config: Config, registry: Registry): { client: UpstreamClient; materializers: Materializer[] } {

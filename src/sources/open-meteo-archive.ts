@@ -21,8 +21,10 @@ import {
   roundTo, SingleFlight, stringAt, unitConverter, type RangeMaterializer, type RangeOptions, type RangeStep,
 } from './json-connectors.js';
 
-const SOURCE = 'open_meteo_archive';
-const VERSION = 'era5';
+export const ARCHIVE_SOURCE = 'open_meteo_archive';
+export const ARCHIVE_VERSION = 'era5';
+const SOURCE = ARCHIVE_SOURCE;
+const VERSION = ARCHIVE_VERSION;
 const DAY_S = 86_400;
 
 /** Band → ERA5 daily variable and how the day is aggregated. */
@@ -36,14 +38,14 @@ export const ARCHIVE_DAILY: Readonly<Record<string, { variable: string; aggregat
 const DAILY_LIST = Object.values(ARCHIVE_DAILY).map((d) => d.variable).join(',');
 
 /** A parsed daily answer: per variable, the values by day, and the unit labels. */
-interface DailySeries {
+export interface DailySeries {
   url: string;
   byDay: Map<string, number>;
   values: Record<string, unknown[]>;
   units: Record<string, unknown>;
 }
 
-function parseDaily(data: unknown, url: string): DailySeries {
+export function parseDaily(data: unknown, url: string): DailySeries {
   const body = objectAt(data, 'body');
   const daily = objectAt(body.daily, 'daily');
   const time = arrayAt(daily.time, 'daily.time').map((t, i) => stringAt(t, `daily.time[${i}]`));
