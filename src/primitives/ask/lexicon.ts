@@ -79,7 +79,8 @@ export const OFF_TOPIC: { always: ReadonlySet<string>; unless_strong: ReadonlySe
  * Everyday, inflected and non-English words folded onto a registry keyword before matching
  * (the keyword then carries the topic). Non-Latin entries are matched inside runs of CJK text.
  */
-export const SYNONYMS: Readonly<Record<string, string>> = {
+// A prototype-free map: question words such as "constructor" must not find Object.prototype members.
+export const SYNONYMS: Readonly<Record<string, string>> = Object.assign(Object.create(null) as Record<string, string>, {
   hotter: 'hot', warmer: 'warm', colder: 'cold', wetter: 'wettest', rainstorm: 'storm', thunderstorm: 'storm', sunshine: 'sunny',
   temp: 'temperature', temps: 'temperature', veg: 'vegetation', greenspace: 'greenery', leaves: 'leaf', wooded: 'forest', deforest: 'deforestation',
   algal: 'algae', phytoplankton: 'chlorophyll', muddy: 'murky', smoke: 'haze', smoky: 'haze', smoggy: 'smog', mountainous: 'mountain',
@@ -105,7 +106,7 @@ export const SYNONYMS: Readonly<Record<string, string>> = {
   大气污染: 'air pollution', 気温: 'temperature', 气温: 'temperature', 天気: 'weather', 天气: 'weather', 標高: 'elevation', 海拔: 'elevation',
   土壌: 'soil', 土壤: 'soil', 水質: 'water quality', 水质: 'water quality', 地滑り: 'landslide', 土砂崩れ: 'landslide', 滑坡: 'landslide',
   メタン: 'methane', 甲烷: 'methane', 塩害: 'salinity', 盐碱: 'salinity', 土地被覆: 'land cover', 衛星画像: 'satellite image', 卫星图像: 'satellite image',
-};
+});
 
 /** Everyday words a topic lists as a single keyword: they weigh less than specific terms (x0.7). */
 export const GENERIC_WORDS: ReadonlySet<string> = new Set([

@@ -296,6 +296,13 @@ describe('POST /v1/ask with arbitrary questions', () => {
       assert.ok(verifies(t, r.body.receipt));
     }), { numRuns: 60 });
   });
+
+  it('words that name Object.prototype members ("constructor", "__proto__") are plain words', async () => {
+    for (const q of ['constructor', '__proto__', 'toString of the flood in Lyon', 'hasOwnProperty valueOf']) {
+      const r = await post(t, '/v1/ask', { q });
+      assert.equal(r.status, 200, `${q}: ${JSON.stringify(r.body).slice(0, 300)}`);
+    }
+  });
 });
 
 describe('POST /v1/ask on a cold cell', () => {
