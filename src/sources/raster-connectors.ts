@@ -9,6 +9,7 @@ import { hansenGfcConnector } from './hansen-gfc.js';
 import { jrcGfc2020Connector } from './jrc-gfc2020.js';
 import { jrcGswConnector } from './jrc-gsw.js';
 import { sentinel1Connector } from './sentinel1.js';
+import { sentinel1ChangeConnector } from './sentinel1-change.js';
 import { sentinel2Connector } from './sentinel2.js';
 import { worldCoverConnector } from './worldcover.js';
 
@@ -16,6 +17,7 @@ import { worldCoverConnector } from './worldcover.js';
 export const RASTER_CONNECTORS: readonly ConnectorFactory[] = [
   sentinel2Connector,
   sentinel1Connector,
+  sentinel1ChangeConnector,
   worldCoverConnector,
   jrcGswConnector,
   hansenGfcConnector,

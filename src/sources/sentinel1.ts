@@ -7,7 +7,7 @@
  * the next scene. VV and VH of one cell and tslot come from one search and one scene.
  */
 import type { Materializer, MaterializeOutcome, MaterializeRequest } from './contract.js';
-import type { ConnectorFactory } from './index.js';
+import type { ConnectorDeps, ConnectorFactory } from './index.js';
 import { CogReader } from './cog/reader.js';
 import { failureOutcome, float32Text, round } from './cog/outcome.js';
 import { formatError } from './cog/tiff.js';
@@ -16,8 +16,8 @@ import { Lru } from './cog/lru.js';
 import { assetUrl, itemEpsg, notBegun, slotWindow, stacSearch, type StacItem } from './stac-search.js';
 import { tslotOf } from '../protocol/tslot.js';
 
-const SOURCE = 'planetary_computer_s1';
-const COLLECTION = 'sentinel-1-rtc';
+export const SOURCE = 'planetary_computer_s1';
+export const COLLECTION = 'sentinel-1-rtc';
 const POLARISATION: Readonly<Record<string, string>> = { 's1.vv_db': 'vv', 's1.vh_db': 'vh' };
 /** Lookback steps in tslots before the requested one. */
 const LOOKBACK = [0, 1];
@@ -34,11 +34,11 @@ export function signHref(href: string, token: string): string {
   return `${href}${href.includes('?') ? '&' : '?'}${token.replace(/^\?/, '')}`;
 }
 
-interface Pick {
+export interface Pick {
   item: StacItem;
-  values: Record<string, { kind: 'value'; value: number; col: number; row: number; epsg: number } | { kind: 'nodata' | 'outside' }>;
+  values: Record<string, PolRead>;
 }
-type PickResult = { pick: Pick } | { absence: 'outside_coverage' | 'unavailable_capability'; detail: string; ref?: string };
+export type PickResult = { pick: Pick } | { absence: 'outside_coverage' | 'unavailable_capability'; detail: string; ref?: string };
 
 /** Sentinel-1 connector internals exposed to tests. */
 export interface Sentinel1Connector extends Materializer {
@@ -47,8 +47,27 @@ export interface Sentinel1Connector extends Materializer {
   readonly tokenFetches: number;
 }
 
-/** Connector for `s1.vv_db` and `s1.vh_db`. */
-export const sentinel1Connector: ConnectorFactory = (deps) => {
+/** One VV/VH point read of a scene (nodata / asset absent collapse to their kind). */
+export type PolRead = { kind: 'value'; value: number; col: number; row: number; epsg: number } | { kind: 'nodata' | 'outside' };
+
+/**
+ * The Sentinel-1 machinery shared by the connectors of `planetary_computer_s1` (backscatter and
+ * change): STAC base, COG reader, SAS token, point reads of one polarisation and the cached
+ * choice of the cell's scene for a tslot.
+ */
+export interface Sentinel1Core {
+  base: string;
+  reader: CogReader;
+  sas(req: MaterializeRequest): Promise<string>;
+  readPol(req: MaterializeRequest, item: StacItem, pol: string): Promise<PolRead>;
+  pickFor(req: MaterializeRequest): Promise<PickResult>;
+  /** A STAC search of `sentinel-1-rtc` at the cell centre (counted in `searches`). */
+  search(req: MaterializeRequest, startMs: number, endMs: number, limit: number, query?: Record<string, Record<string, unknown>>): Promise<StacItem[]>;
+  readonly searches: number;
+  readonly tokenFetches: number;
+}
+
+export function sentinel1Core(deps: ConnectorDeps): Sentinel1Core {
   const base = deps.baseUrl(SOURCE);
   const reader = new CogReader(deps.client);
   const picks = new Lru<string, { at: number; p: Promise<PickResult> }>(2048);
@@ -73,29 +92,35 @@ export const sentinel1Connector: ConnectorFactory = (deps) => {
     return tokenFlight;
   }
 
-  async function readBoth(req: MaterializeRequest, item: StacItem): Promise<Pick> {
+  async function readPol(req: MaterializeRequest, item: StacItem, pol: string): Promise<PolRead> {
+    if (!item.assets[pol]) return { kind: 'outside' };
     const tok = await sas(req);
+    const href = assetUrl(item, pol, base);
+    const nodata = item.assets[pol]['raster:bands']?.[0]?.nodata;
+    const r = await reader.readPoint(signHref(href, tok), req.center.lat, req.center.lng, {
+      deadline: req.deadline, signal: req.signal, epsgHint: itemEpsg(item, item.assets[pol]),
+      // The token changes; the blob does not: cache by the bare href.
+      cacheKey: href, nodata: typeof nodata === 'number' ? [nodata] : [],
+    }).catch((e: unknown) => {
+      // A refused signature means the token went stale early: the next request fetches another.
+      if (e instanceof UpstreamError && e.status === 403 && token?.value === tok) token = undefined;
+      throw e;
+    });
+    if (r.kind === 'missing') throw formatError(`asset ${pol} of ${item.id} is missing`);
+    return r.kind === 'value' ? r : { kind: r.kind };
+  }
+
+  async function readBoth(req: MaterializeRequest, item: StacItem): Promise<Pick> {
     const values: Pick['values'] = {};
     await Promise.all(Object.values(POLARISATION).map(async (pol) => {
-      if (!item.assets[pol]) {
-        values[pol] = { kind: 'outside' };
-        return;
-      }
-      const href = assetUrl(item, pol, base);
-      const nodata = item.assets[pol]['raster:bands']?.[0]?.nodata;
-      const r = await reader.readPoint(signHref(href, tok), req.center.lat, req.center.lng, {
-        deadline: req.deadline, signal: req.signal, epsgHint: itemEpsg(item, item.assets[pol]),
-        // The token changes; the blob does not: cache by the bare href.
-        cacheKey: href, nodata: typeof nodata === 'number' ? [nodata] : [],
-      }).catch((e: unknown) => {
-        // A refused signature means the token went stale early: the next request fetches another.
-        if (e instanceof UpstreamError && e.status === 403 && token?.value === tok) token = undefined;
-        throw e;
-      });
-      if (r.kind === 'missing') throw formatError(`asset ${pol} of ${item.id} is missing`);
-      values[pol] = r.kind === 'value' ? r : { kind: r.kind };
+      values[pol] = await readPol(req, item, pol);
     }));
     return { item, values };
+  }
+
+  function search(req: MaterializeRequest, startMs: number, endMs: number, limit: number, query?: Record<string, Record<string, unknown>>): Promise<StacItem[]> {
+    searches++;
+    return stacSearch(deps.client, base, { collection: COLLECTION, lat: req.center.lat, lng: req.center.lng, startMs, endMs, limit, query }, req);
   }
 
   async function choose(req: MaterializeRequest): Promise<PickResult> {
@@ -107,8 +132,7 @@ export const sentinel1Connector: ConnectorFactory = (deps) => {
     for (const back of LOOKBACK) {
       const [start, end] = slotWindow(req.tslot, req.band.tempo, back);
       if (end < start) break;
-      searches++;
-      const items = await stacSearch(deps.client, base, { collection: COLLECTION, lat: req.center.lat, lng: req.center.lng, startMs: start, endMs: end, limit: 10 }, req);
+      const items = await search(req, start, end, 10);
       for (const item of items) {
         if (seen.has(item.id) || probes >= MAX_PROBES) continue;
         seen.add(item.id);
@@ -131,6 +155,22 @@ export const sentinel1Connector: ConnectorFactory = (deps) => {
     p.catch(() => picks.delete(key));
     return p;
   }
+
+  return {
+    base, reader, sas, readPol, pickFor, search,
+    get searches() {
+      return searches;
+    },
+    get tokenFetches() {
+      return tokenFetches;
+    },
+  };
+}
+
+/** Connector for `s1.vv_db` and `s1.vh_db`. */
+export const sentinel1Connector: ConnectorFactory = (deps) => {
+  const core = sentinel1Core(deps);
+  const { reader, pickFor } = core;
 
   async function run(req: MaterializeRequest): Promise<MaterializeOutcome> {
     const fn = req.band.function;
@@ -159,10 +199,10 @@ export const sentinel1Connector: ConnectorFactory = (deps) => {
     history: true,
     reader,
     get searches() {
-      return searches;
+      return core.searches;
     },
     get tokenFetches() {
-      return tokenFetches;
+      return core.tokenFetches;
     },
     async materialize(req) {
       try {
