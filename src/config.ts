@@ -47,7 +47,7 @@ export interface Config {
   bundleQuota: { count: number; bytes: number; windowSecs: number };
   /** Witness keys the operator knows (b32 key → operator name); only these count as independent operators. */
   witnessKeys: Record<string, string>;
-  /** Furthest ahead a backfill request's signed expires_unix may lie (also how long its nonce is remembered). */
+  /** Furthest ahead a backfill request's signed expires_unix may lie (also how long its nonce is kept). */
   backfillMaxTtlSecs: number;
 }
 
@@ -84,7 +84,7 @@ export const CONFIG_VARS: readonly VarSpec[] = [
   { name: 'SVC_BUNDLE_QUOTA_BYTES', default: '1048576', description: 'bytes of new bundle definitions one client address may store per window (1024..1073741824)' },
   { name: 'SVC_BUNDLE_QUOTA_WINDOW_SECS', default: '3600', description: 'window of the bundle quota, 1..86400 s; beyond it: 429 rate_limited with retry_after' },
   { name: 'SVC_WITNESS_KEYS', default: '', description: 'witness keys the operator knows: <b32 key>=<operator name>, comma-separated; only these count in independent_operators, others are listed as unverified' },
-  { name: 'SVC_BACKFILL_MAX_TTL_SECS', default: '300', description: 'furthest ahead (10..3600 s) a backfill request may set its signed expires_unix; its nonce is remembered until then' },
+  { name: 'SVC_BACKFILL_MAX_TTL_SECS', default: '300', description: 'furthest ahead (10..3600 s) a backfill request may set its signed expires_unix; its nonce is kept until then' },
   { name: 'SVC_ATTESTER_DAILY_FACTS', default: '', description: 'facts each attester key may have accepted per UTC day (integer >= 1; unset: unlimited; the responder key is never counted)' },
 ];
 

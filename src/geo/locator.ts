@@ -172,7 +172,7 @@ export function createLocator(opts: LocatorOptions): Locator {
         });
         return fuzzyOr(g, text, down, 'network geocoders unreachable');
       }
-      // A miss is remembered only when every tier answered: a tier that failed might know the
+      // A miss is kept only when every tier answered: a tier that failed might know the
       // place, so the next request asks it again instead of being told "nobody knows" for a day.
       const partial = Object.keys(failures).length > 0;
       if (!partial) await cachePut(key, 'none', null, MISS_TTL_MS);

@@ -12,7 +12,7 @@
  *
  * What the attester signs binds the request to one responder and one use (issue 13, item 13):
  * `responder` (this responder's public key), `nonce` (used once) and `expires_unix` (at most
- * SVC_BACKFILL_MAX_TTL_SECS ahead; the nonce is remembered until then). The old form without them
+ * SVC_BACKFILL_MAX_TTL_SECS ahead; the nonce is kept until then). The old form without them
  * is refused: nothing could stop it from running again here or on any responder listing its key.
  */
 import { b32decode } from '../protocol/base32.js';

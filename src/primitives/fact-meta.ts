@@ -43,8 +43,8 @@ export function factMetaOf(ctx: ServiceContext, f: StoredFact): FactMeta {
 // Served facts are frozen objects shared between responses: their metadata is keyed by identity.
 const metaOfServed = new WeakMap<object, FactMeta>();
 
-/** Remember the metadata of a served fact object (called where facts are served). */
-export function rememberFactMeta(served: object, meta: FactMeta): void {
+/** Record the metadata of a served fact object (called where facts are served). */
+export function recordFactMeta(served: object, meta: FactMeta): void {
   metaOfServed.set(served, meta);
 }
 

@@ -8,7 +8,7 @@ import type { Receipt } from '../protocol/receipt.js';
 import type { StoredFact } from '../store/contract.js';
 import { issueReceipt, type ServiceContext } from './context.js';
 import { deepFreeze } from '../protocol/freeze.js';
-import { factMetaOf, rememberFactMeta } from './fact-meta.js';
+import { factMetaOf, recordFactMeta } from './fact-meta.js';
 
 export type ServedFact = Record<string, unknown> & { fact_cid: string; receipt: Receipt };
 
@@ -44,7 +44,7 @@ export async function serveFact(ctx: ServiceContext, f: StoredFact): Promise<Ser
   const m = memo.get(key);
   if (m) return m;
   const served = deepFreeze({ ...f.body, fact_cid: f.fact_cid, receipt: await loadOrSign(ctx, f, key) }) as ServedFact;
-  rememberFactMeta(served, factMetaOf(ctx, f));
+  recordFactMeta(served, factMetaOf(ctx, f));
   if (memo.size >= MEMO_CAP) memo.delete(memo.keys().next().value as string);
   memo.set(key, served);
   return served;

@@ -1,11 +1,11 @@
 /**
  * Single-use nonces for signed requests (issue 13, item 13: a signed backfill request ran again
- * when replayed). A nonce is remembered until the expiry its request was signed with; past that
+ * when replayed). A nonce is kept until the expiry its request was signed with; past that
  * the request is refused as expired anyway, so the memory holds at most the requests of one
  * maximum lifetime. Memory is per process: see docs/reliability.md for what a restart allows.
  */
 
-/** Remembered nonces are swept of expired ones at most this often. */
+/** Kept nonces are swept of expired ones at most this often. */
 const SWEEP_MS = 60_000;
 
 export class ReplayGuard {
@@ -27,7 +27,7 @@ export class ReplayGuard {
     return true;
   }
 
-  /** Nonces remembered now (tests, metrics). */
+  /** Nonces kept now (tests, metrics). */
   get size(): number {
     return this.seen.size;
   }

@@ -98,7 +98,7 @@ describe('createLocator (network tiers)', () => {
       assert.ok((e as SvcError).details.partial_failures);
       assert.equal((e as SvcError).details.retryable, true);
     }
-    // The failed tier might know the name: the miss is not remembered, so the next call asks again.
+    // The failed tier might know the name: the miss is not kept, so the next call asks again.
     const calls = fake.calls.nominatim.length;
     assert.equal(await code(l.resolveName('Xxqqzzyy')), 'no_geocoder_match');
     assert.equal(fake.calls.nominatim.length, calls + 1);

@@ -7,7 +7,7 @@
  * Generations (redis-generations.ts) never repeat, and nothing is vouched for before the
  * connection's era check: after every (re)connect `generation` answers -1 ("unknown: do not
  * cache") until this client has confirmed that the era belongs to the Redis run it is talking
- * to. A write whose bump failed is remembered and re-recorded as soon as Redis answers again;
+ * to. A write whose bump failed is kept and re-recorded as soon as Redis answers again;
  * until then this process does not cache the cell either.
  */
 import { Redis, ReplyError } from 'ioredis';
@@ -34,7 +34,7 @@ export interface RedisCacheOptions {
   connectionName?: string;
 }
 
-/** Cells whose bump is remembered for a retry at most; beyond it the era is reset instead. */
+/** Cells whose bump is kept for a retry at most; beyond it the era is reset instead. */
 const MAX_PENDING_BUMPS = 10_000;
 /** Retry period of lost bumps and of a failed era check (ms). */
 const RETRY_MS = 250;
@@ -186,7 +186,7 @@ export class RedisCache implements HotCache {
       this.unbumped.delete(cell);
     } catch (err) {
       this.onError(err instanceof Error ? err : new Error(String(err)), 'bumpGeneration');
-      // Other processes may hold answers cached before this write: remember to record it.
+      // Other processes may hold answers cached before this write: note it for re-recording.
       if (this.unbumped.size >= MAX_PENDING_BUMPS) {
         this.unbumped.clear();
         this.eraResetDue = true;
