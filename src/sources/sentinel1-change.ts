@@ -8,9 +8,9 @@
  */
 import type { MaterializeOutcome, MaterializeRequest } from './contract.js';
 import type { ConnectorFactory } from './index.js';
-import { failureOutcome, float32Text, isoSecond, round } from './cog/outcome.js';
+import { float32Text, isoSecond, round } from './cog/outcome.js';
 import { notBegun } from './stac-search.js';
-import { COLLECTION, SOURCE, sentinel1Core, type Sentinel1Connector } from './sentinel1.js';
+import { COLLECTION, SOURCE, sentinel1Core, sentinel1Materializer } from './sentinel1.js';
 import { tslotOf } from '../protocol/tslot.js';
 
 const BAND = 's1.vv_change_db';
@@ -73,24 +73,5 @@ export const sentinel1ChangeConnector: ConnectorFactory = (deps) => {
     };
   }
 
-  const connector: Sentinel1Connector = {
-    key: SOURCE,
-    bands: [BAND],
-    history: true,
-    reader: core.reader,
-    get searches() {
-      return core.searches;
-    },
-    get tokenFetches() {
-      return core.tokenFetches;
-    },
-    async materialize(req) {
-      try {
-        return await run(req);
-      } catch (e) {
-        return failureOutcome(e, `Sentinel-1 ${req.band.key}`);
-      }
-    },
-  };
-  return connector;
+  return sentinel1Materializer(core, [BAND], run);
 };

@@ -170,7 +170,7 @@ export function sentinel1Core(deps: ConnectorDeps): Sentinel1Core {
 /** Connector for `s1.vv_db` and `s1.vh_db`. */
 export const sentinel1Connector: ConnectorFactory = (deps) => {
   const core = sentinel1Core(deps);
-  const { reader, pickFor } = core;
+  const { pickFor } = core;
 
   async function run(req: MaterializeRequest): Promise<MaterializeOutcome> {
     const fn = req.band.function;
@@ -193,11 +193,19 @@ export const sentinel1Connector: ConnectorFactory = (deps) => {
     };
   }
 
-  const connector: Sentinel1Connector = {
+  return sentinel1Materializer(core, Object.keys(POLARISATION), run);
+};
+
+/**
+ * A Sentinel-1 materializer over a shared core: `run` computes the outcome of one request, and
+ * anything it throws becomes the typed failure outcome (never a rejected promise).
+ */
+export function sentinel1Materializer(core: Sentinel1Core, bands: string[], run: (req: MaterializeRequest) => Promise<MaterializeOutcome>): Sentinel1Connector {
+  return {
     key: SOURCE,
-    bands: Object.keys(POLARISATION),
+    bands,
     history: true,
-    reader,
+    reader: core.reader,
     get searches() {
       return core.searches;
     },
@@ -212,5 +220,4 @@ export const sentinel1Connector: ConnectorFactory = (deps) => {
       }
     },
   };
-  return connector;
-};
+}

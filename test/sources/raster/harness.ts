@@ -3,7 +3,8 @@ import { cellCenter, cellOf } from '../../../src/protocol/cell64.js';
 import { currentTslot } from '../../../src/protocol/tslot.js';
 import { loadConfig } from '../../../src/config.js';
 import { loadRegistry } from '../../../src/registry/registry.js';
-import type { MaterializeRequest } from '../../../src/sources/contract.js';
+import assert from 'node:assert/strict';
+import type { MaterializeOutcome, MaterializeRequest } from '../../../src/sources/contract.js';
 import { UpstreamClient } from '../../../src/sources/http.js';
 import type { ConnectorDeps } from '../../../src/sources/index.js';
 import type { RasterUpstreams } from '../fixtures/raster-upstreams.js';
@@ -25,4 +26,10 @@ export function requestAt(band: string, lat: number, lng: number, tslot?: number
     cell, band: entry, tslot: tslot ?? currentTslot(entry.tempo), center: cellCenter(cell),
     signal: new AbortController().signal, deadline: Date.now() + budgetMs,
   };
+}
+
+/** The outcome, asserted to be a value (the failing outcome is shown whole). */
+export function value(o: MaterializeOutcome): Extract<MaterializeOutcome, { status: 'value' }> {
+  assert.equal(o.status, 'value', JSON.stringify(o));
+  return o as Extract<MaterializeOutcome, { status: 'value' }>;
 }

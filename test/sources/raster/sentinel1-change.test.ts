@@ -1,21 +1,16 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { MaterializeOutcome } from '../../../src/sources/contract.js';
 import { median, sentinel1ChangeConnector, MAX_REFERENCE_READS } from '../../../src/sources/sentinel1-change.js';
 import type { Sentinel1Connector } from '../../../src/sources/sentinel1.js';
 import { startRasterUpstreams, type RasterUpstreams } from '../fixtures/raster-upstreams.js';
 import { s1ChangeBaseDb, S1_CHANGE_ITEMS, S1_CHANGE_TSLOT, S1_POINTS, utmPixel } from '../fixtures/raster-scenes.js';
-import { depsFor, requestAt } from './harness.js';
+import { depsFor, requestAt, value } from './harness.js';
 
 const BAND = 's1.vv_change_db';
 let up: RasterUpstreams;
 let c: Sentinel1Connector;
 type Point = { lat: number; lng: number };
 const at = (p: Point, tslot = S1_CHANGE_TSLOT) => c.materialize(requestAt(BAND, p.lat, p.lng, tslot));
-const value = (o: MaterializeOutcome) => {
-  assert.equal(o.status, 'value', JSON.stringify(o));
-  return o as Extract<MaterializeOutcome, { status: 'value' }>;
-};
 
 before(async () => {
   up = await startRasterUpstreams(['s1']);

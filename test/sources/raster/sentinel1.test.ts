@@ -1,10 +1,9 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { MaterializeOutcome } from '../../../src/sources/contract.js';
 import { sasTokenUrl, sentinel1Connector, signHref, type Sentinel1Connector } from '../../../src/sources/sentinel1.js';
 import { startRasterUpstreams, type RasterUpstreams } from '../fixtures/raster-upstreams.js';
 import { s1Linear, S1_ITEMS, S1_POINTS, S2_TSLOT, SAS_SIG, utmPixel } from '../fixtures/raster-scenes.js';
-import { depsFor, requestAt } from './harness.js';
+import { depsFor, requestAt, value } from './harness.js';
 
 let up: RasterUpstreams;
 let s1: Sentinel1Connector;
@@ -16,10 +15,6 @@ function linear(idx: number, pol: 'vv' | 'vh', p: Point): number {
   const [col, row] = utmPixel(req.center.lat, req.center.lng, 20);
   return s1Linear(idx, pol, col, row);
 }
-const value = (o: MaterializeOutcome) => {
-  assert.equal(o.status, 'value', JSON.stringify(o));
-  return o as Extract<MaterializeOutcome, { status: 'value' }>;
-};
 
 before(async () => {
   up = await startRasterUpstreams(['s1']);

@@ -1,12 +1,11 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { MaterializeOutcome } from '../../../src/sources/contract.js';
 import { currentTslot } from '../../../src/protocol/tslot.js';
 import { reflectanceOf, sentinel2Connector, type Sentinel2Connector } from '../../../src/sources/sentinel2.js';
 import type { StacItem } from '../../../src/sources/stac-search.js';
 import { startRasterUpstreams, type RasterUpstreams } from '../fixtures/raster-upstreams.js';
 import { s2Dn, s2Item, S2_ITEMS, S2_POINTS, S2_TSLOT, utmPixel } from '../fixtures/raster-scenes.js';
-import { depsFor, requestAt } from './harness.js';
+import { depsFor, requestAt, value } from './harness.js';
 
 let up: RasterUpstreams;
 let s2: Sentinel2Connector;
@@ -22,10 +21,6 @@ function dn(idx: number, asset: string, p: Point, res: 10 | 20): number {
   const [col, row] = utmPixel(req.center.lat, req.center.lng, res);
   return s2Dn(idx, asset, col, row);
 }
-const value = (o: MaterializeOutcome) => {
-  assert.equal(o.status, 'value', JSON.stringify(o));
-  return o as Extract<MaterializeOutcome, { status: 'value' }>;
-};
 const RES: Record<string, 10 | 20> = { blue: 10, green: 10, red: 10, nir: 10, rededge1: 20, swir16: 20, swir22: 20 };
 /** Reflectances of item B (baseline 05.11, offset not applied: DN × 0.0001 − 0.1) at `p`. */
 const reflB = (p: Point) => Object.fromEntries(Object.entries(RES).map(([a, res]) => [a, r6(dn(1, a, p, res) * 0.0001 - 0.1)]));

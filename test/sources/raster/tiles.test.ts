@@ -10,7 +10,7 @@ import type { CogReader } from '../../../src/sources/cog/reader.js';
 import { startRasterUpstreams, type RasterUpstreams } from '../fixtures/raster-upstreams.js';
 import { chirps, CHIRPS_TSLOT, geoPixel, gfc2020, gswOccurrence, gswRecurrence, hansen, worldCover } from '../fixtures/raster-scenes.js';
 import type { RasterSpec } from '../fixtures/raster-tiff.js';
-import { depsFor, requestAt } from './harness.js';
+import { depsFor, requestAt, value } from './harness.js';
 
 let up: RasterUpstreams;
 const make = (f: (d: ReturnType<typeof depsFor>) => Materializer) => f(depsFor(up)) as Materializer & { reader: CogReader };
@@ -21,10 +21,6 @@ function expected(spec: RasterSpec, band: string, lat: number, lng: number): num
   const [c, r] = geoPixel(spec, center.lat, center.lng);
   return spec.values(c, r);
 }
-const value = (o: MaterializeOutcome) => {
-  assert.equal(o.status, 'value', JSON.stringify(o));
-  return o as Extract<MaterializeOutcome, { status: 'value' }>;
-};
 const absence = (o: MaterializeOutcome, reason: string) => assert.deepEqual([o.status, (o as any).reason], ['absence', reason], JSON.stringify(o));
 
 before(async () => {
