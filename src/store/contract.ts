@@ -14,6 +14,7 @@
  * absence; they throw SvcError('internal') only for real faults.
  */
 import type { StorageHealth } from './disk-full.js';
+import type { MemoryReader } from './memory.js';
 import type { MerkleProofJson } from '../protocol/merkle-batch.js';
 import type { Scope } from '../protocol/receipt.js';
 import type { SignedTreeHead } from '../protocol/tree-head.js';
@@ -166,6 +167,8 @@ export interface WitnessStore {
 export interface Store extends FactReader, FactAppender, WitnessStore {
   readonly driver: 'sqlite' | 'postgres';
   readonly log: LogReader;
+  /** The agent-memory index (memory.ts): notes, edges, aliases, derivations, shared slots. */
+  readonly memory: MemoryReader;
   close(): Promise<void>;
   /** Whether the store is out of disk space (GET /health); absent: it does not track it. */
   storageHealth?(): StorageHealth;

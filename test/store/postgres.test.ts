@@ -18,6 +18,7 @@ import type { Store } from '../../src/store/contract.js';
 import { decodeLogEntry } from '../../src/store/entry.js';
 import { createPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { runContractSuite } from './contract-suite.js';
+import { runMemoryContractSuite } from './memory-contract-suite.js';
 import { makeBatch, makeFact, steppingClock, testSigner } from './support/facts.js';
 import { openPgStore, pgConfig, pgQuery, pgSkip, pgUrl } from './support/pg-env.js';
 
@@ -43,6 +44,7 @@ describe('postgres store', { skip: pgSkip }, () => {
   });
 
   runContractSuite('postgres', (opts = {}) => openPgStore(signer, { now: opts.now, failCommit: opts.failLogAppend }));
+  runMemoryContractSuite('postgres', (opts = {}) => openPgStore(signer, { now: opts.now, failCommit: opts.failLogAppend }));
 
   describe('log in log_entries and log_nodes', () => {
     it('matches the in-memory reference tree for every size 1..40', async () => {

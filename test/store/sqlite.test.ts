@@ -18,7 +18,8 @@ import { decodeLogEntry, encodeLogEntry, encodeLogEntryParts, factsFromEntry, sc
 import { BatchTree, buildBatchTree, cidKey } from '../../src/store/sqlite/batch-tree.js';
 import { packAcceptedAt, packedBound, SCHEMA_VERSION, unpackAcceptedAt } from '../../src/store/sqlite/schema.js';
 import { createSqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite/sqlite-store.js';
-import { runContractSuite } from './contract-suite.js';
+import { runContractSuite, type MakeStore } from './contract-suite.js';
+import { runMemoryContractSuite } from './memory-contract-suite.js';
 import { makeBatch, makeFact, steppingClock, testSigner } from './support/facts.js';
 import { logOpener, withFailingAppend } from './support/log-factory.js';
 
@@ -43,7 +44,7 @@ async function open(dataDir: string, opts: SqliteStoreOptions & { failLogAppend?
   }
 }
 
-runContractSuite(`sqlite + ${logs.kind} log`, async (opts = {}) => {
+const suiteStore: MakeStore = async (opts = {}) => {
   const dir = join(root, `suite-${seq++}`);
   const { store } = await open(dir, opts);
   return {
@@ -53,7 +54,9 @@ runContractSuite(`sqlite + ${logs.kind} log`, async (opts = {}) => {
       rmSync(dir, { recursive: true, force: true });
     },
   };
-});
+};
+runContractSuite(`sqlite + ${logs.kind} log`, suiteStore);
+runMemoryContractSuite(`sqlite + ${logs.kind} log`, suiteStore);
 
 const HERE = cellOf(51.5, -0.12);
 const THERE = cellOf(-33.9, 18.4);

@@ -146,6 +146,8 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
   return {
     driver: store.driver,
     log: store.log,
+    // Memory reads go to the driver: the index answers them in one query, nothing to cache.
+    memory: store.memory,
     cache,
     generation,
     readFact: reader.readFact,

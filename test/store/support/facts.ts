@@ -60,6 +60,8 @@ export interface BatchOptions {
   provenance_class?: ProvenanceClass | ProvenanceClass[];
   /** Sign with a real Ed25519 key (default true; benches skip it). */
   sign?: boolean;
+  /** Another attester's 32-byte seed (default: the suite's attester). */
+  attesterSeed?: Uint8Array;
 }
 
 /** An AppendBatch over `bodies` with cids, per-fact proofs, batch root and attester signature. */
@@ -77,11 +79,12 @@ export function makeBatch(bodies: Record<string, unknown>[], opts: BatchOptions 
     scope: scopeFieldsSet(body.scope as Scope | undefined) ?? null,
     proof: proofToJson(proofs[i]),
   }));
-  const sig = opts.sign === false ? new Uint8Array(64) : portableEd25519.sign(attesterDigest(root, TEST_REGISTRY_CID, TEST_SCHEMA_CID), ATTESTER_SEED);
+  const seed = opts.attesterSeed ?? ATTESTER_SEED;
+  const sig = opts.sign === false ? new Uint8Array(64) : portableEd25519.sign(attesterDigest(root, TEST_REGISTRY_CID, TEST_SCHEMA_CID), seed);
   return {
     facts,
     batch_root: root,
-    attester: b32encode(ATTESTER_PUB),
+    attester: opts.attesterSeed ? b32encode(portableEd25519.publicKey(seed)) : b32encode(ATTESTER_PUB),
     signature: b32encode(sig),
     registry_cid: TEST_REGISTRY_CID,
     schema_cid: TEST_SCHEMA_CID,

@@ -1,0 +1,228 @@
+/**
+ * The memory-index half of the storage contract (src/store/memory.ts), run by every driver
+ * beside the fact contract suite: notes with full-text search, bi-temporal edges, aliases,
+ * derivations and shared slots, each scope-exact.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { cellOf } from '../../src/protocol/cell64.js';
+import { anchorId, contentId, factCid } from '../../src/protocol/cid.js';
+import type { Scope } from '../../src/protocol/receipt.js';
+import type { Store } from '../../src/store/contract.js';
+import { makeBatch, makeFact, steppingClock } from './support/facts.js';
+import type { MakeStore } from './contract-suite.js';
+
+const FIELD = cellOf(52.1, 5.1);
+const FAR = cellOf(-33.9, 18.4);
+const SEED_B = new Uint8Array(32).fill(11);
+const A: Scope = { agent_id: 'agent-a' };
+const B: Scope = { agent_id: 'agent-b' };
+
+/** A memory record body: filed under the svc:entity: subject derived from its value. */
+function record(band: string, value: Record<string, unknown>, extra: { scope?: Scope; signed_at?: string } = {}): Record<string, unknown> {
+  const body = makeFact({ cell: `svc:entity:${anchorId(value)}`, band, tslot: 0, value, unit: 'record', signed_at: extra.signed_at, scope: extra.scope });
+  return body;
+}
+const note = (value: Record<string, unknown>, extra: { scope?: Scope; signed_at?: string } = {}) => record('memory.note', value, extra);
+
+export function runMemoryContractSuite(driverName: string, makeStore: MakeStore): void {
+  async function withStore(fn: (store: Store, clock: ReturnType<typeof steppingClock>) => Promise<void>): Promise<void> {
+    const clock = steppingClock();
+    const { store, cleanup } = await makeStore({ now: clock.now });
+    try {
+      await fn(store, clock);
+    } finally {
+      await cleanup();
+    }
+  }
+
+  describe(`memory index contract (${driverName})`, () => {
+    describe('notes', () => {
+      it('ranks by the engine, filters by scope, tags, entity, box, time and author', () =>
+        withStore(async (store, clock) => {
+          const ent = anchorId({ kind: 'field', name: 'north field' });
+          const n1 = note({ text: 'Irrigation pump at the north field failed; the maize is wilting', cell: FIELD, tags: ['pump', 'maize'], entity: ent, observed_at: '2026-02-01T00:00:00Z' });
+          const n2 = note({ text: 'Maize looks healthy after rain', cell: FIELD, tags: ['maize'], observed_at: '2026-03-01T00:00:00Z' });
+          const n3 = note({ text: 'Vineyard harvest started near the cape', cell: FAR, tags: ['grapes'] });
+          const n4 = note({ text: 'pump pump pump irrigation pump replaced', tags: ['pump'] });
+          const scoped = note({ text: 'secret irrigation pump plan', cell: FIELD, tags: ['pump'] }, { scope: A });
+          await store.append(makeBatch([n1, n2, n3], { provenance_class: 'human_curated' }));
+          clock.advance(60);
+          const cut = clock.iso();
+          clock.advance(60);
+          await store.append(makeBatch([n4], { provenance_class: 'human_curated', attesterSeed: SEED_B }));
+          await store.append(makeBatch([scoped], { provenance_class: 'human_curated' }));
+
+          const pub = await store.memory.searchNotes({ scope: null, text: 'irrigation pump', limit: 10 });
+          assert.deepEqual(new Set(pub.map((h) => h.fact_cid)), new Set([factCid(n1), factCid(n4)]));
+          assert.equal(pub[0].fact_cid, factCid(n4), 'the note saying pump four times ranks first');
+          assert.ok(pub[0].text_score > pub[1].text_score && pub[1].text_score > 0);
+
+          const inA = await store.memory.searchNotes({ scope: A, text: 'irrigation pump', limit: 10 });
+          assert.deepEqual(inA.map((h) => h.fact_cid), [factCid(scoped)]);
+          assert.deepEqual(await store.memory.searchNotes({ scope: B, text: 'irrigation pump', limit: 10 }), []);
+          assert.deepEqual(await store.memory.searchNotes({ scope: B, limit: 10 }), []);
+
+          const tagged = await store.memory.searchNotes({ scope: null, tags: ['maize', 'pump'], limit: 10 });
+          assert.deepEqual(tagged.map((h) => h.fact_cid), [factCid(n1)]);
+          const byEntity = await store.memory.searchNotes({ scope: null, entity: ent, limit: 10 });
+          assert.deepEqual(byEntity.map((h) => h.fact_cid), [factCid(n1)]);
+          const boxed = await store.memory.searchNotes({ scope: null, bbox: { min_lat: 52, min_lng: 5, max_lat: 52.2, max_lng: 5.2 }, limit: 10 });
+          assert.deepEqual(new Set(boxed.map((h) => h.fact_cid)), new Set([factCid(n1), factCid(n2)]));
+          assert.ok(boxed.every((h) => h.lat !== null && Math.abs(h.lat - 52.1) < 0.01));
+          const window = await store.memory.searchNotes({ scope: null, text: 'maize', observed_from: Date.parse('2026-02-15T00:00:00Z') / 1000, limit: 10 });
+          assert.deepEqual(window.map((h) => h.fact_cid), [factCid(n2)]);
+          const before = await store.memory.searchNotes({ scope: null, text: 'pump', accepted_before: cut, limit: 10 });
+          assert.deepEqual(before.map((h) => h.fact_cid), [factCid(n1)]);
+          const byB = await store.memory.searchNotes({ scope: null, text: 'pump', authors: [makeBatch([n4], { attesterSeed: SEED_B }).attester], limit: 10 });
+          assert.deepEqual(byB.map((h) => h.fact_cid), [factCid(n4)]);
+          assert.equal(byB[0].attester, makeBatch([n4], { attesterSeed: SEED_B }).attester);
+
+          // Without text: newest first, text_score 0.
+          const all = await store.memory.searchNotes({ scope: null, limit: 2 });
+          assert.equal(all.length, 2);
+          assert.equal(all[0].fact_cid, factCid(n4));
+          assert.equal(all[0].text_score, 0);
+        }));
+
+      it('treats engine syntax in the text as plain words and never fails on it', () =>
+        withStore(async (store) => {
+          const n = note({ text: 'The "north" field: NEAR the AND gate, pump-house (old) * OR not' });
+          await store.append(makeBatch([n], { provenance_class: 'human_curated' }));
+          for (const text of ['"north', 'NEAR(pump', 'pump*', 'AND', 'OR OR', '-pump', 'title:pump', "o'brien", '((', '!@#$%^&', '', '   ']) {
+            const hits = await store.memory.searchNotes({ scope: null, text, limit: 5 });
+            assert.ok(Array.isArray(hits), text);
+          }
+          const hits = await store.memory.searchNotes({ scope: null, text: 'pump-house gate', limit: 5 });
+          assert.deepEqual(hits.map((h) => h.fact_cid), [factCid(n)]);
+        }));
+
+      it('returns agent-supplied vectors, and with_vector keeps only notes carrying one', () =>
+        withStore(async (store) => {
+          const v = note({ text: 'vector note', vector: [0.6, 0.8, 0] });
+          const plain = note({ text: 'plain note' });
+          await store.append(makeBatch([v, plain], { provenance_class: 'human_curated' }));
+          const hits = await store.memory.searchNotes({ scope: null, with_vector: true, limit: 10 });
+          assert.deepEqual(hits.map((h) => h.fact_cid), [factCid(v)]);
+          assert.ok(hits[0].vector instanceof Float32Array);
+          assert.deepEqual(Array.from(hits[0].vector!).map((x) => Math.round(x * 10) / 10), [0.6, 0.8, 0]);
+        }));
+    });
+
+    describe('edges', () => {
+      it('answers as-of queries in valid and transaction time; an exclusive edge closes the older one', () =>
+        withStore(async (store, clock) => {
+          const plot = anchorId({ kind: 'field', name: 'plot 7' });
+          const farmX = anchorId({ kind: 'farm', name: 'X' });
+          const farmY = anchorId({ kind: 'farm', name: 'Y' });
+          const e1 = record('memory.edge', { type: 'part_of', from: plot, to: farmX, valid_from: '2026-01-01T00:00:00Z' });
+          await store.append(makeBatch([e1], { provenance_class: 'human_curated' }));
+          clock.advance(3600);
+          const beforeSale = clock.iso();
+          clock.advance(3600);
+          const e2 = record('memory.edge', { type: 'part_of', from: plot, to: farmY, valid_from: '2026-06-01T00:00:00Z' });
+          await store.append(makeBatch([e2], { provenance_class: 'human_curated', attesterSeed: SEED_B }));
+
+          const t = (iso: string) => Date.parse(iso) / 1000;
+          const march = await store.memory.edges({ scope: null, record: plot, direction: 'out', valid_at: t('2026-03-01T00:00:00Z'), limit: 10 });
+          assert.deepEqual(march.map((e) => e.to), [farmX]);
+          assert.equal(march[0].closed_at, t('2026-06-01T00:00:00Z'));
+          assert.equal(march[0].closed_by, factCid(e2));
+          assert.equal(march[0].edge_cid, factCid(e1));
+          assert.equal(march[0].stated_by, factCid(e1));
+          const july = await store.memory.edges({ scope: null, record: plot, direction: 'out', valid_at: t('2026-07-01T00:00:00Z'), limit: 10 });
+          assert.deepEqual(july.map((e) => e.to), [farmY]);
+          // As recorded before the sale was known: X still holds in July, unclosed.
+          const julyThen = await store.memory.edges({ scope: null, record: plot, direction: 'out', valid_at: t('2026-07-01T00:00:00Z'), recorded_at: beforeSale, limit: 10 });
+          assert.deepEqual(julyThen.map((e) => e.to), [farmX]);
+          assert.equal(julyThen[0].closed_at, null);
+          // Without a valid time, both edges, nothing erased.
+          const every = await store.memory.edges({ scope: null, record: plot, direction: 'both', limit: 10 });
+          assert.equal(every.length, 2);
+          const into = await store.memory.edges({ scope: null, record: farmY, direction: 'in', limit: 10 });
+          assert.deepEqual(into.map((e) => e.from), [plot]);
+          assert.deepEqual(await store.memory.edges({ scope: null, record: farmY, direction: 'out', limit: 10 }), []);
+          assert.deepEqual((await store.memory.edges({ scope: null, record: plot, direction: 'out', kinds: ['same_as'], limit: 10 })), []);
+          assert.deepEqual(await store.memory.edges({ scope: A, record: plot, direction: 'both', limit: 10 }), []);
+        }));
+
+      it('closes an edge named in invalidates, and lists derived_from edges of derivatives', () =>
+        withStore(async (store) => {
+          const a = anchorId({ n: 'a' });
+          const b = anchorId({ n: 'b' });
+          const e1 = record('memory.edge', { type: 'observed_with', from: a, to: b, valid_from: '2026-01-01T00:00:00Z' });
+          await store.append(makeBatch([e1], { provenance_class: 'human_curated' }));
+          const e2 = record('memory.edge', { type: 'related_to', from: a, to: b, valid_from: '2026-02-01T00:00:00Z', invalidates: [factCid(e1)] });
+          await store.append(makeBatch([e2], { provenance_class: 'human_curated' }));
+          const feb = await store.memory.edges({ scope: null, record: a, direction: 'out', valid_at: Date.parse('2026-02-10T00:00:00Z') / 1000, limit: 10 });
+          assert.deepEqual(feb.map((e) => e.kind), ['related_to']);
+
+          const p1 = makeFact({ cell: FIELD, band: 'indices.ndvi', tslot: 100, value: 0.5, unit: 'ndvi' });
+          const p2 = makeFact({ cell: FIELD, band: 'indices.ndvi', tslot: 200, value: 0.3, unit: 'ndvi' });
+          await store.append(makeBatch([p1, p2]));
+          const d = { ...makeFact({ cell: FIELD, band: 'derived.delta', tslot: 0, value: -0.2, kind: 'derivative' }), derivation: { fn: 'nd.delta@1', parents: [factCid(p2), factCid(p1)] } };
+          await store.append(makeBatch([d], { provenance_class: 'deterministic_index' }));
+          const out = await store.memory.edges({ scope: null, record: factCid(d), direction: 'out', limit: 10 });
+          assert.deepEqual(new Set(out.map((e) => e.to)), new Set([factCid(p1), factCid(p2)]));
+          assert.ok(out.every((e) => e.kind === 'derived_from' && e.stated_by === factCid(d)));
+          assert.ok(out.every((e) => e.edge_cid === contentId({ kind: 'derived_from', from: factCid(d), to: e.to })));
+          const derived = await store.memory.derivedBy({ scope: null, attester: makeBatch([d]).attester, limit: 10 });
+          assert.deepEqual(derived.map((x) => x.fact_cid), [factCid(d)]);
+          const next = await store.memory.derivedBy({ scope: null, attester: makeBatch([d]).attester, after: derived[0].seq, limit: 10 });
+          assert.deepEqual(next, []);
+          assert.deepEqual(await store.memory.derivedBy({ scope: A, attester: makeBatch([d]).attester, limit: 10 }), []);
+        }));
+    });
+
+    describe('aliases', () => {
+      it('finds entities by their names and aliases, scope-exact', () =>
+        withStore(async (store) => {
+          const identity = { kind: 'field', name: 'Hoeve Noord', geometry: { cell: FIELD } };
+          const ent = anchorId(identity);
+          const entity = record('memory.entity', identity);
+          const alias = record('memory.alias', { entity: ent, phrase: 'the north field by the canal' });
+          const other = record('memory.alias', { entity: anchorId({ x: 1 }), phrase: 'south orchard' });
+          const hidden = record('memory.alias', { entity: ent, phrase: 'north field secret name' }, { scope: A });
+          await store.append(makeBatch([entity, alias, other], { provenance_class: 'human_curated' }));
+          await store.append(makeBatch([hidden], { provenance_class: 'human_curated' }));
+          const hits = await store.memory.aliases({ scope: null, text: 'north field', limit: 10 });
+          assert.deepEqual(hits.map((h) => h.entity), [ent]);
+          assert.equal(hits[0].fact_cid, factCid(alias));
+          const byName = await store.memory.aliases({ scope: null, text: 'hoeve noord', limit: 10 });
+          assert.deepEqual(byName.map((h) => [h.entity, h.fact_cid]), [[ent, factCid(entity)]]);
+          const inA = await store.memory.aliases({ scope: A, text: 'north field', limit: 10 });
+          assert.deepEqual(inA.map((h) => h.fact_cid), [factCid(hidden)]);
+          assert.deepEqual(await store.memory.aliases({ scope: B, text: 'north', limit: 10 }), []);
+        }));
+    });
+
+    describe('shared slots', () => {
+      it('lists keys two attesters wrote, not one attester twice, scope-exact', () =>
+        withStore(async (store, clock) => {
+          const band = 'weather.temperature_2m';
+          const mine = makeFact({ cell: FIELD, band, tslot: 5, value: 20, unit: 'degC' });
+          const again = makeFact({ cell: FIELD, band, tslot: 5, value: 21, unit: 'degC', signed_at: '2026-01-02T00:00:00Z' });
+          const alone = makeFact({ cell: FAR, band, tslot: 5, value: 30, unit: 'degC' });
+          await store.append(makeBatch([mine, alone]));
+          clock.advance(10);
+          await store.append(makeBatch([again]));
+          assert.deepEqual(await store.memory.sharedSlots({ scope: null, limit: 10 }), []);
+          const theirs = makeFact({ cell: FIELD, band, tslot: 5, value: 25, unit: 'degC', signed_at: '2026-01-03T00:00:00Z' });
+          await store.append(makeBatch([theirs], { attesterSeed: SEED_B }));
+          const slots = await store.memory.sharedSlots({ scope: null, limit: 10 });
+          assert.deepEqual(slots, [{ cell: FIELD, band, tslot: 5 }]);
+          assert.deepEqual(await store.memory.sharedSlots({ scope: null, cells: [FAR], limit: 10 }), []);
+          assert.deepEqual(await store.memory.sharedSlots({ scope: null, bands: ['indices.ndvi'], limit: 10 }), []);
+          assert.deepEqual(await store.memory.sharedSlots({ scope: null, cells: [FIELD], bands: [band], limit: 10 }), slots);
+          assert.deepEqual(await store.memory.sharedSlots({ scope: null, after: slots[0], limit: 10 }), []);
+          assert.deepEqual(await store.memory.sharedSlots({ scope: A, limit: 10 }), []);
+          const sa = makeFact({ cell: FAR, band, tslot: 9, value: 1, unit: 'degC', scope: A });
+          const sb = makeFact({ cell: FAR, band, tslot: 9, value: 2, unit: 'degC', scope: A, signed_at: '2026-01-05T00:00:00Z' });
+          await store.append(makeBatch([sa]));
+          await store.append(makeBatch([sb], { attesterSeed: SEED_B }));
+          assert.deepEqual(await store.memory.sharedSlots({ scope: A, limit: 10 }), [{ cell: FAR, band, tslot: 9 }]);
+          assert.deepEqual(await store.memory.sharedSlots({ scope: null, limit: 10 }), slots);
+        }));
+    });
+  });
+}
