@@ -203,7 +203,7 @@ const FILES = {
 } as const;
 
 const BAND_KEY = /^[a-z][a-z0-9_]*(?:\.[A-Za-z0-9_]+)*$/;
-const VERSIONED_KEY = /^[a-z][a-z0-9_]*@[1-9][0-9]*$/;
+const VERSIONED_KEY = /^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*@[1-9][0-9]*$/;
 const PLAIN_KEY = /^[a-z][a-z0-9_]*$/;
 const CLASS_ID = /^(?:0|[1-9][0-9]*)$/;
 
