@@ -21,7 +21,9 @@ import { attesterDigest } from '../protocol/tree-head.js';
 import type { AppendResult, FactKind, NewFact, ProvenanceClass } from '../store/contract.js';
 import { reserveDailyFacts } from './attester-quota.js';
 import { issueReceipt, type ServiceContext } from './context.js';
-import { checkAgainstBand, derivativeParents, resolveParents, type AttesterKind } from './fact-rules.js';
+import { checkAgainstBand, checkDerivatives, derivativeFn, derivativeParents, type AttesterKind } from './fact-rules.js';
+import { checkRecord } from './memory/record-rules.js';
+import { keyStanding } from './keys/standing.js';
 import { batchScope, checkScopeWrite } from './scopes/write.js';
 
 export type { AttesterKind } from './fact-rules.js';
@@ -53,7 +55,13 @@ export interface AttestResult {
   receipt: ReturnType<typeof issueReceipt>;
 }
 
-/** Which writer a key is, or why it may not write. */
+/**
+ * Configuration only (no store read): which writer a key is by SVC_REVOKED_KEYS,
+ * SVC_DEVICE_KEYS and SVC_ATTESTER_KEYS. Kept for callers that cannot await yet (backfill.ts);
+ * the write path decides with `keyStanding` (keys/standing.ts), which also reads the responder's
+ * enrollment and revocation records.
+ * @deprecated use keyStanding
+ */
 export function classifyAttester(ctx: ServiceContext, attester: string): AttesterKind {
   if (ctx.config.revokedKeys.includes(attester)) {
     throw new SvcError('attester_revoked', `attester: key ${attester} is revoked`, { field: 'attester' });
@@ -76,6 +84,8 @@ interface CheckedFact {
   scope: Scope | null;
   /** Derivatives only: the parents to resolve in the store once the batch is authenticated. */
   parents?: string[];
+  /** Derivatives only: the registered function `derivation.fn` names. */
+  fn?: string;
 }
 
 /** Validate one submitted fact (`at` names it in refusals) and resolve its index columns; nothing is written here. */
@@ -114,7 +124,9 @@ function checkFact(ctx: ServiceContext, raw: unknown, at: string, attester: stri
     tslot = tslotOf(Math.floor((signedAtMs ?? nowMs) / 1000), entry.tempo);
   }
   checkAgainstBand(at, body, kind as FactKind, cell, entry, writer);
+  checkRecord(at, body, kind, cell, band, tslot);
   const parents = kind === 'derivative' ? derivativeParents(at, body) : undefined;
+  const fn = kind === 'derivative' ? derivativeFn(at, body, ctx.registry.functions) : undefined;
   let scope: Scope | null = null;
   if (body.scope !== undefined) {
     const s = body.scope as Record<string, unknown>;
@@ -133,7 +145,7 @@ function checkFact(ctx: ServiceContext, raw: unknown, at: string, attester: stri
   return {
     body, digest, fact_cid: b32encode(digest), kind: kind as FactKind, cell, band, tslot,
     provenance_class: kind === 'derivative' ? 'deterministic_index' : (entry.provenance_class as ProvenanceClass),
-    scope, parents,
+    scope, parents, fn,
   };
 }
 
@@ -172,7 +184,8 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
   if (registryCid !== ctx.manifests.registry_cid) throw new SvcError('registry_cid_unknown', `registry_cid: ${registryCid} is not the registry in force (see /v1/manifests)`, { field: 'registry_cid' });
   if (schemaCid !== ctx.manifests.schema_cid) throw new SvcError('schema_cid_unknown', `schema_cid: ${schemaCid} is not the schema in force (see /v1/manifests)`, { field: 'schema_cid' });
 
-  const writer = classifyAttester(ctx, req.attester);
+  // Configuration and the responder's enrollment/revocation records (one store read; none for the responder).
+  const writer: AttesterKind = await keyStanding(ctx, req.attester);
   const nowMs = ctx.now().getTime();
   const checked = req.facts.map((f, i) => checkFact(ctx, f, `facts[${i}]`, req.attester, writer, nowMs));
   const scope = batchScope(checked.map((c) => c.scope));
@@ -199,8 +212,8 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
 
   // Store reads from here on, so only for an authenticated batch: a claim binds the key that signed.
   if (scope) await checkScopeWrite(ctx, req.attester, writer, scope);
-  const derivatives = checked.flatMap((c, i) => (c.parents ? [{ at: `facts[${i}]`, parents: c.parents }] : []));
-  if (derivatives.length > 0) await resolveParents(derivatives, async (cid) => (await ctx.store.getFact(cid)) !== null);
+  const derivatives = checked.flatMap((c, i) => (c.parents ? [{ at: `facts[${i}]`, cell: c.cell, scope: c.scope, fn: c.fn!, value: c.body.value, parents: c.parents }] : []));
+  if (derivatives.length > 0) await checkDerivatives(derivatives, (cid) => ctx.store.getFact(cid), (b) => ctx.registry.bands.get(b)?.value_kind);
 
   const facts: NewFact[] = checked.map((c, i) => ({
     fact_cid: c.fact_cid, body: c.body, cell: c.cell, band: c.band, tslot: c.tslot, kind: c.kind,

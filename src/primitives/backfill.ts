@@ -25,7 +25,8 @@ import type { Receipt } from '../protocol/receipt.js';
 import type { BandEntry } from '../registry/registry.js';
 import type { MaterializeOutcome } from '../sources/contract.js';
 import { hasFetchRange } from '../sources/json-connectors.js';
-import { classifyAttester, mintedBody, mintFacts, mintRefusal } from './attest.js';
+import { mintedBody, mintFacts, mintRefusal } from './attest.js';
+import { keyStanding } from './keys/standing.js';
 import { issueReceipt, type ServiceContext } from './context.js';
 import type { MaterializeNote, ReasonClass } from './materialize.js';
 import { resolveCell } from './recall.js';
@@ -163,11 +164,12 @@ function checkBinding(ctx: ServiceContext, body: Record<string, unknown>): numbe
 }
 
 /** Spec part 5: a listed key must have signed this exact request, for this responder, once. */
-function authenticate(ctx: ServiceContext, body: Record<string, unknown>): void {
+async function authenticate(ctx: ServiceContext, body: Record<string, unknown>): Promise<void> {
   const { attester, signature } = body;
   if (typeof attester !== 'string' || attester === '') throw new SvcError('unauthorized', 'attester: missing attester key (backfill is a write)', { field: 'attester' });
   if (typeof signature !== 'string' || signature === '') throw new SvcError('unauthorized', 'signature: missing attester signature over the request', { field: 'signature' });
-  classifyAttester(ctx, attester);
+  // Config and records alike: an enrolled device may ask, a key revoked by a record may not.
+  await keyStanding(ctx, attester);
   let pub: Uint8Array;
   let sig: Uint8Array;
   try {
@@ -305,7 +307,7 @@ const cidsOf = (steps: BackfillStep[]) => steps.map((s) => s.fact_cid).filter((c
 
 /** POST /v1/backfill: authenticate, validate, walk one cell or an area within its budget. */
 export async function backfill(ctx: ServiceContext, req: BackfillRequest, opts: { deadline: number }): Promise<BackfillResult | AreaBackfillResult> {
-  authenticate(ctx, req as unknown as Record<string, unknown>);
+  await authenticate(ctx, req as unknown as Record<string, unknown>);
   if (typeof req.band !== 'string' || req.band === '') throw invalidArgument('band', 'is required (a namespaced band key)');
   const band = ctx.registry.bands.get(req.band);
   if (!band) throw new SvcError('band_not_in_registry', `band: ${req.band} is not in the active manifest; bands need their namespace prefix (see /v1/bands)`, { field: 'band', band: req.band });

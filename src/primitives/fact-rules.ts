@@ -1,15 +1,18 @@
 /**
  * The band registry's rules for one submitted fact (docs/writes.md): value against the band's
  * kind, dimension, classes and physical range; unit; absence reason; writer level; privacy;
- * derivative parents. Every refusal names the fact index and the field. Nothing here writes,
- * and only resolveParents reads the store. Reads never re-apply these rules: facts stored
+ * derivative parents, function and recomputation. Every refusal names the fact index and the
+ * field. Nothing here writes, and only checkDerivatives reads the store. Reads never re-apply these rules: facts stored
  * before a rule existed stay readable as they were signed.
  */
 import { isCell } from '../protocol/cell64.js';
 import { SvcError, invalidArgument } from '../protocol/errors.js';
-import type { BandEntry } from '../registry/registry.js';
+import type { Scope } from '../protocol/receipt.js';
+import type { BandEntry, FunctionEntry, ValueKind } from '../registry/registry.js';
 import type { AbsenceReason } from '../sources/contract.js';
-import type { FactKind } from '../store/contract.js';
+import type { FactKind, StoredFact } from '../store/contract.js';
+import { scopeKey } from '../store/entry.js';
+import { DERIVE_FUNCTIONS, withinTolerance } from './memory/derive-functions.js';
 
 /** Protocol level of each kind of writer (spec part 5: writes are L2; the responder's own key is L3). */
 export const LEVEL_OF = { responder: 3, device: 2, operator: 2 } as const;
@@ -100,6 +103,11 @@ export function checkAgainstBand(at: string, body: Record<string, unknown>, kind
   if (band.value_kind === 'record' && !cell.startsWith('svc:entity:')) {
     throw new SvcError('unaddressable_subject', `${at}.cell: ${band.key} records are filed under an svc:entity: subject, not a cell`, { field: `${at}.cell` });
   }
+  // derived.* bands hold derivation results only (docs/writes.md, "Derivations"): a value there
+  // without parents to recompute it from would pass for one.
+  if (band.key.startsWith('derived.') && kind !== 'derivative') {
+    throw invalidArgument(`${at}.kind`, `${band.key} holds derivative facts only (derivation: {fn, parents}); got ${kind}`);
+  }
   if (kind === 'absence') {
     if (body.value !== null) throw invalidArgument(`${at}.value`, 'must be null for an absence');
     const reason = body.absence_reason;
@@ -140,14 +148,111 @@ export function derivativeParents(at: string, body: Record<string, unknown>): st
   }
   parents.forEach((p, j) => {
     if (typeof p !== 'string' || !FACT_CID_RE.test(p)) throw invalidArgument(`${field}[${j}]`, `expected a fact_cid (52 base32 characters), got ${show(p)}`);
+    if (parents.indexOf(p) !== j) throw invalidArgument(`${field}[${j}]`, `${p} is named twice (parents[${parents.indexOf(p)}]); name each parent once`);
   });
   return parents as string[];
 }
 
+/** The function a derivative names (`derivation.fn`): a key of the function registry. */
+export function derivativeFn(at: string, body: Record<string, unknown>, functions: ReadonlyMap<string, FunctionEntry>): string {
+  const fn = (body.derivation as Record<string, unknown>).fn;
+  const field = `${at}.derivation.fn`;
+  if (typeof fn !== 'string' || fn === '') throw invalidArgument(field, `a derivative names its function (a key of /v1/functions, e.g. nd.delta@1); got ${show(fn)}`);
+  if (!functions.has(fn)) throw new SvcError('function_not_in_registry', `${field}: ${fn} is not a registered derivation function (see /v1/functions)`, { field, fn });
+  return fn;
+}
+
+/** One derivative of a batch, as checkDerivatives needs it. */
+export interface DerivativeCheck {
+  /** `facts[i]`. */
+  at: string;
+  cell: string;
+  scope: Scope | null;
+  fn: string;
+  value: unknown;
+  parents: string[];
+}
+
+/** What checking one derivative established. */
+export interface DerivativeVerdict {
+  /** True when its value was recomputed here from the parents (DERIVE_FUNCTIONS) and matched. */
+  recomputed: boolean;
+}
+
 /**
- * Every parent must already be stored here (a parent in the same batch is not yet): a derivative
- * over facts this responder cannot show is not checkable. Unknown → cid_not_found naming the
- * parent's field. Each distinct cid is looked up once per batch.
+ * The derivative rules that need the store (spec 4.7, part 5), for every derivative of an
+ * authenticated batch, before anything is written:
+ * - each parent is stored here and visible to the derivative's scope (public, or the same
+ *   scope; otherwise it is not found, as for any reader of that scope) → cid_not_found;
+ * - each parent is at the derivative's own cell → invalid_argument, reason parent_cell_mismatch;
+ * - a recomputable function (DERIVE_FUNCTIONS) gets its arity, parents of one scalar band that
+ *   are values (not absences), and the value it computes from them, within 1e-9 relative →
+ *   invalid_argument, reason recomputation_mismatch, with expected and got.
+ * A parent in the same batch is not stored yet. Each distinct cid is read once per batch.
+ */
+export async function checkDerivatives(
+  items: readonly DerivativeCheck[],
+  getFact: (cid: string) => Promise<StoredFact | null>,
+  valueKindOf: (band: string) => ValueKind | undefined,
+): Promise<DerivativeVerdict[]> {
+  const seen = new Map<string, Promise<StoredFact | null>>();
+  const lookup = (cid: string) => {
+    let p = seen.get(cid);
+    if (!p) seen.set(cid, (p = getFact(cid)));
+    return p;
+  };
+  const found = await Promise.all(items.map((it) => Promise.all(it.parents.map(lookup))));
+  return items.map((it, i) => {
+    const parents = found[i];
+    const own = scopeKey(it.scope);
+    parents.forEach((p, j) => {
+      const field = `${it.at}.derivation.parents[${j}]`;
+      if (p === null || (scopeKey(p.scope) !== '' && scopeKey(p.scope) !== own)) {
+        throw new SvcError('cid_not_found', `${field}: no fact is stored here under ${it.parents[j]} (store the parent first)`, { field, fact_cid: it.parents[j] });
+      }
+      if (p.cell !== it.cell) {
+        throw new SvcError('invalid_argument', `${field}: the parent is at ${p.cell}, the derivative at ${it.cell}; a derivative and all its parents share one cell`, {
+          field, reason: 'parent_cell_mismatch', parent_cell: p.cell, cell: it.cell,
+        });
+      }
+    });
+    const fn = DERIVE_FUNCTIONS.get(it.fn);
+    if (!fn) return { recomputed: false };
+    const n = it.parents.length;
+    if (n < fn.arity.min || n > fn.arity.max) {
+      const want = fn.arity.min === fn.arity.max ? `exactly ${fn.arity.min}` : `${fn.arity.min} to ${fn.arity.max}`;
+      throw invalidArgument(`${it.at}.derivation.parents`, `${it.fn} takes ${want} parents; got ${n}`);
+    }
+    const band = parents[0]!.band;
+    const values = parents.map((p, j) => {
+      const field = `${it.at}.derivation.parents[${j}]`;
+      const f = p!;
+      if (f.band !== band) {
+        throw new SvcError('invalid_argument', `${field}: ${it.fn} takes parents of one band; this parent is ${f.band}, parents[0] is ${band}`, { field, reason: 'parent_band_mismatch' });
+      }
+      if (f.kind === 'absence') throw new SvcError('invalid_argument', `${field}: the parent is an absence; ${it.fn} computes over values`, { field, reason: 'parent_not_scalar' });
+      const v = f.body.value;
+      if (valueKindOf(f.band) !== 'scalar' || typeof v !== 'number' || !Number.isFinite(v)) {
+        throw new SvcError('invalid_argument', `${field}: ${it.fn} computes over scalar values; the parent is a ${valueKindOf(f.band) ?? 'unknown'} fact of ${f.band}`, { field, reason: 'parent_not_scalar' });
+      }
+      return v;
+    });
+    const expected = fn.compute(values);
+    const got = it.value;
+    if (typeof got !== 'number' || !Number.isFinite(got) || !withinTolerance(expected, got)) {
+      const field = `${it.at}.value`;
+      throw new SvcError('invalid_argument', `${field}: ${it.fn} of the parents is ${expected}, the derivative says ${show(got)} (tolerance 1e-9 relative)`, {
+        field, reason: 'recomputation_mismatch', expected, got,
+      });
+    }
+    return { recomputed: true };
+  });
+}
+
+/**
+ * Existence only: every parent is stored here (unknown → cid_not_found naming the parent's
+ * field), each distinct cid looked up once. The write path runs checkDerivatives, which does
+ * this and the cell, scope and recomputation rules; bench/ingest.ts measures this part alone.
  */
 export async function resolveParents(items: { at: string; parents: string[] }[], exists: (cid: string) => Promise<boolean>): Promise<void> {
   const seen = new Map<string, Promise<boolean>>();

@@ -70,6 +70,10 @@ export async function resolveCell(ctx: ServiceContext, cell: unknown, field = 'c
   if (typeof cell !== 'string' || cell.length === 0) throw invalidArgument(field, 'expected a cell64 or a place name');
   const direct = directCell(ctx.config.prefix, cell, field);
   if (direct !== undefined) return { cell: direct };
+  // An entity token names an object, not a place (never geocoded): its facts are read by entity.
+  if (/^(?:[a-z][a-z0-9_-]*:entity|meme):/.test(cell)) {
+    throw new SvcError('invalid_cell', `${field}: ${JSON.stringify(cell.slice(0, 80))} names an entity, not a cell; read it with POST /v1/entity/recall {entity} (docs/entities.md)`, { field, next: { method: 'POST', path: '/v1/entity/recall', body: { entity: cell } } });
+  }
   // Dotted tokens without spaces are a (possibly mistyped) cell64, never a place name.
   const looksLikeCell = /^[a-zA-Z0-9]{1,8}(\.[a-zA-Z0-9]{0,8}){1,5}$/.test(cell);
   if (!looksLikeCell && ctx.locate) {

@@ -16,3 +16,4 @@ export * from './log-tree.js';
 export * from './tree-head.js';
 export * from './receipt-template.js';
 export * from './verify-response.js';
+export * from './memory-records.js';

@@ -65,6 +65,12 @@ export interface BandEntry {
    * each component. A value outside is refused on write (docs/writes.md); absent: no bound.
    */
   readonly value_range?: readonly [number | null, number | null];
+  /**
+   * Scalar bands only: the largest absolute difference (in the band's unit) at which two signed
+   * values of one (cell, band, tslot) still agree (memory_contradictions, attester reputation;
+   * docs/memory-insight.md). Absent: AGREEMENT_RELATIVE_DEFAULT of the larger magnitude.
+   */
+  readonly agreement_tolerance?: number;
   readonly privacy_class: PrivacyClass;
   readonly provenance_class: ProvenanceClass;
   /** Key in sources.json, or ATTESTER_SOURCE for an attest-only band. */
@@ -314,8 +320,21 @@ function entries(file: string, raw: unknown, allowed: readonly string[], check: 
   return out;
 }
 
-const BAND_FIELDS = ['key', 'title', 'unit', 'tempo', 'cadence_s', 'value_kind', 'dim', 'classes', 'value_range', 'privacy_class', 'provenance_class',
+const BAND_FIELDS = ['key', 'title', 'unit', 'tempo', 'cadence_s', 'value_kind', 'dim', 'classes', 'value_range', 'agreement_tolerance', 'privacy_class', 'provenance_class',
   'source', 'function', 'history_from_unix', 'history_to_unix', 'description', 'absence_rule', 'min_level'];
+
+/**
+ * Agreement of two scalar values of a band without an `agreement_tolerance`: they agree when they
+ * differ by at most this fraction of the larger magnitude (so only float noise passes).
+ */
+export const AGREEMENT_RELATIVE_DEFAULT = 1e-6;
+
+/** `agreement_tolerance`: scalar bands only, a finite number > 0 (absolute, in the band's unit). */
+function checkAgreementTolerance(e: Entry, kind: ValueKind): void {
+  if (!e.has('agreement_tolerance')) return;
+  if (kind !== 'scalar') e.fail('agreement_tolerance', `only scalar bands have one (a ${kind} band agrees by ${kind === 'vector' ? 'cosine' : 'equality'})`);
+  e.positive('agreement_tolerance');
+}
 
 /** `value_range`: [min, max] of finite numbers or null (open side), not both null, min <= max. */
 function checkValueRange(e: Entry, kind: ValueKind): void {
@@ -356,6 +375,7 @@ function checkBand(e: Entry): void {
     }
   } else if (e.has('classes')) e.fail('classes', 'only categorical bands have classes');
   checkValueRange(e, kind);
+  checkAgreementTolerance(e, kind);
   e.oneOf('privacy_class', PRIVACY_CLASSES);
   e.oneOf('provenance_class', PROVENANCE_CLASSES);
   e.str('source');

@@ -3,8 +3,13 @@ import type { Operation } from '../operations.js';
 import { ASK_OPS } from './ask.js';
 import { BACKFILL_OPS } from './backfill.js';
 import { corpusStatsOp, verifyReceiptOp } from './core.js';
+import { DEVICE_OPS } from './devices.js';
+import { DERIVE_OPS } from './derive.js';
+import { ENTITY_OPS } from './entities.js';
 import { huntOp } from './hunt.js';
+import { INSIGHT_OPS } from './insight.js';
 import { locateOp } from './locate.js';
+import { MEMORY_OPS } from './memory.js';
 import { recallOp } from './read.js';
 import { READS_MORE_OPS } from './reads-more.js';
 import { SCENE_OPS } from './scene.js';
@@ -16,6 +21,7 @@ import { VECTOR_OPS } from './vectors.js';
 // Every read taking a `scope` runs only with a bearer for it (scopes.ts, docs/scopes.md); the
 // bearer's own issuance names a scope too, and is authenticated by the key's signature instead.
 export const OPERATIONS: Operation[] = [
-  ...[locateOp, recallOp, corpusStatsOp, verifyReceiptOp, ...READS_MORE_OPS, ...SCENE_OPS, ...VECTOR_OPS, ...TOKEN_OPS, ...BACKFILL_OPS, ...SHORTCUT_OPS, ...ASK_OPS, huntOp].map(guardScopedRead),
+  ...[locateOp, recallOp, corpusStatsOp, verifyReceiptOp, ...READS_MORE_OPS, ...SCENE_OPS, ...VECTOR_OPS, ...TOKEN_OPS, ...BACKFILL_OPS, ...SHORTCUT_OPS, ...ASK_OPS, huntOp, ...MEMORY_OPS, ...DERIVE_OPS, ...ENTITY_OPS, ...INSIGHT_OPS].map(guardScopedRead),
   scopeBearerOp,
+  ...DEVICE_OPS,
 ];

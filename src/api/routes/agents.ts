@@ -7,6 +7,7 @@ import { jsonOnce } from '../json.js';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../../primitives/context.js';
 import { attesterRole } from '../../primitives/fact-meta.js';
+import { REPUTATION_NOTE, attesterReputation } from '../../primitives/memory/reputation.js';
 import type { Operation } from '../operations.js';
 import { GEO_ATTRIBUTION } from '../../geo/attribution.js';
 import { MCP_CORE_TOOL_COUNT, toolName, toolsOf } from '../mcp.js';
@@ -98,15 +99,28 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext, ops
   });
   // The per-attester count scans the facts: recomputed only when the log has grown.
   let attesters: { size: number; list: Array<{ attester: string; role: string; facts: number }> } | undefined;
-  app.get('/v1/contributors', opts('Who wrote the public facts (per attester key), data sources, licences and attributions'), async () => {
+  app.get('/v1/contributors', opts('Who wrote the public facts (per attester key) and how often other attesters agree with them, data sources, licences and attributions'), async () => {
     const size = await ctx.store.log.size();
     if (attesters?.size !== size) {
       const list = (await ctx.store.publicFactsByAttester()).map((a) => ({ attester: a.attester, role: attesterRole(ctx, a.attester), facts: a.facts }));
       attesters = { size, list };
     }
+    // Best effort (spec part 3): a listing without reputation rather than no listing.
+    const rep = await attesterReputation(ctx, attesters.list);
     return {
-      attesters: attesters.list,
+      attesters: attesters.list.map((a) => {
+        const r = rep?.by_attester.get(a.attester);
+        return { ...a, reputation: { accepted: a.facts, corroborated: r?.corroborated ?? 0, contradicted: r?.contradicted ?? 0 } };
+      }),
       attesters_note: 'Public (unscoped) facts stored per attester key; role is responder (fetched and signed by this responder), operator, device, revoked or unlisted. Facts written under a scope are not counted here.',
+      reputation: {
+        note: REPUTATION_NOTE,
+        available: rep?.available ?? false,
+        slots_scanned: rep?.slots_scanned ?? 0,
+        truncated: rep?.truncated ?? false,
+        log_size: rep?.log_size ?? size,
+        computed_at: rep?.computed_at ?? null,
+      },
       sources: ctx.registry.sourceList.map((s) => ({ key: s.key, name: s.name, provider: s.provider, license: s.license, attribution: s.attribution })),
       datasets: [...GEO_ATTRIBUTION, ...attributions()],
     };

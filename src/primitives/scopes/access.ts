@@ -1,21 +1,23 @@
 /**
  * Who may read a scope: a caller whose bearer (bearer.ts) names exactly that scope, for a key
- * still bound to it and not revoked. Refusals are typed and never depend on what the scope
- * holds: an empty scope and a populated one get the same answer.
+ * still bound to it and not revoked, the bearer not voided by a later bearer revocation.
+ * Refusals are typed and never depend on what the scope holds: an empty scope and a populated
+ * one get the same answer.
  */
 import { SvcError } from '../../protocol/errors.js';
 import type { Scope } from '../../protocol/receipt.js';
 import { scopeKey } from '../../store/entry.js';
 import type { ServiceContext } from '../context.js';
 import { isBound, notBound } from './binding.js';
-import { readBearer, refuseRevoked } from './bearer.js';
+import { checkBearerKey, readBearer } from './bearer.js';
 
 export type Authorization = string | string[] | undefined;
 
 /**
  * Throws unless the caller may read `scope`: `unauthorized` 401 without a valid bearer (the MCP
  * adapter passes none, so scoped reads over MCP are refused this way), `unauthorized` 403 for a
- * bearer of another scope or of a key no longer bound to it, `attester_revoked` 403.
+ * bearer of another scope or of a key no longer bound to it, `attester_revoked` 403 for a revoked
+ * key, `unauthorized` 401 (`reason: bearer_revoked`) for a bearer its key voided.
  */
 export async function requireScopeReader(ctx: ServiceContext, authorization: Authorization, scope: Scope): Promise<void> {
   const claims = readBearer(ctx, authorization);
@@ -27,7 +29,8 @@ export async function requireScopeReader(ctx: ServiceContext, authorization: Aut
   if (scopeKey(claims.scope) !== scopeKey(scope)) {
     throw new SvcError('unauthorized', 'scope: the bearer is for another scope (a bearer names one exact four-tuple)', { field: 'scope', reason: 'scope_mismatch' }, { status: 403 });
   }
-  refuseRevoked(ctx, claims.key, 'authorization');
+  // Revocation and voided bearers are read from the store on every use (keys/standing.ts).
+  await checkBearerKey(ctx, claims, 'authorization');
   if (!(await isBound(ctx, claims.key, scope, false))) throw notBound('authorization', claims.key);
 }
 

@@ -2,9 +2,12 @@
  * Scope read bearers (docs/scopes.md). A key bound to a scope signs a short statement {scope,
  * key, exp, responder} (src/protocol/scope-bearer.ts); the responder checks it and returns a
  * bearer it signs itself with its own key: `sb1.<payload>.<signature>` (base64url), the payload
- * being {v, scope, key, exp}. Nothing is stored: a bearer is checked by its signature and expiry,
- * and on every use its key must still be bound to the scope and not revoked, so revoking the
- * key (SVC_REVOKED_KEYS) or rebinding the scope ends it without waiting for it to expire.
+ * being {v, scope, key, exp, iat}. Nothing is stored for a bearer: it is checked by its signature
+ * and expiry, and on every use its key must still be bound to the scope and not revoked, and the
+ * bearer must not be older than the key's latest bearer revocation (`memory.bearer_revocation`,
+ * read from the store on each use). So revoking the key (SVC_REVOKED_KEYS or a revocation
+ * record), voiding its bearers, or rebinding the scope ends a bearer without waiting for expiry.
+ * POST /v1/memory/bearer issues the same bearer as POST /v1/scope_bearer.
  */
 import { b32decode } from '../../protocol/base32.js';
 import { fromUtf8, utf8 } from '../../protocol/bytes.js';
@@ -15,6 +18,7 @@ import { isoSeconds, type Scope } from '../../protocol/receipt.js';
 import { scopeBearerRequestDigest } from '../../protocol/scope-bearer.js';
 import { requestScope } from '../reads/common.js';
 import type { ServiceContext } from '../context.js';
+import { keyStatus, refuseRevoked, revokedError, type KeyRecords } from '../keys/standing.js';
 import { configuredKeys, isBound, notBound } from './binding.js';
 
 const VERSION = 'sb1';
@@ -24,6 +28,8 @@ export interface BearerClaims {
   scope: Scope;
   key: string;
   exp: number;
+  /** Issued at (Unix s); bearers issued before iat was added carry none. */
+  iat?: number;
 }
 
 export interface BearerRequest {
@@ -39,9 +45,23 @@ function payloadDigest(ctx: ServiceContext, payload: Uint8Array): Uint8Array {
 
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url');
 
-/** The key's standing before any binding: revoked keys get nothing. */
-export function refuseRevoked(ctx: ServiceContext, key: string, field: string): void {
-  if (ctx.config.revokedKeys.includes(key)) throw new SvcError('attester_revoked', `${field}: key ${key} is revoked`, { field });
+/** The key's standing before any binding: revoked keys get nothing (config or revocation record). */
+export { refuseRevoked };
+
+/**
+ * Throws unless the bearer's key is unrevoked (`attester_revoked`, 403) and the bearer is not
+ * older than the key's latest bearer revocation (`unauthorized`, 401, reason `bearer_revoked`:
+ * issued before its not_before, or carrying no iat at all).
+ */
+export async function checkBearerKey(ctx: ServiceContext, claims: BearerClaims, field = 'authorization'): Promise<void> {
+  const records: KeyRecords | null = await refuseRevoked(ctx, claims.key, field);
+  const notBefore = records?.bearersNotBefore ?? null;
+  if (notBefore !== null && !(typeof claims.iat === 'number' && claims.iat >= notBefore)) {
+    throw new SvcError('unauthorized', `${field}: the bearer was voided: key ${claims.key} revoked its bearers issued before ${isoSeconds(notBefore * 1000)} (record ${records!.bearerRevocation!.fact_cid})`, {
+      field, reason: 'bearer_revoked', not_before: notBefore, revocation: records!.bearerRevocation!.fact_cid,
+      hint: 'Obtain a new bearer with POST /v1/memory/bearer (or /v1/scope_bearer).',
+    });
+  }
 }
 
 /** Check a signed bearer request and issue the bearer (POST /v1/scope_bearer). */
@@ -64,13 +84,15 @@ export async function issueScopeBearer(ctx: ServiceContext, req: BearerRequest) 
   if (!verifyStrict(sig, digest, pub, ctx.ed25519)) {
     throw new SvcError('bad_signature', 'signature: does not verify over the scope_bearer_request statement (scope, key, exp, responder key)', { field: 'signature' });
   }
-  refuseRevoked(ctx, req.key, 'key');
-  // Only a key that may write here can claim an unconfigured scope; configured scopes name their keys.
+  const status = await keyStatus(ctx, req.key);
+  if (status.standing === 'revoked') throw revokedError(req.key, 'key', status);
+  // Only a key that may write here (listed, or an enrolled device) can claim an unconfigured
+  // scope; configured scopes name their keys.
   const configured = configuredKeys(ctx, scope);
-  const writer = ctx.config.attesterKeys.includes(req.key) || ctx.config.deviceKeys.includes(req.key);
+  const writer = status.standing === 'device' || status.standing === 'operator';
   if (!configured && !writer) throw notBound('key', req.key);
   if (!(await isBound(ctx, req.key, scope, true))) throw notBound('key', req.key);
-  const payload = utf8(JSON.stringify({ v: 1, scope, key: req.key, exp }));
+  const payload = utf8(JSON.stringify({ v: 1, scope, key: req.key, exp, iat: nowS }));
   const signature = ctx.keys.signer.sign(payloadDigest(ctx, payload));
   return {
     token_type: 'Bearer',
@@ -78,13 +100,14 @@ export async function issueScopeBearer(ctx: ServiceContext, req: BearerRequest) 
     scope,
     key: req.key,
     expires_at: isoSeconds(exp * 1000),
+    issued_at: isoSeconds(nowS * 1000),
     binding: configured ? 'configured' : 'claimed',
     usage: 'Send as `Authorization: Bearer <bearer>` with any read that names this scope (REST).',
   };
 }
 
 function unauthorized(message: string): SvcError {
-  return new SvcError('unauthorized', `authorization: ${message}`, { field: 'authorization', hint: 'Obtain a bearer with POST /v1/scope_bearer (docs/scopes.md).' });
+  return new SvcError('unauthorized', `authorization: ${message}`, { field: 'authorization', hint: 'Obtain a bearer with POST /v1/scope_bearer or /v1/memory/bearer (docs/scopes.md).' });
 }
 
 /**

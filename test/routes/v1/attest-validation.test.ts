@@ -172,10 +172,12 @@ for (const via of ['json', 'cbor'] as const) {
       });
 
       it('a derivative whose parents are stored here', async () => {
-        const a = fact('indices.ndvi', { value: 0.3 });
-        const b = fact('indices.ndvi', { value: 0.5 });
+        // A derivative and its parents share one cell (docs/writes.md, "Derivations").
+        const cell = freshCell();
+        const a = fact('indices.ndvi', { cell, value: 0.3 });
+        const b = fact('indices.ndvi', { cell, value: 0.5, signed_at: '2026-01-02T03:04:06Z' });
         await expectAccepted(via, op, [a, b]);
-        const d = fact('indices.ndvi', { kind: 'derivative', value: 0.4, derivation: { fn: 'normalized_difference@1', sources: [], parents: [P.factCid(a), P.factCid(b)] } });
+        const d = fact('indices.ndvi', { cell, kind: 'derivative', value: 0.4, derivation: { fn: 'normalized_difference@1', sources: [], parents: [P.factCid(a), P.factCid(b)] } });
         await expectAccepted(via, op, [d]);
         assert.equal((await t.service.store.getFact(P.factCid(d)))!.provenance_class, 'deterministic_index');
       });

@@ -1,0 +1,67 @@
+/**
+ * Derivations over the API (docs/writes.md, "Derivations"): POST /v1/derive writes one derivative
+ * fact signed with the caller's key (REST only, like every write); GET /v1/derived pages the
+ * public derivatives one key signed (an MCP tool in /mcp/full).
+ */
+import { DERIVED_LIMIT_DEFAULT, DERIVED_LIMIT_MAX, derive, derivedList } from '../../primitives/memory/derive.js';
+import type { Operation } from '../operations.js';
+
+const b32Key = { type: 'string', pattern: '^[a-z2-7]{52}$' } as const;
+
+export const deriveOp: Operation = {
+  name: 'derive',
+  method: 'POST',
+  path: '/v1/derive',
+  summary: 'Write one derivative fact (a value computed from stored parent facts at the same cell), signed with your key; recomputable functions are checked',
+  description: 'Use to record a value you computed from facts this responder already holds, e.g. the change of NDVI between two scenes (band derived.delta, fn nd.delta@1: parents[0] − parents[1]) or a mean (derived.mean, mean@1 over 2..64 parents). Body: the attest envelope {batch_root, attester, signature, facts: [one body]} with body {kind: "derivative", cell, band, tslot?, value, signed_at, derivation: {fn, parents: [fact_cid …]}, scope?}. Every parent must be stored here and at the same cell (invalid_argument, details.reason parent_cell_mismatch); fn must be a key of /v1/functions (function_not_in_registry); for nd.delta@1 and mean@1 the responder recomputes the value from the stored parents and refuses a difference beyond 1e-9 relative (invalid_argument, details.reason recomputation_mismatch with expected and got). A refusal writes nothing. Returns {derivation {fact_cid, cell, band, fn, parents, value, recomputed}, edges [{edge_cid, kind: derived_from, from, to}], fact_cids, log_index, accepted_at, merkle_proofs, tree_head, log_inclusion, receipt (binds the fact; edge_cids binds the edges)}. Next: GET /v1/derived?attester=<your key> to list your derivations, POST /v1/edges/recall on the fact_cid to follow derived_from.',
+  tags: ['write'],
+  input: {
+    type: 'object',
+    // attester and signature are checked by the write path (401 unauthorized when missing, spec part 5).
+    required: ['batch_root', 'facts'],
+    additionalProperties: false,
+    properties: {
+      batch_root: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 255 }, minItems: 32, maxItems: 32, description: 'BLAKE3 Merkle root over the one fact body (protocol.md §6) as 32 integers' },
+      attester: { type: 'string', description: 'the writing key (b32): an operator-listed or enrolled device key' },
+      signature: { type: 'string', description: 'Ed25519 by the attester over blake3(batch_root ‖ registry_cid ‖ schema_cid), b32' },
+      registry_cid: { type: 'string' },
+      schema_cid: { type: 'string' },
+      facts: {
+        type: 'array', minItems: 1, maxItems: 1,
+        description: 'exactly one body, kind "derivative"',
+        items: {
+          type: 'object', required: ['kind', 'cell', 'band', 'value'],
+          properties: {
+            kind: { type: 'string' }, cell: { type: 'string' }, band: { type: 'string' }, value: {},
+            derivation: { type: 'object', description: '{fn: a key of /v1/functions, parents: 1..64 fact_cids stored here at the same cell}' },
+          },
+        },
+      },
+    },
+  },
+  mcp: false,
+  run: (ctx, input) => derive(ctx, input),
+};
+
+export const derivedOp: Operation = {
+  name: 'derived',
+  method: 'GET',
+  path: '/v1/derived',
+  summary: 'List the public derivative facts one key signed, oldest first, paged',
+  description: `Use to see what an agent derived (deltas, means …) and to audit it: each derivative is served signed, with its derivation {fn, parents}; fetch a parent with /v1/fetch, follow the derived_from edges with /v1/edges/recall. Query: attester (b32 key), after (the next_after of the previous page), limit (1..${DERIVED_LIMIT_MAX}, default ${DERIVED_LIMIT_DEFAULT}). Returns {attester, count, facts [signed derivative facts, each with its receipt], next_after? (present when more may follow: pass it as after), receipt (binds every listed fact_cid and cell)}. Public derivatives only: this read takes no scope (a scope in a query string would need its bearer; scoped derivatives are read by fact_cid with /v1/fetch under the scope's bearer).`,
+  tags: ['memory'],
+  input: {
+    type: 'object',
+    required: ['attester'],
+    additionalProperties: false,
+    properties: {
+      attester: { ...b32Key, description: 'the key whose derivatives to list (b32)' },
+      after: { type: 'integer', minimum: 0, description: 'next_after of the previous page' },
+      limit: { type: 'integer', minimum: 1, maximum: DERIVED_LIMIT_MAX, default: DERIVED_LIMIT_DEFAULT },
+    },
+  },
+  mcp: 'full',
+  run: (ctx, input) => derivedList(ctx, input),
+};
+
+export const DERIVE_OPS: Operation[] = [deriveOp, derivedOp];

@@ -1,0 +1,158 @@
+/**
+ * Keys over the API (docs/devices.md): device enrollment and key revocation at
+ * /v1/device_platforms, execution traces at /v1/substrates and /v1/trace_resolve, and the
+ * memory bearer routes (scopes.ts). Writes are REST only; resolves are MCP tools in /mcp/full.
+ * None of these take a `scope`, so they sit outside the scoped-read guard.
+ */
+import type { AttestRequest } from '../../primitives/attest.js';
+import { devicePlatforms, enrollDevice, resolveAttestation, revokeKey } from '../../primitives/keys/devices.js';
+import { resolveTrace, submitTrace, substratesCatalogue } from '../../primitives/keys/traces.js';
+import type { Operation } from '../operations.js';
+import { memoryBearerOp, memoryBearerRevokeOp } from './scopes.js';
+
+const b32Key = { type: 'string', pattern: '^[a-z2-7]{52}$' } as const;
+const b32Sig = { type: 'string', pattern: '^[a-z2-7]{103}$' } as const;
+const exp = { type: 'integer', minimum: 0, description: 'expiry of the signed statement, Unix seconds, at most 900 s ahead' } as const;
+
+export const devicePlatformsOp: Operation = {
+  name: 'device_platforms',
+  method: 'GET',
+  path: '/v1/device_platforms',
+  summary: 'Platforms a device key can be enrolled with, the evidence each needs, and whether this responder verifies it',
+  description: 'Lists operator_vouched (supported: an operator-listed key and the device key both sign a device_enrollment statement) and android_key_attestation, apple_app_attest, tpm2_quote (supported: false: they chain to vendor root certificates this responder does not hold offline). Also the responder key every statement must name and the routes to enroll, resolve and revoke.',
+  tags: ['devices'],
+  input: { type: 'object', properties: {}, additionalProperties: false },
+  mcp: false,
+  run: async (ctx) => devicePlatforms(ctx),
+};
+
+export const deviceEnrollOp: Operation = {
+  name: 'device_enroll',
+  method: 'POST',
+  path: '/v1/device_platforms',
+  summary: 'Enroll a device key with its platform evidence; the responder mints a device.enrollment record (svc:attestation: token)',
+  description: 'operator_vouched: voucher_signature (by an operator-listed voucher) and device_signature (by the device key), both ed25519 (base32) over H(stream("device_enrollment") ‖ seg(1, device key) ‖ seg(2, utf8 platform) ‖ seg(3, voucher key) ‖ seg(4, u64be(exp)) ‖ seg(5, responder key)) (src/protocol/device-statements.ts). Returns {attestation: "svc:attestation:<fact_cid>", key, platform, enrolled_at, already_enrolled, fact, receipt}; re-enrolling an enrolled key returns its record. Refusals: unknown platform 422 invalid_argument; unsupported platform 501 not_yet_implemented; bad signature 401 bad_signature; exp past or more than 900 s ahead 422 invalid_argument; voucher not listed 403 unauthorized (voucher_not_listed); revoked voucher or key 403 attester_revoked. Afterwards the key writes at L2 through POST /v1/attest.',
+  tags: ['devices'],
+  input: {
+    type: 'object',
+    required: ['platform', 'key'],
+    additionalProperties: false,
+    properties: {
+      platform: { type: 'string', minLength: 1, maxLength: 64, description: 'a platform of GET /v1/device_platforms' },
+      key: b32Key,
+      voucher: b32Key,
+      voucher_signature: b32Sig,
+      device_signature: b32Sig,
+      exp,
+      evidence: { type: 'object', description: 'vendor evidence (platforms this responder does not verify; refused)' },
+    },
+  },
+  mcp: false,
+  run: (ctx, input) => enrollDevice(ctx, input),
+};
+
+export const deviceAttestationResolveOp: Operation = {
+  name: 'device_enrollment_resolve',
+  method: 'POST',
+  path: '/v1/device_platforms/resolve',
+  summary: 'Resolve an svc:attestation: token to the device enrollment it names and the key\'s standing now',
+  description: [
+    'Use when you meet an svc:attestation: token, or want to know whether a device key that signed facts is enrolled and still in good standing.',
+    'Returns attestation, key, platform, enrolled_at, record (the signed value, with its evidence: voucher, exp and both signatures),',
+    'standing ("enrolled" or "revoked"), writes_as (device, operator or revoked), revocation (null, or the device.revocation record with its fact_cid and served fact),',
+    'fact (the enrollment as a responder-signed fact with its own receipt) and a receipt binding the enrollment and any revocation. Unknown ids → cid_not_found.',
+    'Next: recall or fetch facts the key wrote; check a trace it signed with trace_resolve.',
+  ].join(' '),
+  tags: ['devices'],
+  input: {
+    type: 'object', required: ['attestation'], additionalProperties: false,
+    properties: { attestation: { type: 'string', minLength: 1, maxLength: 120, description: 'an svc:attestation: token, or its bare fact_cid' } },
+  },
+  mcp: 'full',
+  run: (ctx, input) => resolveAttestation(ctx, input),
+};
+
+export const keyRevokeOp: Operation = {
+  name: 'key_revoke',
+  method: 'POST',
+  path: '/v1/device_platforms/revoke',
+  summary: 'Revoke a device or agent key (signed by the key, its voucher, or an operator-listed key); mints a device.revocation record',
+  description: 'signature: ed25519 (base32) by `by` over H(stream("key_revocation") ‖ seg(1, key) ‖ seg(2, utf8 reason) ‖ seg(3, by key) ‖ seg(4, u64be(exp)) ‖ seg(5, responder key)). by: the key itself, the voucher that enrolled it, or any operator-listed key not itself revoked (a listed key may revoke itself). Returns {key, revoked, revocation (fact_cid), reason, requested_by, revoked_at, already_revoked, subject, fact, receipt}. Afterwards the key\'s writes get 403 attester_revoked and its bearers attester_revoked, on every responder sharing the store; nothing it wrote is erased. The responder\'s own key cannot be revoked (it is rotated).',
+  tags: ['devices'],
+  input: {
+    type: 'object',
+    required: ['key', 'reason', 'by', 'exp', 'signature'],
+    additionalProperties: false,
+    properties: {
+      key: b32Key,
+      reason: { type: 'string', maxLength: 500 },
+      by: b32Key,
+      exp,
+      signature: b32Sig,
+    },
+  },
+  mcp: false,
+  run: (ctx, input) => revokeKey(ctx, input),
+};
+
+export const substratesOp: Operation = {
+  name: 'substrates',
+  method: 'GET',
+  path: '/v1/substrates',
+  summary: 'What an execution trace (device.trace record) holds, its limits, and how to submit and resolve one',
+  tags: ['devices'],
+  input: { type: 'object', properties: {}, additionalProperties: false },
+  mcp: false,
+  run: async (ctx) => substratesCatalogue(ctx),
+};
+
+export const traceSubmitOp: Operation = {
+  name: 'trace_submit',
+  method: 'POST',
+  path: '/v1/substrates',
+  summary: 'Submit an execution trace: the attest envelope with exactly one device.trace record, signed by an enrolled device or listed key',
+  description: 'Body: {batch_root (32 integers), attester, signature (ed25519 over blake3(batch_root ‖ registry_cid ‖ schema_cid)), facts: [one device.trace fact at svc:entity:<anchorId(value)>, tslot 0]}. Returns {trace: "svc:trace:<fact_cid>", fact_cid, attester, duplicate, log_index, accepted_at, merkle_proofs, receipt}. Refusals as POST /v1/attest (attester_revoked, 403 unauthorized for keys not enrolled or listed, invalid_argument naming the record field).',
+  tags: ['devices', 'write'],
+  input: {
+    type: 'object',
+    required: ['batch_root', 'facts'],
+    additionalProperties: false,
+    properties: {
+      batch_root: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 255 }, minItems: 32, maxItems: 32 },
+      attester: { type: 'string', description: 'attester public key, b32' },
+      signature: { type: 'string', description: 'Ed25519 over blake3(batch_root ‖ registry_cid ‖ schema_cid), b32' },
+      registry_cid: { type: 'string' },
+      schema_cid: { type: 'string' },
+      facts: { type: 'array', minItems: 1, maxItems: 1, items: { type: 'object' } },
+    },
+  },
+  mcp: false,
+  run: (ctx, input: AttestRequest) => submitTrace(ctx, input),
+};
+
+export const traceResolveOp: Operation = {
+  name: 'trace_resolve',
+  method: 'POST',
+  path: '/v1/trace_resolve',
+  summary: 'Resolve an svc:trace: token to the execution trace it names, who signed it and how that key stands now',
+  description: [
+    'Use when you meet an svc:trace: token and want to know what a device ran: the substrate (runtime, version, hardware class), the fact_cids it read (inputs) and produced (outputs), its steps digest and start and end times.',
+    'Returns trace, fact_cid, record (the signed value), attester, attester_standing ({standing: device | operator | responder | revoked | unlisted, enrollment?: svc:attestation: token, revocation?: fact_cid}),',
+    'inputs, outputs, fact (the trace as signed by the device, with its own receipt) and a receipt binding the trace and every input and output fact_cid. Unknown ids → cid_not_found.',
+    'Next: fetch any input or output by its fact_cid, or resolve attester_standing.enrollment with device_enrollment_resolve.',
+  ].join(' '),
+  tags: ['devices'],
+  input: {
+    type: 'object', required: ['trace'], additionalProperties: false,
+    properties: { trace: { type: 'string', minLength: 1, maxLength: 120, description: 'an svc:trace: token, or its bare fact_cid' } },
+  },
+  mcp: 'full',
+  run: (ctx, input, call) => resolveTrace(ctx, input, call.headers.authorization),
+};
+
+/** The operations of this file (and the memory bearer routes), for the operation table. */
+export const DEVICE_OPS: readonly Operation[] = [
+  devicePlatformsOp, deviceEnrollOp, deviceAttestationResolveOp, keyRevokeOp,
+  substratesOp, traceSubmitOp, traceResolveOp,
+  memoryBearerOp, memoryBearerRevokeOp,
+];

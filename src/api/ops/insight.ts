@@ -1,0 +1,123 @@
+/**
+ * Memory insight over the API (docs/memory-insight.md): where attesters contradict each other,
+ * whether a stored value is fresh enough for what the caller means to do, and plain prose about
+ * a read. All three are reads in /mcp/full; a scope needs its bearer (the operation table's guard).
+ *
+ * memory_contradictions with `record: true` is a write the responder performs (one signed
+ * `memory.edge` record per new pair), so it is REST only: the MCP adapter passes no HTTP headers
+ * to an operation, and a call without them (MCP, or an internal call) that asks to record is
+ * refused with invalid_argument naming `record`. Over MCP the tool only lists.
+ */
+import { CONTRADICTION_LIMITS, VECTOR_AGREEMENT_COSINE, memoryContradictions } from '../../primitives/memory/contradictions.js';
+import { EXPLAIN_MAX_FACTS, explain } from '../../primitives/memory/explain.js';
+import { DEFAULT_CADENCE_FACTOR, FRESH_WORDS, HISTORY_WORDS, TEMPORAL_ROUTE_MAX_BANDS, temporalRoute } from '../../primitives/memory/temporal-route.js';
+import { cellSchema, scopeSchema, type Operation, type OperationCall } from '../operations.js';
+
+const bandKey = { type: 'string', minLength: 1, maxLength: 100 } as const;
+const factCid = { type: 'string', pattern: '^[a-z2-7]{52}$' } as const;
+
+/** True for a call that came through the REST adapter (which always passes the request's headers). */
+export function overRest(call: OperationCall): boolean {
+  return Object.keys(call.headers ?? {}).length > 0;
+}
+
+export const memoryContradictionsOp: Operation = {
+  name: 'memory_contradictions',
+  method: 'POST',
+  path: '/v1/memory_contradictions',
+  summary: 'Where signed values of different attesters disagree at one (cell, band, tslot): both facts, both attesters, the measure',
+  description: [
+    'Use to find conflicting evidence before citing a value, or to audit a place, a band or a scope.',
+    'Filters (all optional, at most one place filter): cell (cell64 or place name), cells (≤ 256), bbox [west, south, east, north] or polygon (GeoJSON; narrowed to ≤ 256 cells), bands (≤ 64; record bands are never compared), scope (needs its bearer).',
+    'Each attester counts with its newest fact at the slot; absences are left out. Disagreement by band kind:',
+    `scalar |a − b| > the band's agreement_tolerance (GET /v1/bands; default 1e-6 relative); vector cosine < ${VECTOR_AGREEMENT_COSINE}; categorical different class.`,
+    'Returns contradictions[] {cell, band, tslot, kind, a (newer: fact_cid, attester, value, signed_at, accepted_at), b (older), measure: {abs_diff, tolerance} | {cosine, threshold} | {equal: false}},',
+    `next_after (pass back as after; null when done; at most ${CONTRADICTION_LIMITS.slots_scanned} slots are examined per call), slots_examined, caveats and a receipt binding every cited fact_cid and cell (and the scope).`,
+    'record: true (REST only; refused over MCP) also writes one responder-signed memory.edge {type: contradicts, from: newer, to: older} per pair not yet joined by one, in the facts\' scope; recorded.edge_fact_cids lists them and the receipt binds them as edge_cids.',
+    'Next: fetch both fact_cids, GET /v1/contributors for the attesters\' reputation, POST /v1/edges/recall on a fact_cid for recorded contradictions, explain for prose.',
+  ].join(' '),
+  tags: ['memory'],
+  input: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      cell: cellSchema,
+      cells: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 100 }, minItems: 1, maxItems: CONTRADICTION_LIMITS.cells, description: 'cell64s (or svc:cell: tokens)' },
+      bbox: { type: 'array', items: { type: 'number' }, minItems: 4, maxItems: 4, description: '[west, south, east, north] in degrees' },
+      polygon: { type: 'object', description: 'GeoJSON Polygon or MultiPolygon ([lng, lat] positions)' },
+      bands: { type: 'array', items: bandKey, minItems: 1, maxItems: CONTRADICTION_LIMITS.bands, description: 'namespaced band keys (see /v1/bands)' },
+      scope: scopeSchema,
+      after: { type: 'string', minLength: 1, maxLength: 600, description: 'next_after of a previous answer' },
+      limit: { type: 'integer', minimum: CONTRADICTION_LIMITS.limit.min, maximum: CONTRADICTION_LIMITS.limit.max, description: `contradictions per page (default ${CONTRADICTION_LIMITS.limit.default}); a slot's pairs are never split, so a page may pass it only when one slot alone has more` },
+      record: { type: 'boolean', description: 'REST only (refused over MCP): also record each new pair as a responder-signed contradicts edge (default false)' },
+    },
+  },
+  mcp: 'full',
+  run: (ctx, input, call) => memoryContradictions(ctx, input, { allowRecord: overRest(call), deadline: call.deadline }),
+};
+
+export const temporalRouteOp: Operation = {
+  name: 'temporal_route',
+  method: 'POST',
+  path: '/v1/temporal_route',
+  summary: 'Per band at a cell: cite the stored value now, or fetch first — from the band cadence, the newest fact\'s age and your intent',
+  description: [
+    'Use before answering a question that depends on time ("is it raining now", "trend since 2020") to know which stored facts are fresh enough to cite.',
+    'Give cell (cell64 or place), bands (1..32; default: the bands stored at the cell), intent (your task in words), max_age_s (seconds for every band, or {band: seconds}; overrides the rules), scope.',
+    `Rules, first that applies: max_age_s; static band → any age; intent words ${FRESH_WORDS.join('/')} → one cadence; ${HISTORY_WORDS.join('/')} → any age; otherwise ${DEFAULT_CADENCE_FACTOR} × cadence. Age runs from the fact's capture time, else its signed_at.`,
+    'Returns routes[] {band, decision: cite_now | fetch_for_intent, reasoning {cadence_s, newest_fact_cid, newest_age_s, age_from, intent_class, max_age_s (null: any), rule, because}, follow_up (the literal call: method, path, body; materializes false when it would bring nothing new)},',
+    'facts[] (the cite_now facts, each signed) and a receipt binding every fact the routes name. Nothing is fetched here.',
+    'Next: replay each follow_up, then recall or fetch the band; cite the facts of cite_now routes directly.',
+  ].join(' '),
+  tags: ['memory'],
+  input: {
+    type: 'object',
+    required: ['cell'],
+    additionalProperties: false,
+    properties: {
+      cell: cellSchema,
+      bands: { type: 'array', items: bandKey, minItems: 1, maxItems: TEMPORAL_ROUTE_MAX_BANDS, description: 'namespaced band keys (default: the bands already stored at the cell)' },
+      intent: { type: 'string', maxLength: 2000, description: 'what you mean to do, in words ("current conditions for a hike today", "10-year trend")' },
+      max_age_s: {
+        description: 'maximum age in seconds: one integer for every band, or {band: seconds}',
+        oneOf: [
+          { type: 'integer', minimum: 0 },
+          { type: 'object', additionalProperties: { type: 'integer', minimum: 0 }, maxProperties: TEMPORAL_ROUTE_MAX_BANDS },
+        ],
+      },
+      scope: scopeSchema,
+    },
+  },
+  mcp: 'full',
+  run: (ctx, input) => temporalRoute(ctx, input),
+};
+
+export const explainOp: Operation = {
+  name: 'explain',
+  method: 'POST',
+  path: '/v1/explain',
+  summary: 'Plain-prose explanation of a read you hold (or of fact_cids), verified first; the prose is NOT signed',
+  description: [
+    'Use to turn a read (recall, fetch, a shortcut, query_region…) into sentences for a person, or to check what a saved response says.',
+    `Give response (the whole read response: facts and receipt) or fact_cids (1..${EXPLAIN_MAX_FACTS}); scope and its bearer to include scoped facts.`,
+    'The response is checked with the whole-response verifier first; each cited fact is read again from this responder\'s store and described by fixed templates (no language model):',
+    'band title, value and unit (class label, absence reason), cell and time, who signed it and when, provenance class.',
+    'Returns {explanation (text), signed: false, cites (the fact_cids described: the only evidence), verified (response verified and signed by this responder; null for fact_cids), verification, per_fact[], caveats}.',
+    'There is no receipt: this answer is unsigned. Cite the fact_cids, never the prose; verify_receipt re-checks the original response.',
+  ].join(' '),
+  tags: ['memory'],
+  input: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      response: { type: 'object', description: 'a read response as returned (facts[] and receipt)' },
+      fact_cids: { type: 'array', items: factCid, minItems: 1, maxItems: EXPLAIN_MAX_FACTS },
+      scope: scopeSchema,
+    },
+  },
+  mcp: 'full',
+  run: (ctx, input, call) => explain(ctx, input, { authorization: call.headers.authorization }),
+};
+
+/** The operations of this file, for the operation table. */
+export const INSIGHT_OPS: readonly Operation[] = [memoryContradictionsOp, temporalRouteOp, explainOp];

@@ -1,0 +1,35 @@
+/**
+ * Derivation functions this responder recomputes (spec 4.7, part 5; docs/writes.md,
+ * "Derivations"): a derivative naming one of these keys in `derivation.fn` is accepted only when
+ * its value equals the function of its stored parents' values, in the order the derivative lists
+ * them. Every other registered function is accepted as signed (its parents still resolve here and
+ * share the derivative's cell). Keys are entries of registry/data/functions.json.
+ */
+
+export interface DeriveFunction {
+  /** Parents the function takes (inclusive bounds). */
+  arity: { min: number; max: number };
+  /** The value over the parents' scalar values, in the derivative's parent order. */
+  compute(values: readonly number[]): number;
+}
+
+export const DERIVE_FUNCTIONS: ReadonlyMap<string, DeriveFunction> = new Map<string, DeriveFunction>([
+  // The first parent minus the second (conventionally newer minus older).
+  ['nd.delta@1', { arity: { min: 2, max: 2 }, compute: (v) => v[0] - v[1] }],
+  // Arithmetic mean, summed in parent order.
+  ['mean@1', {
+    arity: { min: 2, max: 64 },
+    compute: (v) => {
+      let sum = 0;
+      for (const x of v) sum += x;
+      return sum / v.length;
+    },
+  }],
+]);
+
+/** Relative tolerance of a recomputation: |got − expected| ≤ 1e-9 · max(1, |expected|). */
+export const RECOMPUTE_TOLERANCE = 1e-9;
+
+export function withinTolerance(expected: number, got: number): boolean {
+  return Math.abs(got - expected) <= RECOMPUTE_TOLERANCE * Math.max(1, Math.abs(expected));
+}

@@ -1,0 +1,404 @@
+/**
+ * Entities (docs/entities.md): one identity per real-world object. A `memory.entity` record
+ * {kind, name, geometry, attributes?} is minted by the responder and filed under
+ * `svc:entity:<entity_cid>`, where entity_cid = anchorId(value): the same content always names
+ * the same entity, so minting is idempotent. Aliases (`memory.alias`, signed by the caller) say
+ * that a phrasing means an entity; resolving a phrasing is in entity-resolve.ts.
+ *
+ * Every read and write names one scope (none: public records only) and sees only records
+ * written under exactly that scope: a caller outside a scope learns nothing of its entities.
+ */
+import { b32decode } from '../../protocol/base32.js';
+import { equalBytes } from '../../protocol/bytes.js';
+import { encodeCanonical, type CborValue } from '../../protocol/cbor.js';
+import { anchorId, factBody, isAnchorId } from '../../protocol/cid.js';
+import { admitPublicKey, verifyStrict } from '../../protocol/ed25519.js';
+import { SvcError, invalidArgument } from '../../protocol/errors.js';
+import { blake3 } from '../../protocol/hash.js';
+import { batchProofs } from '../../protocol/merkle-batch.js';
+import { scopeFieldsSet, type Receipt, type Scope } from '../../protocol/receipt.js';
+import { attesterDigest } from '../../protocol/tree-head.js';
+import type { StoredFact } from '../../store/contract.js';
+import { scopeKey } from '../../store/entry.js';
+import { ALIAS_BAND, ENTITY_BAND } from '../../store/memory.js';
+import { AddressQuota, addressKey } from '../address-quota.js';
+import { acceptBatch, mintedBody, mintFacts, type AttestRequest, type AttestResult } from '../attest.js';
+import { issueReceipt, type ServiceContext } from '../context.js';
+import { serveFact, type ServedFact } from '../facts-view.js';
+import { mapLimit, READ_CONCURRENCY, requestScope } from '../reads/common.js';
+import { parsePolygon, sampleArea } from '../reads/geometry.js';
+import { recallMany, type CellResponse } from '../reads/many.js';
+import { resolveBands, resolveCell, type SignedResponse } from '../recall.js';
+import { batchScope, checkScopeWrite } from '../scopes/write.js';
+import { parseToken } from '../tokens.js';
+import { keyStanding } from '../keys/standing.js';
+import { checkRecord } from './record-rules.js';
+import { recordSubject } from '../../protocol/memory-records.js';
+import type { AttesterKind } from '../fact-rules.js';
+
+/** Sample cells a polygon entity reads (and lists) at most. */
+export const ENTITY_POLYGON_CELLS = 64;
+export const MAX_ALIASES_PER_WRITE = 64;
+export const MAX_NAME = 200;
+export const MAX_ATTRIBUTES = 64;
+export const MAX_ATTRIBUTE_TEXT = 500;
+/** Positions of a polygon entity's one ring (record-rules.ts: no holes). */
+export const MAX_POLYGON_POSITIONS = 1000;
+const KIND_RE = /^[a-z][a-z0-9_]{0,63}$/;
+
+/** Length in characters (code points), as the record rules count it. */
+function chars(s: string): number {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+}
+
+/** The value of a `memory.entity` record: the identity itself. */
+export interface EntityValue {
+  kind: string;
+  name: string;
+  geometry: { cell: string } | { polygon: { type: 'Polygon'; coordinates: Array<Array<[number, number]>> } };
+  attributes?: Record<string, string | number | boolean>;
+}
+
+/** The subject an entity's record and the facts about it are filed under (literal `svc:`, as acceptBatch requires). */
+export function entitySubject(entityCid: string): string {
+  return `svc:entity:${entityCid}`;
+}
+
+/** The token handed to other agents for an entity (the deployment's prefix word). */
+export function entityToken(ctx: ServiceContext, entityCid: string): string {
+  return `${ctx.config.prefix}:entity:${entityCid}`;
+}
+
+/**
+ * An entity reference: a bare entity_cid, `<prefix>:entity:<cid>`, `svc:entity:<cid>` or the
+ * legacy `meme:<cid>`. Anything else is invalid_argument naming `field`.
+ */
+export function entityRef(ctx: ServiceContext, v: unknown, field: string): string {
+  if (isAnchorId(v)) return v;
+  if (typeof v === 'string' && /^svc:entity:[a-z2-7]{26}$/.test(v) && isAnchorId(v.slice(11))) return v.slice(11);
+  let parsed;
+  try {
+    parsed = parseToken(ctx.config.prefix, v);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed?.kind === 'entity' && isAnchorId(parsed.entity_cid)) return parsed.entity_cid;
+  throw invalidArgument(field, `expected an entity_cid (26 base32 characters), ${ctx.config.prefix}:entity:<entity_cid> or meme:<entity_cid>`);
+}
+
+// ---- value ------------------------------------------------------------------------------------
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A GeoJSON Polygon, validated and reduced to {type, coordinates} (numbers only). */
+function polygonValue(v: unknown, field: string): { type: 'Polygon'; coordinates: Array<Array<[number, number]>> } {
+  if (!isPlainObject(v) || v.type !== 'Polygon') throw invalidArgument(`${field}.type`, 'expected a GeoJSON Polygon ({type: "Polygon", coordinates: [[[lng, lat], …]]})');
+  const area = parsePolygon(v, field);
+  const rings = area.polygons[0];
+  if (rings.length !== 1) throw invalidArgument(`${field}.coordinates`, `expected exactly one ring (no holes), got ${rings.length} rings`);
+  if (rings[0].length > MAX_POLYGON_POSITIONS) throw invalidArgument(`${field}.coordinates[0]`, `at most ${MAX_POLYGON_POSITIONS} positions (got ${rings[0].length})`);
+  return { type: 'Polygon', coordinates: [rings[0].map(([lng, lat]) => [lng, lat] as [number, number])] };
+}
+
+function attributesValue(v: unknown): Record<string, string | number | boolean> | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!isPlainObject(v)) throw invalidArgument('attributes', 'expected a flat object of string, number or boolean values');
+  const entries = Object.entries(v);
+  if (entries.length > MAX_ATTRIBUTES) throw invalidArgument('attributes', `at most ${MAX_ATTRIBUTES} attributes`);
+  const out: Record<string, string | number | boolean> = {};
+  for (const [k, x] of entries) {
+    if (k.length === 0 || chars(k) > 64) throw invalidArgument(`attributes.${k}`, 'attribute names are 1..64 characters');
+    if (typeof x === 'string') {
+      if (chars(x) > MAX_ATTRIBUTE_TEXT) throw invalidArgument(`attributes.${k}`, `at most ${MAX_ATTRIBUTE_TEXT} characters`);
+    } else if (typeof x === 'number') {
+      if (!Number.isFinite(x)) throw invalidArgument(`attributes.${k}`, 'expected a finite number');
+    } else if (typeof x !== 'boolean') {
+      throw invalidArgument(`attributes.${k}`, 'expected a string, number or boolean (attributes are flat)');
+    }
+    out[k] = x;
+  }
+  // No attributes and an empty map are the same content: both leave the field out.
+  return entries.length > 0 ? out : undefined;
+}
+
+/**
+ * The entity value of a request, normalized: name trimmed (case kept), a cell given as a place
+ * name or cell token stored as its cell64, a polygon reduced to {type, coordinates}, empty
+ * attributes left out. Equal content → equal value → equal entity_cid.
+ */
+export async function entityValue(ctx: ServiceContext, req: { kind?: unknown; name?: unknown; geometry?: unknown; attributes?: unknown }): Promise<{ value: EntityValue; place?: SignedResponse['place'] }> {
+  if (typeof req.kind !== 'string' || !KIND_RE.test(req.kind)) throw invalidArgument('kind', 'expected a lowercase word: a letter, then letters, digits or _ (at most 64), e.g. field, building, river');
+  if (typeof req.name !== 'string') throw invalidArgument('name', `expected 1..${MAX_NAME} characters`);
+  const name = req.name.trim();
+  if (name.length === 0 || chars(name) > MAX_NAME) throw invalidArgument('name', `expected 1..${MAX_NAME} characters (after trimming)`);
+  const g = req.geometry;
+  if (!isPlainObject(g)) throw invalidArgument('geometry', 'expected {cell} (a cell64, cell token or place name) or {polygon} (a GeoJSON Polygon)');
+  const given = (['cell', 'polygon'] as const).filter((k) => g[k] !== undefined);
+  if (given.length !== 1) throw invalidArgument('geometry', 'give exactly one of cell, polygon');
+  const extra = Object.keys(g).find((k) => k !== 'cell' && k !== 'polygon');
+  if (extra) throw invalidArgument(`geometry.${extra}`, 'is not a known field (cell or polygon)');
+  let geometry: EntityValue['geometry'];
+  let place: SignedResponse['place'];
+  if (given[0] === 'cell') {
+    const r = await resolveCell(ctx, g.cell, 'geometry.cell');
+    geometry = { cell: r.cell };
+    place = r.place;
+  } else {
+    geometry = { polygon: polygonValue(g.polygon, 'geometry.polygon') };
+  }
+  const attributes = attributesValue(req.attributes);
+  return { value: { kind: req.kind, name, geometry, ...(attributes ? { attributes } : {}) }, ...(place ? { place } : {}) };
+}
+
+/** The cells an entity covers: its cell, or up to 64 deterministic sample cells of its polygon. */
+export function entityCells(value: unknown): string[] {
+  const g = isPlainObject(value) ? value.geometry : undefined;
+  if (!isPlainObject(g)) return [];
+  if (typeof g.cell === 'string') return [g.cell];
+  if (g.polygon !== undefined) {
+    try {
+      return sampleArea(parsePolygon(g.polygon, 'geometry.polygon'), ENTITY_POLYGON_CELLS).cells;
+    } catch {
+      return []; // a stored record is served as signed, even one this rule would now refuse
+    }
+  }
+  return [];
+}
+
+/** The responder-signed body of an entity record (protocol.md §4), filed under its anchor. */
+function entityBody(ctx: ServiceContext, value: EntityValue, scope: Scope | undefined): Record<string, unknown> {
+  return mintedBody(ctx, {
+    kind: 'primary', cell: recordSubject(ENTITY_BAND, value as unknown as Record<string, unknown>), band: ENTITY_BAND, tslot: 0, value, unit: 'record',
+    provenance: `${ctx.config.prefix}.entity`, derivation: { fn: 'entity@1', sources: ['entity'] }, scope,
+  });
+}
+
+/** The entity's record visible in `scope` (null: public), or null. */
+export async function entityRecord(ctx: ServiceContext, entityCid: string, scope: Scope | null): Promise<StoredFact | null> {
+  const { facts } = await ctx.store.readLatest({ cell: entitySubject(entityCid), bands: [ENTITY_BAND], scope });
+  return facts.find((f) => f.band === ENTITY_BAND) ?? null;
+}
+
+// ---- mint -------------------------------------------------------------------------------------
+
+export interface EntityAnswer {
+  entity_cid: string;
+  token: string;
+  created: boolean;
+  entity: unknown;
+  cells: string[];
+  fact: ServedFact;
+  /** When geometry.cell was a place name: how it resolved (check is_high_confidence). */
+  place?: SignedResponse['place'];
+  receipt: Receipt;
+}
+
+// New entities are metered per client address like new bundles (anonymous, idempotent writes).
+const quotas = new WeakMap<ServiceContext, AddressQuota>();
+function quotaOf(ctx: ServiceContext): AddressQuota {
+  let q = quotas.get(ctx);
+  if (!q) quotas.set(ctx, (q = new AddressQuota(ctx.config.bundleQuota, 'entities')));
+  return q;
+}
+// Mints in flight per (scope, entity): concurrent identical requests share one record.
+const minting = new Map<string, Promise<StoredFact>>();
+
+/** Mint `value` in `scope` unless it is stored already; a new record is charged to `ip`. */
+async function ensureRecord(ctx: ServiceContext, value: EntityValue, scope: Scope | undefined, ip: string | undefined): Promise<{ fact: StoredFact; created: boolean }> {
+  const cid = anchorId(value);
+  const found = await entityRecord(ctx, cid, scope ?? null);
+  if (found) return { fact: found, created: false };
+  const key = `${scopeKey(scope)}|${cid}`;
+  const pending = minting.get(key);
+  if (pending) return { fact: await pending, created: false };
+  const body = entityBody(ctx, value, scope);
+  const refund = quotaOf(ctx).take(addressKey(ip), encodeCanonical(body as CborValue).length, ctx.now().getTime());
+  const write = (async () => {
+    const res = await mintFacts(ctx, [body], 'entity');
+    const f = (await ctx.store.readFact(res.fact_cids[0])).fact;
+    if (!f) throw new SvcError('internal', `entity ${cid}: the minted record ${res.fact_cids[0]} is not readable`);
+    return f;
+  })();
+  minting.set(key, write);
+  try {
+    return { fact: await write, created: true };
+  } catch (err) {
+    refund();
+    throw err;
+  } finally {
+    minting.delete(key);
+  }
+}
+
+/** POST /v1/entity: the one identity of {kind, name, geometry, attributes?}, minted on first use. */
+export async function mintEntity(ctx: ServiceContext, req: { kind?: unknown; name?: unknown; geometry?: unknown; attributes?: unknown; scope?: unknown }, caller: { ip?: string } = {}): Promise<EntityAnswer> {
+  const scope = requestScope(req.scope);
+  const { value, place } = await entityValue(ctx, req);
+  const { fact: f, created } = await ensureRecord(ctx, value, scope, caller.ip);
+  const entity_cid = anchorId(value);
+  const cells = entityCells(f.body.value);
+  return {
+    entity_cid,
+    token: entityToken(ctx, entity_cid),
+    created,
+    entity: f.body.value,
+    cells,
+    fact: await serveFact(ctx, f),
+    ...(place ? { place } : {}),
+    receipt: issueReceipt(ctx, 'entity', [f.cell, ...cells], [f.fact_cid], { scope, merkle_proof: f.proof, cost: { credits: 0, was_cached: !created } }),
+  };
+}
+
+// ---- aliases ----------------------------------------------------------------------------------
+
+function rootBytes(root: unknown): Uint8Array {
+  if (root instanceof Uint8Array && root.length === 32) return root;
+  if (Array.isArray(root) && root.length === 32 && root.every((x) => Number.isInteger(x) && x >= 0 && x <= 255)) return Uint8Array.from(root);
+  throw invalidArgument('batch_root', 'expected an array of exactly 32 integers 0..255 (not a hex string)');
+}
+
+/**
+ * The checks acceptBatch runs before it reads the store (key standing, batch root, signature),
+ * so that an alias refusal which depends on what is stored goes only to the key that signed the
+ * batch. acceptBatch repeats every one of them before it writes.
+ */
+async function authenticate(ctx: ServiceContext, req: AttestRequest): Promise<AttesterKind> {
+  if (typeof req.attester !== 'string' || req.attester === '') throw new SvcError('unauthorized', 'attester: missing attester key', { field: 'attester' });
+  if (typeof req.signature !== 'string' || req.signature === '') throw new SvcError('unauthorized', 'signature: missing attester signature', { field: 'signature' });
+  const root = rootBytes(req.batch_root);
+  const registryCid = req.registry_cid ?? ctx.manifests.registry_cid;
+  const schemaCid = req.schema_cid ?? ctx.manifests.schema_cid;
+  if (registryCid !== ctx.manifests.registry_cid) throw new SvcError('registry_cid_unknown', `registry_cid: ${registryCid} is not the registry in force (see /v1/manifests)`, { field: 'registry_cid' });
+  if (schemaCid !== ctx.manifests.schema_cid) throw new SvcError('schema_cid_unknown', `schema_cid: ${schemaCid} is not the schema in force (see /v1/manifests)`, { field: 'schema_cid' });
+  const writer = await keyStanding(ctx, req.attester);
+  let digests: Uint8Array[];
+  try {
+    digests = req.facts.map((f) => blake3(encodeCanonical(factBody(f) as CborValue)));
+  } catch (e) {
+    throw invalidArgument('facts', `cannot be encoded canonically (${(e as Error).message})`);
+  }
+  if (!equalBytes(batchProofs(digests).root, root)) {
+    throw new SvcError('bad_merkle_proof', 'batch_root: merkle root mismatch (rebuilt from the facts\' canonical CBOR)', { field: 'batch_root', rule: 'protocol.md §6' });
+  }
+  let pub: Uint8Array;
+  let sig: Uint8Array;
+  try {
+    pub = b32decode(req.attester, 32, 'attester');
+    sig = b32decode(req.signature, 64, 'signature');
+  } catch (e) {
+    throw new SvcError('unauthorized', (e as Error).message, { field: (e as SvcError).details?.field ?? 'signature' });
+  }
+  const verdict = admitPublicKey(pub);
+  if (!verdict.ok) throw new SvcError('bad_signature', `attester: key refused (${verdict.reason})`, { field: 'attester', reason: verdict.reason });
+  if (!verifyStrict(sig, attesterDigest(root, registryCid, schemaCid), pub, ctx.ed25519)) {
+    throw new SvcError('bad_signature', 'signature: bad signature over blake3(batch_root ‖ registry_cid ‖ schema_cid)', { field: 'signature' });
+  }
+  return writer;
+}
+
+export interface AliasWriteResult extends AttestResult {
+  aliases: Array<{ fact_cid: string; entity_cid: string; phrase: string }>;
+}
+
+/**
+ * POST /v1/entity/alias: 1..64 `memory.alias` records signed by the caller, each naming an
+ * entity whose record exists in the batch's scope. Order: shape → authentication → scope
+ * binding → every named entity exists (cid_not_found naming facts[i].value.entity) →
+ * acceptBatch. Every refusal comes before anything is written.
+ */
+export async function writeAliases(ctx: ServiceContext, req: AttestRequest): Promise<AliasWriteResult> {
+  const facts = req?.facts;
+  if (!Array.isArray(facts) || facts.length === 0 || facts.length > MAX_ALIASES_PER_WRITE) {
+    throw invalidArgument('facts', `expected 1..${MAX_ALIASES_PER_WRITE} ${ALIAS_BAND} records`);
+  }
+  const refs = facts.map((f, i) => {
+    const at = `facts[${i}]`;
+    if (!isPlainObject(f)) throw invalidArgument(at, 'expected an object');
+    if (f.band !== ALIAS_BAND) throw invalidArgument(`${at}.band`, `expected ${ALIAS_BAND} (entities are minted with POST /v1/entity; other records go through /v1/attest)`);
+    // The record rules acceptBatch applies (value fields, subject), first: a malformed alias is refused as such.
+    checkRecord(at, f, String(f.kind), String(f.cell), ALIAS_BAND, f.tslot === undefined ? 0 : (f.tslot as number));
+    const v = f.value as { entity: string; phrase: string };
+    let scope: Scope | null = null;
+    if (f.scope !== undefined) {
+      if (!isPlainObject(f.scope)) throw invalidArgument(`${at}.scope`, 'expected {user_id?, agent_id?, run_id?, org_id?} of strings');
+      scope = scopeFieldsSet(f.scope as Scope) ?? null;
+    }
+    return { entity: v.entity, phrase: v.phrase, scope };
+  });
+  const writer = await authenticate(ctx, req);
+  const scope = batchScope(refs.map((r) => r.scope));
+  // Only a key that may write the scope learns whether an entity exists in it.
+  if (scope) await checkScopeWrite(ctx, req.attester, writer, scope);
+  const distinct = [...new Set(refs.map((r) => r.entity))];
+  const found = await mapLimit(distinct, READ_CONCURRENCY, async (cid) => (await entityRecord(ctx, cid, scope)) !== null);
+  const missing = new Set(distinct.filter((_, i) => !found[i]));
+  const at = refs.findIndex((r) => missing.has(r.entity));
+  if (at >= 0) {
+    const field = `facts[${at}].value.entity`;
+    throw new SvcError('cid_not_found', `${field}: no entity ${refs[at].entity} is stored here${scope ? ' in this scope' : ''} (mint it first with POST /v1/entity)`, { field, entity_cid: refs[at].entity });
+  }
+  const res = await acceptBatch(ctx, req, 'entity_alias');
+  return { ...res, aliases: res.fact_cids.map((fact_cid, i) => ({ fact_cid, entity_cid: refs[i].entity, phrase: refs[i].phrase })) };
+}
+
+// ---- recall by entity -------------------------------------------------------------------------
+
+export interface EntityRecallRequest {
+  entity?: unknown;
+  bands?: string[];
+  scope?: unknown;
+}
+
+export interface EntityRecallResult {
+  entity_cid: string;
+  token: string;
+  entity: unknown;
+  cells: string[];
+  /** Newest fact per band filed under the entity's own subject (its record included). */
+  own_facts: ServedFact[];
+  /** Per cell of the entity: its facts and a receipt of its own. */
+  by_cell: Record<string, CellResponse | { cell: string; facts: ServedFact[]; receipt: Receipt }>;
+  receipt: Receipt;
+}
+
+/**
+ * POST /v1/entity/recall: the facts filed under the entity itself plus the facts at its cells.
+ * Without `bands` the cells' stored facts are read (nothing is fetched); with `bands` each cell
+ * is read through recall_many, which materializes the asked bands on a miss.
+ */
+export async function recallEntity(ctx: ServiceContext, req: EntityRecallRequest, opts: { deadline?: number } = {}): Promise<EntityRecallResult> {
+  const entity_cid = entityRef(ctx, req.entity, 'entity');
+  const scope = requestScope(req.scope);
+  if (req.bands !== undefined) resolveBands(ctx, req.bands);
+  const record = await entityRecord(ctx, entity_cid, scope ?? null);
+  if (!record) throw new SvcError('cid_not_found', `entity: no entity ${entity_cid} is stored here${scope ? ' in this scope' : ''}`, { field: 'entity', entity_cid });
+  const subject = record.cell;
+  const cells = entityCells(record.body.value);
+  const own = (await ctx.store.readLatest({ cell: subject, scope: scope ?? null })).facts.sort((a, b) => (a.band < b.band ? -1 : a.band > b.band ? 1 : 0));
+  const own_facts = await Promise.all(own.map((f) => serveFact(ctx, f)));
+  let by_cell: EntityRecallResult['by_cell'];
+  if (req.bands !== undefined && cells.length > 0) {
+    by_cell = (await recallMany(ctx, { cells, bands: req.bands, scope: scope }, { deadline: opts.deadline })).by_cell;
+  } else {
+    by_cell = {};
+    const read = await mapLimit(cells, READ_CONCURRENCY, async (cell) => {
+      const stored = (await ctx.store.readLatest({ cell, scope: scope ?? null })).facts.sort((a, b) => (a.band < b.band ? -1 : a.band > b.band ? 1 : 0));
+      const facts = await Promise.all(stored.map((f) => serveFact(ctx, f)));
+      return { cell, facts, receipt: issueReceipt(ctx, 'entity_recall', [cell], facts.map((f) => f.fact_cid), { scope, merkle_proof: stored[0]?.proof }) };
+    });
+    for (const r of read) if (r) by_cell[r.cell] = r;
+  }
+  return {
+    entity_cid,
+    token: entityToken(ctx, entity_cid),
+    entity: record.body.value,
+    cells,
+    own_facts,
+    by_cell,
+    receipt: issueReceipt(ctx, 'entity_recall', [subject, ...cells], own_facts.map((f) => f.fact_cid), { scope, merkle_proof: own[0]?.proof }),
+  };
+}
