@@ -27,6 +27,8 @@ export interface OpenStoreOptions extends CachedStoreOptions {
   redisReadyMs?: number;
   /** Redis key prefix (default: see `redisKeyPrefixOf`). */
   redisKeyPrefix?: string;
+  /** Clock for transaction times (accepted_at); the service's own, so a simulated clock reaches the log. */
+  now?: () => Date;
 }
 
 /**
@@ -58,7 +60,7 @@ export function redisKeyPrefixOf(config: StoreConfig): string {
 }
 
 /** The PostgreSQL driver, loaded only when configured (so an embedded deployment never loads pg). */
-async function openPostgres(config: StoreConfig, signer: TreeHeadSigner, logger?: (line: string) => void): Promise<Store> {
+async function openPostgres(config: StoreConfig, signer: TreeHeadSigner, logger?: (line: string) => void, now?: () => Date): Promise<Store> {
   let mod: typeof import('./postgres/postgres-store.js');
   try {
     mod = await import('./postgres/postgres-store.js');
@@ -69,13 +71,13 @@ async function openPostgres(config: StoreConfig, signer: TreeHeadSigner, logger?
     }
     throw err;
   }
-  return mod.createPostgresStore(config, signer, { logger, schema: config.databaseSchema });
+  return mod.createPostgresStore(config, signer, { logger, schema: config.databaseSchema, ...(now ? { now } : {}) });
 }
 
-async function openSqlite(config: StoreConfig, signer: TreeHeadSigner, logger?: (line: string) => void): Promise<Store> {
+async function openSqlite(config: StoreConfig, signer: TreeHeadSigner, logger?: (line: string) => void, now?: () => Date): Promise<Store> {
   const log = await openDiskLog({ dir: join(config.dataDir, 'log'), signer, segmentMaxBytes: config.segmentMaxBytes, prefix: config.prefix });
   try {
-    return await createSqliteStore(config, log, { logger });
+    return await createSqliteStore(config, log, { logger, ...(now ? { now } : {}) });
   } catch (err) {
     await log.close();
     throw err;
@@ -84,7 +86,7 @@ async function openSqlite(config: StoreConfig, signer: TreeHeadSigner, logger?: 
 
 /** Open the configured store behind its hot cache; close() closes store, log and cache. */
 export async function openStore(config: StoreConfig, signer: TreeHeadSigner, opts: OpenStoreOptions = {}): Promise<CachedStore> {
-  const store = config.databaseUrl ? await openPostgres(config, signer, opts.logger) : await openSqlite(config, signer, opts.logger);
+  const store = config.databaseUrl ? await openPostgres(config, signer, opts.logger, opts.now) : await openSqlite(config, signer, opts.logger, opts.now);
   const onError: CacheErrorHook = opts.onError ?? throttledErrorLog(30_000, opts.logger);
   let cache: HotCache;
   if (config.redisUrl) {

@@ -257,6 +257,14 @@ function isolationSuite(driver: 'sqlite' | 'postgres') {
       state: (scope) => ['/v1/state', { cell: V2, scope }],
       state_multi: (scope) => ['/v1/state_multi', { cell: V2, scope }],
       state_diff: (scope) => ['/v1/state_diff', { cell: V2, tslot_a: 54, tslot_b: 55, scope }],
+      memory_search: (scope) => ['/v1/memory/search', { query: 'secret pump', scope }],
+      edges_recall: (scope) => ['/v1/edges/recall', { record: NEVER, scope }],
+      entity: (scope) => ['/v1/entity', { kind: 'field', name: 'north field', geometry: { cell: X }, scope }],
+      entity_resolve: (scope) => ['/v1/entity/resolve', { phrase: 'north field', scope }],
+      entity_recall: (scope) => ['/v1/entity/recall', { entity: 'a'.repeat(26), scope }],
+      memory_contradictions: (scope) => ['/v1/memory_contradictions', { cell: X, scope }],
+      temporal_route: (scope) => ['/v1/temporal_route', { cell: X, bands: ['indices.ndvi'], scope }],
+      explain: (scope) => ['/v1/explain', { fact_cids: [NEVER], scope }],
     };
 
     it('lists every operation that takes a scope', () => {
