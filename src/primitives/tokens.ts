@@ -9,8 +9,8 @@
  * is handed to agents outside the scope.
  *
  * A cell token names a place only (nothing signed), so resolving it answers the cell and says
- * where its facts are read. Entity tokens (current and legacy `meme:`) resolve alike: this
- * responder mints no entity records yet, so a well-formed id is a typed miss, never a 5xx.
+ * where its facts are read. Entity tokens (current and legacy `meme:`) resolve to the public
+ * entity record they name, as POST /v1/entity/resolve with that token answers.
  */
 import { cellCenter, cellOf, isCell } from '../protocol/cell64.js';
 import { SvcError, invalidArgument } from '../protocol/errors.js';
@@ -164,12 +164,9 @@ export async function resolveToken(ctx: ServiceContext, req: { token: unknown })
   const p = parseToken(ctx.config.prefix, req.token);
   if (p.kind === 'bundle') return { kind: 'bundle' as const, legacy: p.legacy, ...(await resolveBundle(ctx, `memb:${p.rest}`)) };
   if (p.kind === 'entity') {
-    // No entity record is ever stored here yet (POST /v1/entity is not served), so every id is a
-    // miss, typed as the miss it will remain once entities exist: cid_not_found, not a 5xx.
-    throw new SvcError('cid_not_found', `token: no entity stored under ${p.entity_cid} here (this responder does not mint entity records yet)`, {
-      field: 'token', entity_cid: p.entity_cid, legacy: p.legacy,
-      workaround: 'Resolve the facts addressed to the entity by their fact tokens, or group them with POST /v1/memory_bundle.',
-    });
+    // Loaded on use: the entity module parses tokens with this one (no static import circle).
+    const { resolveEntity } = await import('./memory/entity-resolve.js');
+    return { kind: 'entity' as const, legacy: p.legacy, ...(await resolveEntity(ctx, { token: `${ctx.config.prefix}:entity:${p.entity_cid}` })) };
   }
   if (p.kind === 'cell') return resolveCellToken(ctx, req.token as string, p.cell);
   const { fact: f } = await factByCid(ctx, p.fact_cid, 'token');

@@ -40,7 +40,7 @@ export const memoryTokenResolveOp: Operation = {
   method: 'POST',
   path: '/v1/memory_token/resolve',
   summary: 'Resolve a token to the signed fact it names, after checking its place, band and date claims',
-  description: 'Returns the fact (body, fact_cid, receipt) and its provenance class; model_output and human_curated facts carry a caution. A claim that does not match the signed body → 409 token_claim_mismatch; coordinates with fewer than 5 decimals → 400. Legacy memt:/memb:/meme: prefixes resolve. A svc:cell:<cell64> token (minted by locate) resolves to its cell only: an address, no facts (read them with recall, which takes the token as cell). Entity tokens (svc:entity:<id>, legacy meme:<id>) → 404 cid_not_found: this responder mints no entity records yet.',
+  description: 'Returns the fact (body, fact_cid, receipt) and its provenance class; model_output and human_curated facts carry a caution. A claim that does not match the signed body → 409 token_claim_mismatch; coordinates with fewer than 5 decimals → 400. Legacy memt:/memb:/meme: prefixes resolve. A svc:cell:<cell64> token (minted by locate) resolves to its cell only: an address, no facts (read them with recall, which takes the token as cell). Entity tokens (svc:entity:<id>, legacy meme:<id>) resolve to the public entity record, as POST /v1/entity/resolve with that token (404 cid_not_found when none is stored here).',
   tags: ['tokens'],
   input: { type: 'object', required: ['token'], additionalProperties: false, properties: { token: tokenSchema } },
   mcp: 'core',

@@ -34,6 +34,12 @@ const QUICKREF: Array<{ intent: string; tool: string; why: string }> = [
   { intent: 'check an answer', tool: 'verify_receipt', why: 'give the whole response: every fact is recomputed and matched to its receipt (or npx svc verify offline)' },
   { intent: 'hand a reading to another agent', tool: 'memory_token / memory_token_resolve', why: 'short tokens that resolve to the signed bytes' },
   { intent: 'add facts', tool: 'POST /v1/attest (REST only)', why: 'signed batches from listed keys; every write lands in the Merkle log' },
+  { intent: 'recall what agents wrote', tool: 'memory_search', why: 'notes ranked by the store\'s full-text engine plus cosine over agent vectors, filtered by place, time, tags, entity, author; write them with POST /v1/memory/notes (REST)' },
+  { intent: 'which real-world object a phrase means', tool: 'entity_resolve → entity_recall', why: 'candidates ranked by how many independent keys named them, with the evidence; then the facts at the entity\'s cells and its own' },
+  { intent: 'what a record is linked to, then or now', tool: 'edges_recall', why: 'typed edges with valid time and transaction time: as-of queries; closed edges stay listed' },
+  { intent: 'where agents disagree', tool: 'memory_contradictions', why: 'slots where signed values of different keys differ beyond the band\'s tolerance, with both fact_cids' },
+  { intent: 'cite a stored value or fetch a fresh one', tool: 'temporal_route', why: 'per band cite_now or fetch_for_intent from cadence, age and intent, with the reasoning as data' },
+  { intent: 'explain a response in words', tool: 'explain', why: 'deterministic prose (signed:false) citing the fact_cids, after verifying the response' },
 ];
 
 function byOrder(ops: readonly Operation[]): Operation[] {

@@ -197,17 +197,24 @@ describe('POST /v1/memory_token/resolve with a cell token', () => {
 
 describe('entity tokens: current and legacy forms resolve alike', () => {
   const id = 'abcdefghijklmnopqrstuvwxyz';
+  const unknown = P.anchorId({ kind: 'field', name: 'never minted here' });
 
-  it('a well-formed id is a typed 404 (no entity stored here), never a 5xx', async () => {
-    const current = await post('/v1/memory_token/resolve', { token: `svc:entity:${id}` });
-    const legacy = await post('/v1/memory_token/resolve', { token: `meme:${id}` });
-    for (const r of [current, legacy]) {
-      failsWith(r, 404, 'cid_not_found', 'token');
-      assert.match(r.body.message, /no entity stored/);
-      assert.equal(r.body.details.entity_cid, id);
-    }
+  it('a well-formed id naming no entity is a typed 404, never a 5xx, alike in both forms', async () => {
+    const current = await post('/v1/memory_token/resolve', { token: `svc:entity:${unknown}` });
+    const legacy = await post('/v1/memory_token/resolve', { token: `meme:${unknown}` });
+    for (const r of [current, legacy]) failsWith(r, 404, 'cid_not_found', 'token');
     assert.equal(current.body.message, legacy.body.message);
-    assert.deepEqual([current.body.details.legacy, legacy.body.details.legacy], [false, true]);
+  });
+
+  it('a minted entity resolves from its token, current and legacy alike', async () => {
+    const minted = await post('/v1/entity', { kind: 'field', name: 'token test field', geometry: { cell: P.cellOf(10.5, 20.5) } });
+    assert.equal(minted.status, 200, JSON.stringify(minted.body));
+    for (const token of [minted.body.token, `meme:${minted.body.entity_cid}`]) {
+      const r = await post('/v1/memory_token/resolve', { token });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.body.kind, 'entity');
+      assert.equal(r.body.candidates[0].entity_cid, minted.body.entity_cid);
+    }
   });
 
   it('a malformed id is invalid_argument naming the token, in both forms', async () => {
