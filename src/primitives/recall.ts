@@ -34,12 +34,23 @@ export interface RecallRequest {
   include?: string[];
 }
 
+/**
+ * A typed edge touching a returned fact: its supersession (computed), or an edge of the memory
+ * index (derived_from, contradicts, agents' edges; docs/memory.md) with its valid time.
+ */
 export interface Edge {
   edge_cid: string;
-  kind: 'supersedes';
+  kind: string;
   from: string;
   to: string;
+  valid_from?: number;
+  valid_to?: number | null;
+  closed_at?: number | null;
+  stated_by?: string;
 }
+
+/** Memory-index edges read per returned fact at most: recall stays one bounded read per fact. */
+const EDGES_PER_FACT = 32;
 
 export interface SignedResponse {
   cell: string;
@@ -54,6 +65,22 @@ export interface SignedResponse {
 }
 
 export type RecallResult = SignedResponse;
+
+/** Supersession links of the facts plus the memory edges into or out of each (same scope, recorded by the as-of bound), each edge once. */
+async function edgesOf(ctx: ServiceContext, facts: readonly StoredFact[], scope: Scope | null, recordedAt?: string): Promise<Edge[]> {
+  const out = new Map<string, Edge>();
+  for (const f of facts) {
+    if (f.supersedes) {
+      const e = { kind: 'supersedes' as const, from: f.fact_cid, to: f.supersedes };
+      out.set(contentId(e), { edge_cid: contentId(e), ...e });
+    }
+  }
+  const lists = await Promise.all(facts.map((f) => ctx.store.memory.edges({ scope, record: f.fact_cid, direction: 'both', limit: EDGES_PER_FACT, ...(recordedAt ? { recorded_at: recordedAt } : {}) })));
+  for (const e of lists.flat()) {
+    out.set(e.edge_cid, { edge_cid: e.edge_cid, kind: e.kind, from: e.from, to: e.to, valid_from: e.valid_from, valid_to: e.valid_to, closed_at: e.closed_at, stated_by: e.stated_by });
+  }
+  return [...out.values()];
+}
 
 // Each response's ETag (a strong validator over the sorted fact_cids), kept beside it so the body never shows it.
 const etags = new WeakMap<SignedResponse, string>();
@@ -307,12 +334,7 @@ async function prepareRecall(ctx: ServiceContext, req: RecallRequest, nowMs: num
   if (place && place.is_high_confidence === false) caveats.push(`"${place.query}" resolved with low confidence to ${place.cell64}${place.label ? ` (${place.label})` : ''}: check the cell before trusting the answer.`);
 
   const cids = facts.map((f) => f.fact_cid);
-  const edges: Edge[] | undefined = req.include?.includes('edges')
-    ? stored.filter((f) => f.supersedes).map((f) => {
-      const e = { kind: 'supersedes' as const, from: f.fact_cid, to: f.supersedes! };
-      return { edge_cid: contentId(e), ...e };
-    })
-    : undefined;
+  const edges: Edge[] | undefined = req.include?.includes('edges') ? await edgesOf(ctx, stored, scope ?? null, asOfSignedAt) : undefined;
   const freshness = req.include?.includes('freshness')
     ? stored.map((f) => {
       const band = ctx.registry.bands.get(f.band);

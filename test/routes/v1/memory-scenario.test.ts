@@ -148,6 +148,13 @@ describe('two agents, one field, six months', () => {
     assert.deepEqual(listed.json().facts.map((f: Json) => f.fact_cid), [good.derivation.fact_cid]);
     const parents = await ok('/v1/edges/recall', { record: good.derivation.fact_cid, direction: 'out', types: ['derived_from'] });
     assert.deepEqual(new Set(parents.edges.map((x: Json) => x.to)), new Set([s.anaApril, s.anaMarch]));
+    // Recall with include edges binds the memory edges touching the facts it returns.
+    const r = await ok('/v1/recall', { cell: FIELD, bands: [TEMP], include: ['edges'] });
+    assert.equal(r.facts[0].fact_cid, s.anaApril);
+    const into = r.edges.filter((x: Json) => x.kind === 'derived_from' && x.to === s.anaApril);
+    assert.equal(into.length, 1);
+    assert.ok(r.receipt.edge_cids.includes(into[0].edge_cid));
+    assert.equal(P.verifyResponse(r, { publicKey: t.service.keys.publicKeyB32 }).trusted, true);
   });
 
   it('ranks the note that says what was asked first', async () => {
