@@ -40,7 +40,7 @@ export async function openService(config: Config, opts: { now?: () => Date; mate
       prefix: config.prefix,
     },
     keys.signer,
-    opts.now ? { now: opts.now } : {},
+    opts.now ? { clock: opts.now } : {},
   );
   const service: Service = {
     config,

@@ -173,7 +173,16 @@ function rootBytes(root: unknown): Uint8Array {
  * (store reads, so only for an authenticated batch) → daily quota; every failure throws before
  * the store is written (a first claim on a scope stays recorded: docs/scopes.md).
  */
-export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primitive = 'attest'): Promise<AttestResult> {
+export interface AcceptOptions {
+  /**
+   * A check of the caller's own that reads the store (an alias's entity must exist in the batch's
+   * scope): run once the batch is authenticated and its scope binding checked, before anything
+   * is written, so what it reveals goes only to a key that signed the batch and may write there.
+   */
+  beforeAppend?: (scope: Scope | null) => Promise<void>;
+}
+
+export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primitive = 'attest', opts: AcceptOptions = {}): Promise<AttestResult> {
   if (typeof req.attester !== 'string' || req.attester === '') throw new SvcError('unauthorized', 'attester: missing attester key', { field: 'attester' });
   if (typeof req.signature !== 'string' || req.signature === '') throw new SvcError('unauthorized', 'signature: missing attester signature', { field: 'signature' });
   const root = rootBytes(req.batch_root);
@@ -214,6 +223,7 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
   if (scope) await checkScopeWrite(ctx, req.attester, writer, scope);
   const derivatives = checked.flatMap((c, i) => (c.parents ? [{ at: `facts[${i}]`, cell: c.cell, scope: c.scope, fn: c.fn!, value: c.body.value, parents: c.parents }] : []));
   if (derivatives.length > 0) await checkDerivatives(derivatives, (cid) => ctx.store.getFact(cid), (b) => ctx.registry.bands.get(b)?.value_kind);
+  await opts.beforeAppend?.(scope);
 
   const facts: NewFact[] = checked.map((c, i) => ({
     fact_cid: c.fact_cid, body: c.body, cell: c.cell, band: c.band, tslot: c.tslot, kind: c.kind,

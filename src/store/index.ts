@@ -27,8 +27,8 @@ export interface OpenStoreOptions extends CachedStoreOptions {
   redisReadyMs?: number;
   /** Redis key prefix (default: see `redisKeyPrefixOf`). */
   redisKeyPrefix?: string;
-  /** Clock for transaction times (accepted_at); the service's own, so a simulated clock reaches the log. */
-  now?: () => Date;
+  /** Clock for transaction times (accepted_at): the service's own, so a simulated clock reaches the log. */
+  clock?: () => Date;
 }
 
 /**
@@ -86,7 +86,7 @@ async function openSqlite(config: StoreConfig, signer: TreeHeadSigner, logger?: 
 
 /** Open the configured store behind its hot cache; close() closes store, log and cache. */
 export async function openStore(config: StoreConfig, signer: TreeHeadSigner, opts: OpenStoreOptions = {}): Promise<CachedStore> {
-  const store = config.databaseUrl ? await openPostgres(config, signer, opts.logger, opts.now) : await openSqlite(config, signer, opts.logger, opts.now);
+  const store = config.databaseUrl ? await openPostgres(config, signer, opts.logger, opts.clock) : await openSqlite(config, signer, opts.logger, opts.clock);
   const onError: CacheErrorHook = opts.onError ?? throttledErrorLog(30_000, opts.logger);
   let cache: HotCache;
   if (config.redisUrl) {

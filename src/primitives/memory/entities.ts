@@ -8,16 +8,10 @@
  * Every read and write names one scope (none: public records only) and sees only records
  * written under exactly that scope: a caller outside a scope learns nothing of its entities.
  */
-import { b32decode } from '../../protocol/base32.js';
-import { equalBytes } from '../../protocol/bytes.js';
 import { encodeCanonical, type CborValue } from '../../protocol/cbor.js';
-import { anchorId, factBody, isAnchorId } from '../../protocol/cid.js';
-import { admitPublicKey, verifyStrict } from '../../protocol/ed25519.js';
+import { anchorId, isAnchorId } from '../../protocol/cid.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
-import { blake3 } from '../../protocol/hash.js';
-import { batchProofs } from '../../protocol/merkle-batch.js';
 import { scopeFieldsSet, type Receipt, type Scope } from '../../protocol/receipt.js';
-import { attesterDigest } from '../../protocol/tree-head.js';
 import type { StoredFact } from '../../store/contract.js';
 import { scopeKey } from '../../store/entry.js';
 import { ALIAS_BAND, ENTITY_BAND } from '../../store/memory.js';
@@ -29,12 +23,9 @@ import { mapLimit, READ_CONCURRENCY, requestScope } from '../reads/common.js';
 import { parsePolygon, sampleArea } from '../reads/geometry.js';
 import { recallMany, type CellResponse } from '../reads/many.js';
 import { resolveBands, resolveCell, type SignedResponse } from '../recall.js';
-import { batchScope, checkScopeWrite } from '../scopes/write.js';
 import { parseToken } from '../tokens.js';
-import { keyStanding } from '../keys/standing.js';
 import { checkRecord } from './record-rules.js';
 import { recordSubject } from '../../protocol/memory-records.js';
-import type { AttesterKind } from '../fact-rules.js';
 
 /** Sample cells a polygon entity reads (and lists) at most. */
 export const ENTITY_POLYGON_CELLS = 64;
@@ -255,60 +246,15 @@ export async function mintEntity(ctx: ServiceContext, req: { kind?: unknown; nam
 
 // ---- aliases ----------------------------------------------------------------------------------
 
-function rootBytes(root: unknown): Uint8Array {
-  if (root instanceof Uint8Array && root.length === 32) return root;
-  if (Array.isArray(root) && root.length === 32 && root.every((x) => Number.isInteger(x) && x >= 0 && x <= 255)) return Uint8Array.from(root);
-  throw invalidArgument('batch_root', 'expected an array of exactly 32 integers 0..255 (not a hex string)');
-}
-
-/**
- * The checks acceptBatch runs before it reads the store (key standing, batch root, signature),
- * so that an alias refusal which depends on what is stored goes only to the key that signed the
- * batch. acceptBatch repeats every one of them before it writes.
- */
-async function authenticate(ctx: ServiceContext, req: AttestRequest): Promise<AttesterKind> {
-  if (typeof req.attester !== 'string' || req.attester === '') throw new SvcError('unauthorized', 'attester: missing attester key', { field: 'attester' });
-  if (typeof req.signature !== 'string' || req.signature === '') throw new SvcError('unauthorized', 'signature: missing attester signature', { field: 'signature' });
-  const root = rootBytes(req.batch_root);
-  const registryCid = req.registry_cid ?? ctx.manifests.registry_cid;
-  const schemaCid = req.schema_cid ?? ctx.manifests.schema_cid;
-  if (registryCid !== ctx.manifests.registry_cid) throw new SvcError('registry_cid_unknown', `registry_cid: ${registryCid} is not the registry in force (see /v1/manifests)`, { field: 'registry_cid' });
-  if (schemaCid !== ctx.manifests.schema_cid) throw new SvcError('schema_cid_unknown', `schema_cid: ${schemaCid} is not the schema in force (see /v1/manifests)`, { field: 'schema_cid' });
-  const writer = await keyStanding(ctx, req.attester);
-  let digests: Uint8Array[];
-  try {
-    digests = req.facts.map((f) => blake3(encodeCanonical(factBody(f) as CborValue)));
-  } catch (e) {
-    throw invalidArgument('facts', `cannot be encoded canonically (${(e as Error).message})`);
-  }
-  if (!equalBytes(batchProofs(digests).root, root)) {
-    throw new SvcError('bad_merkle_proof', 'batch_root: merkle root mismatch (rebuilt from the facts\' canonical CBOR)', { field: 'batch_root', rule: 'protocol.md §6' });
-  }
-  let pub: Uint8Array;
-  let sig: Uint8Array;
-  try {
-    pub = b32decode(req.attester, 32, 'attester');
-    sig = b32decode(req.signature, 64, 'signature');
-  } catch (e) {
-    throw new SvcError('unauthorized', (e as Error).message, { field: (e as SvcError).details?.field ?? 'signature' });
-  }
-  const verdict = admitPublicKey(pub);
-  if (!verdict.ok) throw new SvcError('bad_signature', `attester: key refused (${verdict.reason})`, { field: 'attester', reason: verdict.reason });
-  if (!verifyStrict(sig, attesterDigest(root, registryCid, schemaCid), pub, ctx.ed25519)) {
-    throw new SvcError('bad_signature', 'signature: bad signature over blake3(batch_root ‖ registry_cid ‖ schema_cid)', { field: 'signature' });
-  }
-  return writer;
-}
-
 export interface AliasWriteResult extends AttestResult {
   aliases: Array<{ fact_cid: string; entity_cid: string; phrase: string }>;
 }
 
 /**
  * POST /v1/entity/alias: 1..64 `memory.alias` records signed by the caller, each naming an
- * entity whose record exists in the batch's scope. Order: shape → authentication → scope
- * binding → every named entity exists (cid_not_found naming facts[i].value.entity) →
- * acceptBatch. Every refusal comes before anything is written.
+ * entity whose record exists in the batch's scope. Order: shape → acceptBatch's checks
+ * (authentication, scope binding) → every named entity exists (cid_not_found naming
+ * facts[i].value.entity) → append. Every refusal comes before anything is written.
  */
 export async function writeAliases(ctx: ServiceContext, req: AttestRequest): Promise<AliasWriteResult> {
   const facts = req?.facts;
@@ -329,19 +275,19 @@ export async function writeAliases(ctx: ServiceContext, req: AttestRequest): Pro
     }
     return { entity: v.entity, phrase: v.phrase, scope };
   });
-  const writer = await authenticate(ctx, req);
-  const scope = batchScope(refs.map((r) => r.scope));
-  // Only a key that may write the scope learns whether an entity exists in it.
-  if (scope) await checkScopeWrite(ctx, req.attester, writer, scope);
-  const distinct = [...new Set(refs.map((r) => r.entity))];
-  const found = await mapLimit(distinct, READ_CONCURRENCY, async (cid) => (await entityRecord(ctx, cid, scope)) !== null);
-  const missing = new Set(distinct.filter((_, i) => !found[i]));
-  const at = refs.findIndex((r) => missing.has(r.entity));
-  if (at >= 0) {
-    const field = `facts[${at}].value.entity`;
-    throw new SvcError('cid_not_found', `${field}: no entity ${refs[at].entity} is stored here${scope ? ' in this scope' : ''} (mint it first with POST /v1/entity)`, { field, entity_cid: refs[at].entity });
-  }
-  const res = await acceptBatch(ctx, req, 'entity_alias');
+  // Whether an entity exists in a scope is told only to a key that signed the batch and may write there.
+  const res = await acceptBatch(ctx, req, 'entity_alias', {
+    beforeAppend: async (scope) => {
+      const distinct = [...new Set(refs.map((r) => r.entity))];
+      const found = await mapLimit(distinct, READ_CONCURRENCY, async (cid) => (await entityRecord(ctx, cid, scope)) !== null);
+      const missing = new Set(distinct.filter((_, i) => !found[i]));
+      const at = refs.findIndex((r) => missing.has(r.entity));
+      if (at >= 0) {
+        const field = `facts[${at}].value.entity`;
+        throw new SvcError('cid_not_found', `${field}: no entity ${refs[at].entity} is stored here${scope ? ' in this scope' : ''} (mint it first with POST /v1/entity)`, { field, entity_cid: refs[at].entity });
+      }
+    },
+  });
   return { ...res, aliases: res.fact_cids.map((fact_cid, i) => ({ fact_cid, entity_cid: refs[i].entity, phrase: refs[i].phrase })) };
 }
 
