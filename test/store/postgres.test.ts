@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import { b32decode, b32encode } from '../../src/protocol/base32.js';
 import { equalBytes } from '../../src/protocol/bytes.js';
 import { cellOf } from '../../src/protocol/cell64.js';
+import { anchorId, factCid } from '../../src/protocol/cid.js';
 import { verifyStrict } from '../../src/protocol/ed25519.js';
 import { blake3 } from '../../src/protocol/hash.js';
 import {
@@ -28,6 +29,40 @@ const ELEV = 'copdem30m.elevation_mean';
 
 const single = (i: number, extra: { band?: string; signed_at?: string } = {}) =>
   makeBatch([makeFact({ cell: HERE, band: extra.band ?? `test.b${i}`, tslot: 0, value: i, signed_at: extra.signed_at })], { sign: false });
+
+/** A memory record body (band memory.*), filed under the svc:entity: subject of its value. */
+const record = (band: string, value: Record<string, unknown>) =>
+  makeFact({ cell: `svc:entity:${anchorId(value)}`, band, tslot: 0, value, unit: 'record' });
+const curated = (bodies: Record<string, unknown>[], seed?: Uint8Array) =>
+  makeBatch(bodies, { provenance_class: 'human_curated', sign: false, ...(seed ? { attesterSeed: seed } : {}) });
+const unix = (iso: string) => Date.parse(iso) / 1000;
+
+/** Everything the memory index answers about the records `memoryFixture` writes. */
+async function memorySnapshot(store: Store, plot: string) {
+  return {
+    notes: await store.memory.searchNotes({ scope: null, limit: 100 }),
+    ranked: await store.memory.searchNotes({ scope: null, text: 'paddock gate', limit: 100 }),
+    edges: await store.memory.edges({ scope: null, record: plot, direction: 'both', limit: 100 }),
+    aliases: await store.memory.aliases({ scope: null, text: 'plot seven', limit: 100 }),
+    derived: await store.memory.derivedBy({ scope: null, attester: curated([record('memory.note', { text: 'x' })]).attester, limit: 100 }),
+    slots: await store.memory.sharedSlots({ scope: null, limit: 100 }),
+  };
+}
+
+/** Notes, exclusive edges, an alias, a derivative and a shared slot; returns the plot's entity id. */
+async function memoryFixture(store: Store): Promise<string> {
+  const plot = anchorId({ n: 'plot 7' });
+  await store.append(curated([record('memory.note', { text: 'gate left open at the east paddock', tags: ['gate'] }), record('memory.alias', { entity: plot, phrase: 'plot seven' })]));
+  await store.append(curated([record('memory.edge', { type: 'part_of', from: plot, to: anchorId({ n: 'X' }), valid_from: '2026-01-01T00:00:00Z' })]));
+  await store.append(curated([record('memory.edge', { type: 'part_of', from: plot, to: anchorId({ n: 'Y' }), valid_from: '2026-06-01T00:00:00Z' })], new Uint8Array(32).fill(11)));
+  const p1 = makeFact({ cell: HERE, band: 'indices.ndvi', tslot: 1, value: 0.5 });
+  await store.append(makeBatch([p1], { sign: false }));
+  const p2 = makeFact({ cell: HERE, band: 'indices.ndvi', tslot: 1, value: 0.4, signed_at: '2026-01-02T00:00:00Z' });
+  await store.append(makeBatch([p2], { sign: false, attesterSeed: new Uint8Array(32).fill(11) }));
+  const d = { ...makeFact({ cell: HERE, band: 'derived.delta', tslot: 0, value: -0.1, kind: 'derivative' }), derivation: { fn: 'nd.delta@1', parents: [factCid(p1), factCid(p2)] } };
+  await store.append(curated([d, record('memory.note', { text: 'paddock gate mended' })]));
+  return plot;
+}
 
 /** Leaf hashes of every entry, read back through the LogReader. */
 async function leavesOf(store: Store): Promise<Uint8Array[]> {
@@ -202,6 +237,101 @@ describe('postgres store', { skip: pgSkip }, () => {
     });
   });
 
+  describe('memory index', () => {
+    it('closes edges within one group exactly as one batch at a time would', async () => {
+      const groups: number[] = [];
+      const { store, cleanup } = await openPgStore(signer, { onCommit: (c) => groups.push(c.batches) });
+      try {
+        const plot = anchorId({ n: 'plot' });
+        const [x, y, z] = ['X', 'Y', 'Z'].map((n) => anchorId({ n }));
+        // Learned late: the June sale is logged before the January purchase, in the same group.
+        const june = record('memory.edge', { type: 'part_of', from: plot, to: y, valid_from: '2026-06-01T00:00:00Z' });
+        const jan = record('memory.edge', { type: 'part_of', from: plot, to: x, valid_from: '2026-01-01T00:00:00Z' });
+        const seen = record('memory.edge', { type: 'observed_with', from: plot, to: z, valid_from: '2026-01-01T00:00:00Z' });
+        const unseen = record('memory.edge', { type: 'related_to', from: plot, to: z, valid_from: '2026-03-01T00:00:00Z', invalidates: [factCid(seen)] });
+        const results = await Promise.all([june, jan, seen, unseen].map((e) => store.append(curated([e]))));
+        assert.deepEqual(groups, [4], 'one transaction');
+        assert.deepEqual(results.map((r) => r.log_index), [0, 1, 2, 3]);
+        const all = await store.memory.edges({ scope: null, record: plot, direction: 'out', limit: 10 });
+        const byCid = new Map(all.map((e) => [e.edge_cid, e]));
+        assert.equal(byCid.get(factCid(jan))!.closed_at, unix('2026-06-01T00:00:00Z'));
+        assert.equal(byCid.get(factCid(jan))!.closed_by, factCid(june));
+        assert.equal(byCid.get(factCid(june))!.closed_at, null);
+        assert.equal(byCid.get(factCid(seen))!.closed_at, unix('2026-03-01T00:00:00Z'));
+        assert.equal(byCid.get(factCid(seen))!.closed_by, factCid(unseen));
+        assert.deepEqual(all.map((e) => e.valid_from), [...all.map((e) => e.valid_from)].sort((a, b) => a - b), 'valid_from order');
+        const april = await store.memory.edges({ scope: null, record: plot, direction: 'out', valid_at: unix('2026-04-01T00:00:00Z'), limit: 10 });
+        assert.deepEqual(april.map((e) => e.to).sort(), [x, z].sort());
+        // Fractional seconds bound the integer columns exactly: just before the sale, X holds.
+        const justBefore = await store.memory.edges({ scope: null, record: plot, direction: 'out', kinds: ['part_of'], valid_at: unix('2026-06-01T00:00:00Z') - 0.5, limit: 10 });
+        assert.deepEqual(justBefore.map((e) => e.to), [x]);
+        assert.deepEqual(await store.memory.searchNotes({ scope: null, observed_from: 1.5, observed_to: 1e300, limit: 1 }), []);
+      } finally {
+        await cleanup();
+      }
+    });
+
+    it('rolls back with the facts: a failed transaction leaves no memory rows', async () => {
+      let failing = true;
+      const { store, cleanup } = await openPgStore(signer, { failCommit: () => failing });
+      try {
+        const n = record('memory.note', { text: 'rolled back note' });
+        await assert.rejects(store.append(curated([n])));
+        assert.deepEqual(await store.memory.searchNotes({ scope: null, text: 'note', limit: 5 }), []);
+        failing = false;
+        await store.append(curated([n]));
+        assert.deepEqual((await store.memory.searchNotes({ scope: null, text: 'note', limit: 5 })).map((h) => h.fact_cid), [factCid(n)]);
+        // A duplicate indexes nothing twice.
+        await store.append(curated([n]));
+        assert.equal((await store.memory.searchNotes({ scope: null, limit: 5 })).length, 1);
+      } finally {
+        await cleanup();
+      }
+    });
+
+    it('indexes text PostgreSQL cannot hold (NUL) without it, rather than failing the write', async () => {
+      const { store, cleanup } = await openPgStore(signer);
+      try {
+        const n = record('memory.note', { text: 'valve\u0000 stuck open', tags: ['va\u0000lve'] });
+        const a = record('memory.alias', { entity: anchorId({ n: 'v' }), phrase: 'the\u0000 old valve' });
+        await store.append(curated([n, a]));
+        const hits = await store.memory.searchNotes({ scope: null, text: 'valve', tags: ['valve'], limit: 5 });
+        assert.deepEqual(hits.map((h) => h.fact_cid), [factCid(n)]);
+        assert.deepEqual((await store.memory.aliases({ scope: null, text: 'old valve', limit: 5 })).map((h) => h.fact_cid), [factCid(a)]);
+        // Nor does a NUL in a caller's filter fail the read: it finds nothing.
+        assert.deepEqual(await store.memory.searchNotes({ scope: null, entity: 'x\u0000', authors: ['\u0000'], limit: 5 }), []);
+        assert.deepEqual(await store.memory.edges({ scope: null, record: '\u0000', direction: 'both', kinds: ['a\u0000'], limit: 5 }), []);
+        assert.deepEqual(await store.memory.sharedSlots({ scope: null, cells: ['\u0000'], limit: 5 }), []);
+      } finally {
+        await cleanup();
+      }
+    });
+
+    it('is built from the stored facts when a version-1 schema is opened', async () => {
+      const { store, schema, cleanup } = await openPgStore(signer);
+      let reopened: Store | undefined;
+      try {
+        const plot = await memoryFixture(store);
+        const before = await memorySnapshot(store, plot);
+        assert.equal(before.notes.length, 2);
+        assert.equal(before.edges.length, 2);
+        assert.equal(before.edges[0].closed_by, before.edges[1].edge_cid);
+        assert.equal(before.derived.length, 1);
+        assert.equal(before.slots.length, 1);
+        await store.close();
+        await pgQuery(`DROP TABLE "${schema}".mem_notes, "${schema}".mem_aliases, "${schema}".mem_edges, "${schema}".mem_edge_closures, "${schema}".mem_derivations, "${schema}".shared_slots`);
+        await pgQuery(`UPDATE "${schema}".meta SET value = '1' WHERE key = 'schema_version'`);
+        reopened = await createPostgresStore(pgConfig(), signer, { schema, logger: () => undefined });
+        assert.deepEqual(await memorySnapshot(reopened, plot), before);
+        const [v] = await pgQuery<{ value: string }>(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`);
+        assert.equal(v.value, '2');
+      } finally {
+        await reopened?.close();
+        await cleanup();
+      }
+    });
+  });
+
   describe('two stores on one schema', () => {
     it('share one dense log whose transaction time never runs backwards', async () => {
       const ahead = steppingClock('2026-03-01T12:00:10Z');
@@ -224,6 +354,27 @@ describe('postgres store', { skip: pgSkip }, () => {
           assert.ok(at >= last, `accepted_at of entry ${i} (${at}) is not before ${last}`);
           last = at;
         }
+      } finally {
+        await b.close();
+        await cleanup();
+      }
+    });
+
+    it('see the memory records written through the other', async () => {
+      const { store: a, schema, cleanup } = await openPgStore(signer);
+      const b = await createPostgresStore(pgConfig(), signer, { schema, logger: () => undefined });
+      try {
+        const n = record('memory.note', { text: 'gate left open at the east paddock', tags: ['gate'] });
+        await a.append(curated([n]));
+        assert.deepEqual((await b.memory.searchNotes({ scope: null, text: 'paddock gate', limit: 5 })).map((h) => h.fact_cid), [factCid(n)]);
+        // An exclusive edge written through b closes the one written through a.
+        const plot = anchorId({ n: 'plot' });
+        const e1 = record('memory.edge', { type: 'owned_by', from: plot, to: anchorId({ n: 'ann' }), valid_from: '2026-01-01T00:00:00Z' });
+        const e2 = record('memory.edge', { type: 'owned_by', from: plot, to: anchorId({ n: 'bob' }), valid_from: '2026-05-01T00:00:00Z' });
+        await a.append(curated([e1]));
+        await b.append(curated([e2]));
+        const seen = await a.memory.edges({ scope: null, record: plot, direction: 'out', limit: 5 });
+        assert.deepEqual(seen.map((e) => [e.edge_cid, e.closed_by]), [[factCid(e1), factCid(e2)], [factCid(e2), null]]);
       } finally {
         await b.close();
         await cleanup();

@@ -36,6 +36,16 @@ export async function rows<R extends pg.QueryResultRow>(
   return res.rows;
 }
 
+/**
+ * Run a parameterised statement as an unnamed one, planned for its actual parameters each time.
+ * For statements whose best plan depends on the values (full-text search: a rare word wants
+ * the GIN index, a word in most rows a scan), where a cached generic plan can be many times
+ * slower than the planning it saves.
+ */
+export async function rowsPlanned<R extends pg.QueryResultRow>(db: Db, text: string, values: unknown[] = []): Promise<R[]> {
+  return (await db.query<R>(text, values)).rows;
+}
+
 /** A Buffer view of `u8` (no copy): node-postgres sends Buffers as bytea. */
 export function buf(u8: Uint8Array): Buffer {
   return Buffer.isBuffer(u8) ? u8 : Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength);

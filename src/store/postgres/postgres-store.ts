@@ -3,9 +3,10 @@
  * several responder processes share one log. Life of a fact: `append` validates the batch and
  * expands it (canonical bytes, digests, per-fact proofs) outside any lock, then queues it for
  * the sequencer (sequencer.ts), which writes the log entry, its tree nodes, the fact rows and
- * supersedes edges in one transaction under the schema's advisory lock and resolves after
- * COMMIT. Reads go straight to the tables (queries.ts, pg-log.ts); there is nothing to replay,
- * since entry and index rows commit together.
+ * supersedes edges (and, for memory records, the memory index: memory-index.ts) in one
+ * transaction under the schema's advisory lock and resolves after COMMIT. Reads go straight to
+ * the tables (queries.ts, memory-queries.ts, pg-log.ts); there is nothing to replay, since
+ * entry and index rows commit together.
  */
 import pg from 'pg';
 import { b32encode } from '../../protocol/base32.js';
@@ -15,6 +16,8 @@ import type {
   AppendBatch, AppendResult, CorpusStats, FactQuery, LogEntryV1, LogReader, Store, StoreConfig, StoredFact, TreeHeadSigner, WitnessRecord,
 } from '../contract.js';
 import { expandEntry, scopeKey, type ExpandedFact } from '../entry.js';
+import type { MemoryReader } from '../memory.js';
+import { MemoryQueries } from './memory-queries.js';
 import { pgFault } from './pg-db.js';
 import { PgLog } from './pg-log.js';
 import { Queries, type HistoryQuery } from './queries.js';
@@ -95,6 +98,7 @@ function prepare(batch: AppendBatch, at: string): PendingBatch {
 class PostgresStore implements Store {
   readonly driver = 'postgres' as const;
   readonly log: LogReader;
+  readonly memory: MemoryReader;
   private closed = false;
   private readonly inflight = new Set<Promise<unknown>>();
   private statsAt: { size: number; counts: Omit<CorpusStats, 'log_size'> } | undefined;
@@ -106,8 +110,17 @@ class PostgresStore implements Store {
     private readonly q: Queries,
     private readonly seq: Sequencer,
     private readonly now: () => Date,
+    mem: MemoryQueries,
   ) {
     this.log = readerOf(pgLog);
+    // The same fault mapping and closed check as every other read.
+    this.memory = {
+      searchNotes: (q) => this.read('memory.searchNotes', () => mem.searchNotes(q)),
+      edges: (q) => this.read('memory.edges', () => mem.edges(q)),
+      aliases: (q) => this.read('memory.aliases', () => mem.aliases(q)),
+      derivedBy: (q) => this.read('memory.derivedBy', () => mem.derivedBy(q)),
+      sharedSlots: (q) => this.read('memory.sharedSlots', () => mem.sharedSlots(q)),
+    };
   }
 
   private assertOpen(): void {
@@ -229,7 +242,7 @@ export async function createPostgresStore(config: StoreConfig, signer: TreeHeadS
     const t = tablesOf(schema);
     const log = new PgLog(pool, t, { signer, now, prefix: config.prefix });
     const seq = new Sequencer(pool, t, sequencerLockKey(schema), log, { now, logger, failCommit: opts.failCommit, onCommit: opts.onCommit });
-    const store = new PostgresStore(pool, config.scanCellLimit, log, new Queries(pool, t), seq, now);
+    const store = new PostgresStore(pool, config.scanCellLimit, log, new Queries(pool, t), seq, now, new MemoryQueries(pool, t));
     logger(`store postgres: schema ${schema}: log size ${await log.size()}`);
     return store;
   } catch (err) {

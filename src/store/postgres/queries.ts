@@ -69,7 +69,7 @@ function checkQuery(q: FactQuery): void {
 }
 
 /** Collects `WHERE` terms with numbered parameters. */
-class Where {
+export class Where {
   readonly terms: string[] = [];
   readonly args: unknown[] = [];
   add(term: (p: string) => string, value: unknown): void {

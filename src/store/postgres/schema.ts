@@ -10,8 +10,14 @@ import type pg from 'pg';
 import { utf8 } from '../../protocol/bytes.js';
 import { SvcError } from '../../protocol/errors.js';
 import { blake3 } from '../../protocol/hash.js';
+import { backfillMemory } from './memory-index.js';
 
-export const SCHEMA_VERSION = 1;
+/**
+ * 1: log, facts, supersedes edges, attester days, claims, witnesses.
+ * 2: the agent-memory index (mem_* tables) and shared_slots, built from the stored facts when
+ *    a version-1 schema is opened (`migrate`).
+ */
+export const SCHEMA_VERSION = 2;
 export const DEFAULT_SCHEMA = 'svc';
 
 /** Unquoted-identifier grammar: no quoting surprises, no case folding, at most 63 bytes. */
@@ -47,12 +53,22 @@ export interface Tables {
   witnesses: string;
   attesterDays: string;
   scopeClaims: string;
+  notes: string;
+  aliases: string;
+  memEdges: string;
+  closures: string;
+  derivations: string;
+  sharedSlots: string;
 }
 
 /** The qualified names of the driver's tables in `schema`. */
 export function tablesOf(schema: string): Tables {
   const s = `"${checkSchemaName(schema)}"`;
-  return { entries: `${s}.log_entries`, nodes: `${s}.log_nodes`, facts: `${s}.facts`, edges: `${s}.edges`, meta: `${s}.meta`, witnesses: `${s}.witnesses`, attesterDays: `${s}.attester_days`, scopeClaims: `${s}.scope_claims` };
+  return {
+    entries: `${s}.log_entries`, nodes: `${s}.log_nodes`, facts: `${s}.facts`, edges: `${s}.edges`, meta: `${s}.meta`, witnesses: `${s}.witnesses`,
+    attesterDays: `${s}.attester_days`, scopeClaims: `${s}.scope_claims`, notes: `${s}.mem_notes`, aliases: `${s}.mem_aliases`,
+    memEdges: `${s}.mem_edges`, closures: `${s}.mem_edge_closures`, derivations: `${s}.mem_derivations`, sharedSlots: `${s}.shared_slots`,
+  };
 }
 
 function ddl(s: string): string {
@@ -140,6 +156,99 @@ CREATE TABLE IF NOT EXISTS ${s}.scope_claims (
 -- First writer of a scope, in log order; scoped facts only, so public ingest pays nothing.
 CREATE INDEX IF NOT EXISTS facts_scoped ON ${s}.facts (scope_key, log_index, position) WHERE scope_key <> '';
 
+-- Agent-memory index (src/store/memory.ts): projections of memory records' bodies, written by
+-- the sequencer in the transaction that stores the facts (memory-index.ts), read by
+-- memory-queries.ts. Named mem_* because edges above is the supersedes graph. Every reader
+-- names one scope, so scope_key leads the b-tree indexes. Times: *_at text columns are
+-- transaction times (ISO seconds, byte order = time order); valid times are Unix seconds.
+CREATE TABLE IF NOT EXISTS ${s}.mem_notes (
+  fact_cid    text COLLATE "C" PRIMARY KEY,
+  scope_key   text COLLATE "C" NOT NULL,
+  attester    text COLLATE "C" NOT NULL,
+  accepted_at text COLLATE "C" NOT NULL,
+  log_index   bigint NOT NULL,
+  position    int NOT NULL,
+  observed_at bigint,
+  cell        text COLLATE "C",
+  lat         float8,
+  lng         float8,
+  entity      text COLLATE "C",
+  tags        text[] NOT NULL,
+  -- float32 little-endian
+  vector      bytea,
+  text        text NOT NULL,
+  tsv         tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, text)) STORED
+);
+CREATE INDEX IF NOT EXISTS mem_notes_tsv ON ${s}.mem_notes USING gin (tsv);
+CREATE INDEX IF NOT EXISTS mem_notes_tags ON ${s}.mem_notes USING gin (tags);
+-- Newest first without text, and the scope's share of every other filter.
+CREATE INDEX IF NOT EXISTS mem_notes_recent ON ${s}.mem_notes (scope_key, log_index DESC, position DESC);
+CREATE INDEX IF NOT EXISTS mem_notes_entity ON ${s}.mem_notes (scope_key, entity) WHERE entity IS NOT NULL;
+CREATE INDEX IF NOT EXISTS mem_notes_lat ON ${s}.mem_notes (scope_key, lat, lng) WHERE lat IS NOT NULL;
+
+-- memory.alias phrases and memory.entity names.
+CREATE TABLE IF NOT EXISTS ${s}.mem_aliases (
+  fact_cid  text COLLATE "C" PRIMARY KEY,
+  scope_key text COLLATE "C" NOT NULL,
+  entity    text COLLATE "C" NOT NULL,
+  phrase    text NOT NULL,
+  attester  text COLLATE "C" NOT NULL,
+  log_index bigint NOT NULL,
+  position  int NOT NULL,
+  tsv       tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, phrase)) STORED
+);
+CREATE INDEX IF NOT EXISTS mem_aliases_tsv ON ${s}.mem_aliases USING gin (tsv);
+
+-- Edges as stated (memory.edge records, derivatives' derived_from); never updated: a later
+-- record closes one by a row in mem_edge_closures, recorded at the closer's transaction time.
+CREATE TABLE IF NOT EXISTS ${s}.mem_edges (
+  edge_cid    text COLLATE "C" PRIMARY KEY,
+  scope_key   text COLLATE "C" NOT NULL,
+  kind        text COLLATE "C" NOT NULL,
+  from_ref    text COLLATE "C" NOT NULL,
+  to_ref      text COLLATE "C" NOT NULL,
+  valid_from  bigint NOT NULL,
+  valid_to    bigint,
+  stated_by   text COLLATE "C" NOT NULL,
+  attester    text COLLATE "C" NOT NULL,
+  recorded_at text COLLATE "C" NOT NULL,
+  log_index   bigint NOT NULL,
+  position    int NOT NULL,
+  ord         int NOT NULL
+);
+-- Out-edges (and the exclusive rule's siblings: same scope, from, kind), in-edges.
+CREATE INDEX IF NOT EXISTS mem_edges_from ON ${s}.mem_edges (scope_key, from_ref, kind, valid_from);
+CREATE INDEX IF NOT EXISTS mem_edges_to ON ${s}.mem_edges (scope_key, to_ref, kind, valid_from);
+CREATE TABLE IF NOT EXISTS ${s}.mem_edge_closures (
+  edge_cid    text COLLATE "C" NOT NULL,
+  closed_at   bigint NOT NULL,
+  closed_by   text COLLATE "C" NOT NULL,
+  recorded_at text COLLATE "C" NOT NULL,
+  log_index   bigint NOT NULL,
+  position    int NOT NULL,
+  PRIMARY KEY (edge_cid, closed_by, closed_at)
+);
+
+-- Derivative facts per batch attester; seq numbers them densely in log order (a cursor that a
+-- rebuild from the log reproduces).
+CREATE TABLE IF NOT EXISTS ${s}.mem_derivations (
+  seq       bigint PRIMARY KEY,
+  attester  text COLLATE "C" NOT NULL,
+  scope_key text COLLATE "C" NOT NULL,
+  fact_cid  text COLLATE "C" NOT NULL
+);
+CREATE INDEX IF NOT EXISTS mem_derivations_attester ON ${s}.mem_derivations (attester, scope_key, seq);
+
+-- (cell, band, tslot) keys of a scope that facts from at least two attesters were written to;
+-- inserted when a fact lands on a key whose newest version has another attester.
+CREATE TABLE IF NOT EXISTS ${s}.shared_slots (
+  scope_key text COLLATE "C" NOT NULL,
+  cell      text COLLATE "C" NOT NULL,
+  band      text COLLATE "C" NOT NULL,
+  tslot     bigint NOT NULL,
+  PRIMARY KEY (scope_key, cell, band, tslot)
+);
+
 -- Not derivable from the log: witnesses' co-signatures arrive over HTTP.
 CREATE TABLE IF NOT EXISTS ${s}.witnesses (
   tree_size   bigint NOT NULL,
@@ -168,6 +277,13 @@ export async function migrate(client: pg.PoolClient, schema: string): Promise<vo
       await client.query(`INSERT INTO ${s}.meta (key, value) VALUES ('schema_version', $1)`, [String(SCHEMA_VERSION)]);
     } else if (Number(r.rows[0].value) > SCHEMA_VERSION) {
       throw new SvcError('internal', `postgres schema ${schema}: version ${r.rows[0].value} is newer than this build (${SCHEMA_VERSION})`);
+    } else if (Number(r.rows[0].value) < 2) {
+      // The memory tables were just created empty over facts stored without them: project
+      // those facts now, in log order, so the index is what indexing them would have built.
+      // Writers of other processes wait on the lock meanwhile (a one-off, bounded by the
+      // number of memory facts; ordinary facts are read by one GROUP BY for shared slots).
+      await backfillMemory(client, tablesOf(schema));
+      await client.query(`UPDATE ${s}.meta SET value = $1 WHERE key = 'schema_version'`, [String(SCHEMA_VERSION)]);
     }
     await client.query('COMMIT');
   } catch (err) {

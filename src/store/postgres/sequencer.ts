@@ -3,9 +3,10 @@
  * processes. Concurrent `submit` calls queue; the queue is written in one transaction that
  * first takes `pg_advisory_xact_lock(<schema key>)` (a writer in another process waits there:
  * "forward or wait"), reads the log size, then gives each batch with new facts its own log
- * entry at the next index, the perfect-subtree nodes that entry completes, its fact rows and
- * supersedes edges. Every batch of the group resolves only after COMMIT (acknowledged =
- * committed); a failed transaction leaves nothing behind, and no index is consumed.
+ * entry at the next index, the perfect-subtree nodes that entry completes, its fact rows,
+ * supersedes edges, shared slots and memory-index rows (memory-index.ts). Every batch of the
+ * group resolves only after COMMIT (acknowledged = committed); a failed transaction leaves
+ * nothing behind, and no index is consumed.
  * How long a writer may hold the lock is bounded (writer-bounds.ts): a transaction cut short
  * by a bound fails its whole group with a typed, retryable `overloaded` error.
  */
@@ -17,6 +18,7 @@ import { isoSeconds } from '../../protocol/receipt.js';
 import type { AppendResult, LogEntryV1 } from '../contract.js';
 import { encodeLogEntry, type ExpandedFact } from '../entry.js';
 import { SvcError } from '../../protocol/errors.js';
+import { MemoryIndexer, mayProject } from './memory-index.js';
 import { buf, int, pgFault, rows } from './pg-db.js';
 import { nodesCompletedBy, type NodeRow, type PgLog } from './pg-log.js';
 import type { Tables } from './schema.js';
@@ -120,6 +122,8 @@ interface Placement {
 /** The newest version under one supersession key, in version order (accepted_at, log_index, position). */
 interface Newest {
   fact_cid: string;
+  /** Its batch's attester: a new version from another attester makes the key a shared slot. */
+  attester: string;
   accepted_at: string;
   log_index: number;
   position: number;
@@ -145,6 +149,7 @@ class Rows {
     supersedes: [] as (string | null)[],
   };
   edges = { from: [] as string[], to: [] as string[], at: [] as string[] };
+  slots = { scope_key: [] as string[], cell: [] as string[], band: [] as string[], tslot: [] as number[], seen: new Set<string>() };
 }
 
 /** The one writer of a store: queues appends and commits them in groups under the schema's lock. */
@@ -298,7 +303,12 @@ export class Sequencer {
 
   private async writeLocked(client: pg.PoolClient, group: Queued[]) {
     const all = group.flatMap((q) => q.expanded);
-    const state = await this.readState(client, all);
+    // Memory records (and derivatives) of the group, projected before the state read so that
+    // what their closures need from the index comes back with it; null for ordinary ingest.
+    const mem = MemoryIndexer.plan(
+      all.filter((x) => mayProject(x.fact.kind, x.fact.band)).map((x) => ({ cid: x.fact.fact_cid, body: x.fact.body, scopeKey: x.scopeKey })),
+    );
+    const state = await this.readState(client, all, mem);
     let size = state.size;
     // Transaction time never runs backwards along the log, even across processes whose clocks
     // differ by a second, so an as_of_signed_at bound always selects a prefix of the log.
@@ -366,15 +376,29 @@ export class Sequencer {
           out.edges.from.push(f.fact_cid);
           out.edges.to.push(supersedes);
           out.edges.at.push(acceptedAt);
+          // A key whose newest version came from another attester becomes a shared slot. The
+          // newest alone decides: while a key holds one attester's facts the newest is theirs,
+          // and once it holds two the slot was recorded when the second arrived.
+          const sl = out.slots;
+          if (prev!.attester !== f.attester && !sl.seen.has(key)) {
+            sl.seen.add(key);
+            sl.scope_key.push(x.scopeKey);
+            sl.cell.push(f.cell);
+            sl.band.push(f.band);
+            sl.tslot.push(f.tslot);
+          }
+        }
+        if (mem?.has(f.fact_cid)) {
+          mem.add({ cid: f.fact_cid, attester: f.attester, scopeKey: x.scopeKey, acceptedAt, logIndex: index, position: x.position });
         }
         placements.set(f.fact_cid, { log_index: index, accepted_at: acceptedAt });
-        const mine: Newest = { fact_cid: f.fact_cid, accepted_at: acceptedAt, log_index: index, position: x.position };
+        const mine: Newest = { fact_cid: f.fact_cid, attester: f.attester, accepted_at: acceptedAt, log_index: index, position: x.position };
         if (prev === undefined || newer(mine, prev)) newest.set(key, mine);
       }
       results.push({ log_index: index, accepted_at: acceptedAt, tree_size: index + 1, duplicates });
     }
     for (const i of allDup) results[i].tree_size = size;
-    await this.insert(client, out);
+    await this.insert(client, out, mem?.hasRows() ? mem : null);
     return { results, size, nodes: out.nodes, entries: out.entries.idx.length, facts: out.facts.cid.length };
   }
 
@@ -382,14 +406,18 @@ export class Sequencer {
    * Everything the group needs to know, in one statement (round trips dominate on a busy
    * host): the log head, the frontier nodes of the current tree (computed in SQL from its
    * size), where the group's facts are already placed, and the newest stored version under
-   * each of the group's supersession keys.
+   * each of the group's supersession keys; with memory records, also what their closures and
+   * derivation numbers need (MemoryIndexer.lookupSql), which `mem` takes in.
    */
-  private async readState(client: pg.PoolClient, facts: ExpandedFact[]) {
+  private async readState(client: pg.PoolClient, facts: ExpandedFact[], mem: MemoryIndexer | null) {
     const t = this.t;
     const keys = new Map<string, ExpandedFact>();
     for (const x of facts) keys.set(keyOf(x), x);
     const list = [...keys.values()];
-    const [r] = await rows<{ idx: string | null; accepted_at: string | null; frontier: [number, number, string][]; placed: [string, number, string][]; newest: [number, string, string, number, number][] }>(
+    const [r] = await rows<{
+      idx: string | null; accepted_at: string | null; frontier: [number, number, string][]; placed: [string, number, string][];
+      newest: [number, string, string, number, number, string][]; mem_edges?: Parameters<MemoryIndexer['load']>[0]; mem_seq?: string;
+    }>(
       client,
       `WITH head AS (SELECT idx, accepted_at FROM ${t.entries} ORDER BY idx DESC LIMIT 1)
        SELECT (SELECT idx FROM head) AS idx, (SELECT accepted_at FROM head) AS accepted_at,
@@ -401,36 +429,43 @@ export class Sequencer {
             CROSS JOIN LATERAL (SELECT hash FROM ${t.nodes} WHERE level = k.level AND idx = k.idx OFFSET 0) n) AS frontier,
          (SELECT coalesce(json_agg(json_build_array(fact_cid, log_index, accepted_at)), '[]')
             FROM ${t.facts} WHERE fact_cid = ANY($1::text[])) AS placed,
-         (SELECT coalesce(json_agg(json_build_array(k.i, f.fact_cid, f.accepted_at, f.log_index, f.position)), '[]')
+         (SELECT coalesce(json_agg(json_build_array(k.i, f.fact_cid, f.accepted_at, f.log_index, f.position, f.attester)), '[]')
             FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[]) WITH ORDINALITY AS k(cell, scope_key, tslot, band, i)
             CROSS JOIN LATERAL (
-              SELECT fact_cid, accepted_at, log_index, position FROM ${t.facts}
+              SELECT fact_cid, accepted_at, log_index, position, attester FROM ${t.facts}
                WHERE cell = k.cell AND scope_key = k.scope_key AND band = k.band AND tslot = k.tslot
-               ORDER BY accepted_at DESC, log_index DESC, position DESC LIMIT 1) f) AS newest`,
+               ORDER BY accepted_at DESC, log_index DESC, position DESC LIMIT 1) f) AS newest${mem ? `,
+         ${MemoryIndexer.lookupSql(t, 6)}` : ''}`,
       [
         [...new Set(facts.map((x) => x.fact.fact_cid))],
         list.map((x) => x.fact.cell), list.map((x) => x.scopeKey), list.map((x) => x.fact.tslot), list.map((x) => x.fact.band),
+        ...(mem ? mem.lookupParams() : []),
       ],
       bounded,
     );
+    if (mem) mem.load(r.mem_edges!, r.mem_seq!);
     const size = r.idx === null ? 0 : int(r.idx) + 1;
     const known = new Map<string, Uint8Array>();
     for (const [level, idx, hex] of r.frontier) known.set(`${level}:${idx}`, fromHex(hex));
     const placements = new Map<string, Placement>();
     for (const [cid, logIndex, at] of r.placed) placements.set(cid, { log_index: logIndex, accepted_at: at });
     const newest = new Map<string, Newest>();
-    for (const [i, cid, at, logIndex, position] of r.newest) {
-      newest.set(keyOf(list[i - 1]), { fact_cid: cid, accepted_at: at, log_index: logIndex, position });
+    for (const [i, cid, at, logIndex, position, attester] of r.newest) {
+      newest.set(keyOf(list[i - 1]), { fact_cid: cid, attester, accepted_at: at, log_index: logIndex, position });
     }
     return { size, lastAcceptedAt: r.accepted_at ?? '', known, placements, newest };
   }
 
-  /** Write the transaction's rows in one statement: a multi-row INSERT per table, as CTEs. */
-  private async insert(client: pg.PoolClient, r: Rows): Promise<void> {
+  /**
+   * Write the transaction's rows in one statement: a multi-row INSERT per table, as CTEs (the
+   * memory index's only when `mem` has rows, so ordinary ingest runs the plain statement).
+   */
+  private async insert(client: pg.PoolClient, r: Rows, mem: MemoryIndexer | null): Promise<void> {
     const t = this.t;
     if (r.entries.idx.length === 0) return;
     const e = r.entries;
     const f = r.facts;
+    const sl = r.slots;
     await rows(
       client,
       `WITH e AS (
@@ -447,15 +482,24 @@ export class Sequencer {
          -- Only first placements are in the fact arrays, so duplicates add nothing.
          INSERT INTO ${t.attesterDays} (attester, day, facts)
          SELECT a, left(at, 10), count(*) FROM unnest($17::text[], $14::text[]) AS x(a, at) GROUP BY 1, 2
-         ON CONFLICT (attester, day) DO UPDATE SET facts = ${t.attesterDays}.facts + excluded.facts)
-       INSERT INTO ${t.edges} (from_cid, to_cid, kind, created_at)
-       SELECT a, b, 'supersedes', c FROM unnest($25::text[], $26::text[], $27::text[]) AS x(a, b, c)
-       ON CONFLICT DO NOTHING`,
+         ON CONFLICT (attester, day) DO UPDATE SET facts = ${t.attesterDays}.facts + excluded.facts),
+       s AS (
+         INSERT INTO ${t.edges} (from_cid, to_cid, kind, created_at)
+         SELECT a, b, 'supersedes', c FROM unnest($25::text[], $26::text[], $27::text[]) AS x(a, b, c)
+         ON CONFLICT DO NOTHING),${mem ? `
+       ${MemoryIndexer.insertCtes(t, 32)},` : ''}
+       sl AS (
+         INSERT INTO ${t.sharedSlots} (scope_key, cell, band, tslot)
+         SELECT * FROM unnest($28::text[], $29::text[], $30::text[], $31::bigint[])
+         ON CONFLICT DO NOTHING)
+       SELECT 1`,
       [
         e.idx, e.leaf, e.hash, e.entry, e.at,
         r.nodes.map((n) => n.level), r.nodes.map((n) => n.idx), r.nodes.map((n) => buf(n.hash)),
         f.cid, f.cell, f.band, f.tslot, f.signed_at, f.accepted_at, f.kind, f.pclass, f.attester, f.scope_key, f.scope_json, f.body, f.proof, f.log_index, f.position, f.supersedes,
         r.edges.from, r.edges.to, r.edges.at,
+        sl.scope_key, sl.cell, sl.band, sl.tslot,
+        ...(mem ? mem.insertParams() : []),
       ],
       bounded,
     );

@@ -1,0 +1,296 @@
+/**
+ * Reads over the PostgreSQL memory index (src/store/memory.ts `MemoryReader`); the rows are
+ * written by memory-index.ts in the sequencer's transaction. Every statement names one scope
+ * (scope_key equality, '' for public records), so nothing here counts across scopes. Text
+ * search runs on the `tsvector` columns (config 'english', GIN) with a tsquery built from the
+ * caller text's word tokens only, so caller text is never parsed as tsquery syntax.
+ */
+import type pg from 'pg';
+import { invalidArgument } from '../../protocol/errors.js';
+import { isoSeconds, type Scope } from '../../protocol/receipt.js';
+import { scopeKey } from '../entry.js';
+import type { AliasHit, EdgeQuery, EdgeRow, MemoryReader, NoteHit, NoteSearch, SharedSlot } from '../memory.js';
+import { pgText, vectorOf } from './memory-index.js';
+import { int, rows, rowsPlanned } from './pg-db.js';
+import { Where } from './queries.js';
+import type { Tables } from './schema.js';
+
+/** Largest page any memory read returns (NoteSearch.limit is 1..1000). */
+const MAX_LIMIT = 1000;
+/** Distinct words a text query keeps: an OR over more words ranks no better and costs more. */
+const MAX_WORDS = 32;
+/** PostgreSQL ignores words longer than this (bytes) in documents and queries alike. */
+const MAX_WORD_BYTES = 2047;
+const WORD = /[\p{L}\p{N}]+/gu;
+
+/**
+ * The tsquery text for `text`: its distinct word tokens (runs of letters and digits), each
+ * quoted as a lexeme and OR-combined (`'irrigation' | 'pump'`), or null without a word. A token
+ * holds neither quotes, backslashes nor operator characters, so inside its quotes it is always
+ * a literal word to `to_tsquery`: `"north`, `NEAR(pump`, `pump*`, `!@#` come out as words or
+ * nothing. The english configuration then stems the words and drops stop words (a text of stop
+ * words only, such as `AND`, makes an empty query that matches nothing).
+ */
+export function tsqueryText(text: unknown): string | null {
+  if (text === undefined || text === null) return null;
+  if (typeof text !== 'string') throw new TypeError('text: expected a string');
+  const words = new Set<string>();
+  for (const m of text.matchAll(WORD)) {
+    const w = m[0].toLowerCase();
+    if (Buffer.byteLength(w) > MAX_WORD_BYTES) continue;
+    words.add(w);
+    if (words.size === MAX_WORDS) break;
+  }
+  return words.size === 0 ? null : [...words].map((w) => `'${w}'`).join(' | ');
+}
+
+function limitOf(n: unknown): number {
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw new RangeError('limit: expected a non-negative integer');
+  return Math.min(n, MAX_LIMIT);
+}
+
+/** A transaction-time bound as stored (ISO seconds: byte order is time order). */
+function isoBound(field: string, v: unknown): string {
+  try {
+    if (typeof v !== 'string') throw new TypeError();
+    return isoSeconds(v);
+  } catch {
+    throw invalidArgument(field, `${JSON.stringify(v)} is not an RFC 3339 time`);
+  }
+}
+
+function finite(field: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new RangeError(`${field}: expected a finite number`);
+  return v;
+}
+
+/**
+ * Caller strings as parameters: what the index stores went through pgText, so matching goes
+ * through it too, and a NUL (which PostgreSQL text cannot carry) finds nothing instead of
+ * failing the statement.
+ */
+function str(field: string, v: unknown): string {
+  if (typeof v !== 'string') throw new TypeError(`${field}: expected a string`);
+  return pgText(v);
+}
+
+/**
+ * A bound on a bigint column (Unix seconds, seq, tslot) as an integer with the same meaning:
+ * the columns hold integers, so `col >= x` is `col >= ceil(x)` and `col <= x`, `col > x` are
+ * `col <= floor(x)`, `col > floor(x)`; clamped to safe integers (a float parameter would fail
+ * the bigint cast).
+ */
+function intBound(field: string, v: unknown, round: 'floor' | 'ceil'): number {
+  const x = Math[round](finite(field, v));
+  return Math.max(Number.MIN_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, x));
+}
+
+function strings(field: string, v: unknown): string[] {
+  if (!Array.isArray(v)) throw new TypeError(`${field}: expected an array of strings`);
+  return [...new Set(v.map((x, i) => str(`${field}[${i}]`, x)))];
+}
+
+interface NoteRowOut {
+  fact_cid: string;
+  text_score: number;
+  attester: string;
+  accepted_at: string;
+  observed_at: string | null;
+  lat: number | null;
+  lng: number | null;
+  vector: Buffer | null;
+}
+
+interface EdgeRowOut {
+  edge_cid: string;
+  kind: string;
+  from_ref: string;
+  to_ref: string;
+  valid_from: string;
+  valid_to: string | null;
+  closed_at: string | null;
+  closed_by: string | null;
+  stated_by: string;
+  attester: string;
+  recorded_at: string;
+}
+
+/** The memory index of one schema. */
+export class MemoryQueries implements MemoryReader {
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly t: Tables,
+  ) {}
+
+  /**
+   * One statement: the filters as WHERE terms (the planner picks the GIN text or tag index, or
+   * a scope-leading b-tree), ranked by ts_rank_cd with words, else newest first in log order;
+   * LIMIT in SQL. Ties in rank fall back to newest first. Ranking is exact, so a text query
+   * costs in proportion to the notes its words match (every match is scored).
+   */
+  async searchNotes(q: NoteSearch): Promise<NoteHit[]> {
+    const limit = limitOf(q.limit);
+    const w = new Where();
+    w.add((p) => `scope_key = ${p}`, scopeKey(q.scope));
+    const query = tsqueryText(q.text);
+    let score = '0::float4';
+    if (query !== null) {
+      w.add((p) => `tsv @@ to_tsquery('english', ${p})`, query);
+      score = `ts_rank_cd(tsv, to_tsquery('english', $${w.args.length}))`;
+    }
+    if (q.tags !== undefined) {
+      const tags = strings('tags', q.tags);
+      if (tags.length > 0) w.add((p) => `tags @> ${p}::text[]`, tags);
+    }
+    if (q.entity !== undefined) {
+      w.add((p) => `entity = ${p}`, str('entity', q.entity));
+    }
+    if (q.bbox !== undefined) {
+      const b = q.bbox;
+      if (typeof b !== 'object' || b === null) throw new TypeError('bbox: expected an object');
+      w.add((p) => `lat >= ${p}`, finite('bbox.min_lat', b.min_lat));
+      w.add((p) => `lat <= ${p}`, finite('bbox.max_lat', b.max_lat));
+      const lo = finite('bbox.min_lng', b.min_lng);
+      const hi = finite('bbox.max_lng', b.max_lng);
+      // A box across the antimeridian comes as min_lng > max_lng.
+      w.args.push(lo, hi);
+      const [pl, ph] = [`$${w.args.length - 1}`, `$${w.args.length}`];
+      w.terms.push(lo <= hi ? `lng >= ${pl} AND lng <= ${ph}` : `(lng >= ${pl} OR lng <= ${ph})`);
+    }
+    if (q.observed_from !== undefined) w.add((p) => `observed_at >= ${p}`, intBound('observed_from', q.observed_from, 'ceil'));
+    if (q.observed_to !== undefined) w.add((p) => `observed_at <= ${p}`, intBound('observed_to', q.observed_to, 'floor'));
+    if (q.accepted_before !== undefined) w.add((p) => `accepted_at <= ${p}`, isoBound('accepted_before', q.accepted_before));
+    if (q.authors !== undefined) {
+      const authors = strings('authors', q.authors);
+      if (authors.length === 0) return [];
+      w.add((p) => `attester = ANY(${p}::text[])`, authors);
+    }
+    if (q.with_vector === true) w.terms.push('vector IS NOT NULL');
+    w.args.push(limit);
+    const order = query !== null ? 'text_score DESC, log_index DESC, position DESC' : 'log_index DESC, position DESC';
+    // Planned per call: how many notes a word or tag matches decides between the GIN indexes, a
+    // scope b-tree and a scan, and a generic plan would also run to_tsquery again on every row.
+    const got = await rowsPlanned<NoteRowOut>(
+      this.pool,
+      `SELECT fact_cid, ${score} AS text_score, attester, accepted_at, observed_at, lat, lng, vector FROM ${this.t.notes}
+        WHERE ${w.terms.join(' AND ')} ORDER BY ${order} LIMIT $${w.args.length}`,
+      w.args,
+    );
+    return got.map((r) => ({
+      fact_cid: r.fact_cid, text_score: Number(r.text_score), attester: r.attester, accepted_at: r.accepted_at,
+      observed_at: r.observed_at === null ? null : int(r.observed_at), lat: r.lat, lng: r.lng, vector: vectorOf(r.vector),
+    }));
+  }
+
+  /**
+   * Edges touching `record`, as of a transaction time R (edges and closures recorded ≤ R) and a
+   * valid time V (valid_from ≤ V < min(stated valid_to, earliest visible closure); no end is
+   * open). The earliest visible closure is one lateral index probe per edge.
+   */
+  async edges(q: EdgeQuery): Promise<EdgeRow[]> {
+    const limit = limitOf(q.limit);
+    const record = str('record', q.record);
+    const w = new Where();
+    w.add((p) => `e.scope_key = ${p}`, scopeKey(q.scope));
+    w.args.push(record);
+    const rec = `$${w.args.length}`;
+    if (q.direction === 'out') w.terms.push(`e.from_ref = ${rec}`);
+    else if (q.direction === 'in') w.terms.push(`e.to_ref = ${rec}`);
+    else if (q.direction === 'both') w.terms.push(`(e.from_ref = ${rec} OR e.to_ref = ${rec})`);
+    else throw new RangeError('direction: expected out, in or both');
+    if (q.kinds !== undefined) {
+      const kinds = strings('kinds', q.kinds);
+      if (kinds.length === 0) return [];
+      w.add((p) => `e.kind = ANY(${p}::text[])`, kinds);
+    }
+    let closureBound = '';
+    if (q.recorded_at !== undefined) {
+      w.add((p) => `e.recorded_at <= ${p}`, isoBound('recorded_at', q.recorded_at));
+      closureBound = ` AND c.recorded_at <= $${w.args.length}`;
+    }
+    if (q.valid_at !== undefined) {
+      // valid_from ≤ V and V < end hold for floor(V) exactly as for V: both bounds are integers.
+      w.add((p) => `e.valid_from <= ${p}`, intBound('valid_at', q.valid_at, 'floor'));
+      // least() skips NULLs: the end is the stated valid_to, the closure, the earlier of both, or none.
+      const v = `$${w.args.length}`;
+      w.terms.push(`(least(e.valid_to, c.closed_at) IS NULL OR ${v} < least(e.valid_to, c.closed_at))`);
+    }
+    w.args.push(limit);
+    const got = await rows<EdgeRowOut>(
+      this.pool,
+      `SELECT e.edge_cid, e.kind, e.from_ref, e.to_ref, e.valid_from, e.valid_to, c.closed_at, c.closed_by, e.stated_by, e.attester, e.recorded_at
+         FROM ${this.t.memEdges} e
+         LEFT JOIN LATERAL (
+           SELECT c.closed_at, c.closed_by FROM ${this.t.closures} c WHERE c.edge_cid = e.edge_cid${closureBound}
+            ORDER BY c.closed_at, c.log_index, c.position, c.closed_by LIMIT 1) c ON true
+        WHERE ${w.terms.join(' AND ')}
+        ORDER BY e.valid_from, e.log_index, e.position, e.ord LIMIT $${w.args.length}`,
+      w.args,
+    );
+    return got.map((r) => ({
+      edge_cid: r.edge_cid, kind: r.kind, from: r.from_ref, to: r.to_ref, valid_from: int(r.valid_from),
+      valid_to: r.valid_to === null ? null : int(r.valid_to), closed_at: r.closed_at === null ? null : int(r.closed_at),
+      closed_by: r.closed_by, stated_by: r.stated_by, attester: r.attester, recorded_at: r.recorded_at,
+    }));
+  }
+
+  /** Aliases and entity names matching the text's words, by ts_rank_cd, then newest first. */
+  async aliases(q: { scope: Scope | null; text: string; limit: number }): Promise<AliasHit[]> {
+    const limit = limitOf(q.limit);
+    const query = tsqueryText(q.text);
+    if (query === null || limit === 0) return [];
+    const got = await rowsPlanned<AliasHit>(
+      this.pool,
+      `SELECT entity, phrase, fact_cid, attester, ts_rank_cd(tsv, to_tsquery('english', $2)) AS text_score FROM ${this.t.aliases}
+        WHERE scope_key = $1 AND tsv @@ to_tsquery('english', $2)
+        ORDER BY text_score DESC, log_index DESC, position DESC LIMIT $3`,
+      [scopeKey(q.scope), query, limit],
+    );
+    return got.map((r) => ({ ...r, text_score: Number(r.text_score) }));
+  }
+
+  /** Derivatives of `attester`'s batches under the scope, in log order, after the `seq` cursor. */
+  async derivedBy(q: { scope: Scope | null; attester: string; after?: number; limit: number }): Promise<Array<{ fact_cid: string; seq: number }>> {
+    const limit = limitOf(q.limit);
+    const attester = str('attester', q.attester);
+    const after = q.after === undefined ? 0 : intBound('after', q.after, 'floor');
+    const got = await rows<{ fact_cid: string; seq: string }>(
+      this.pool,
+      `SELECT fact_cid, seq FROM ${this.t.derivations} WHERE attester = $1 AND scope_key = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
+      [attester, scopeKey(q.scope), after, limit],
+    );
+    return got.map((r) => ({ fact_cid: r.fact_cid, seq: int(r.seq) }));
+  }
+
+  /** Shared (cell, band, tslot) keys under the scope in key order (byte order, then tslot), after `after`. */
+  async sharedSlots(q: { scope: Scope | null; cells?: string[]; bands?: string[]; after?: SharedSlot; limit: number }): Promise<SharedSlot[]> {
+    const limit = limitOf(q.limit);
+    const w = new Where();
+    w.add((p) => `scope_key = ${p}`, scopeKey(q.scope));
+    if (q.cells !== undefined) {
+      const cells = strings('cells', q.cells);
+      if (cells.length === 0) return [];
+      w.add((p) => `cell = ANY(${p}::text[])`, cells);
+    }
+    if (q.bands !== undefined) {
+      const bands = strings('bands', q.bands);
+      if (bands.length === 0) return [];
+      w.add((p) => `band = ANY(${p}::text[])`, bands);
+    }
+    if (q.after !== undefined) {
+      const a = q.after;
+      if (typeof a !== 'object' || a === null) throw new TypeError('after: expected a slot');
+      w.args.push(str('after.cell', a.cell), str('after.band', a.band), intBound('after.tslot', a.tslot, 'floor'));
+      const n = w.args.length;
+      // Row comparison on the primary key's trailing columns: one index range, in key order.
+      w.terms.push(`(cell, band, tslot) > ($${n - 2}::text, $${n - 1}::text, $${n}::bigint)`);
+    }
+    w.args.push(limit);
+    const got = await rows<{ cell: string; band: string; tslot: string }>(
+      this.pool,
+      `SELECT cell, band, tslot FROM ${this.t.sharedSlots} WHERE ${w.terms.join(' AND ')} ORDER BY cell, band, tslot LIMIT $${w.args.length}`,
+      w.args,
+    );
+    return got.map((r) => ({ cell: r.cell, band: r.band, tslot: int(r.tslot) }));
+  }
+}
