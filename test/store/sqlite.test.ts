@@ -11,7 +11,8 @@ import { SvcError } from '../../src/protocol/errors.js';
 import { isoSeconds } from '../../src/protocol/receipt.js';
 import type { AppendBatch, AppendOnlyLog, Store, StoreConfig, StoredFact } from '../../src/store/contract.js';
 import { decodeCanonical, encodeCanonical } from '../../src/protocol/cbor.js';
-import { factCid, factDigest } from '../../src/protocol/cid.js';
+import { anchorId, factCid, factDigest } from '../../src/protocol/cid.js';
+import type { Scope } from '../../src/protocol/receipt.js';
 import { batchProofs, proofToJson } from '../../src/protocol/merkle-batch.js';
 import type { LogEntryV1 } from '../../src/store/contract.js';
 import { decodeLogEntry, encodeLogEntry, encodeLogEntryParts, factsFromEntry, scopeKey } from '../../src/store/entry.js';
@@ -210,7 +211,7 @@ function mixedBatch(n: number, tag: string): AppendBatch {
   );
 }
 
-describe('sqlite store: index layout (schema v2)', () => {
+describe('sqlite store: index layout', () => {
   it('serves each fact exactly as the log entry alone rebuilds it (body from the log, proof from the batch tree)', async () => {
     const dir = join(root, `layout-${seq++}`);
     const { store, log } = await open(dir);
@@ -435,6 +436,152 @@ describe('sqlite store: index layout (schema v2)', () => {
       for (const [bound, n] of [['2026-03-01T12:00:00Z', 1], ['2026-03-01T11:59:59Z', 0], ['+010000-01-01T00:00:00Z', 0], ['9999-12-31T23:59:59Z', 1]] as const) {
         assert.equal((await store.latest({ cell: HERE, as_of_signed_at: bound })).length, n, bound);
       }
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+/** A memory record body, filed under the svc:entity: subject of its value (as memory-contract-suite.ts). */
+function record(band: string, value: Record<string, unknown>, extra: { scope?: Scope; signed_at?: string } = {}): Record<string, unknown> {
+  return makeFact({ cell: `svc:entity:${anchorId(value)}`, band, tslot: 0, value, unit: 'record', signed_at: extra.signed_at, scope: extra.scope });
+}
+
+describe('sqlite store: memory index', () => {
+  const SEED_B = new Uint8Array(32).fill(11);
+  const A: Scope = { agent_id: 'agent-a' };
+  const t = (iso: string) => Date.parse(iso) / 1000;
+  const plot = anchorId({ kind: 'field', name: 'plot 7' });
+  const farms = ['X', 'Y', 'Z'].map((name) => anchorId({ kind: 'farm', name }));
+
+  /** Notes, aliases, edges with closures, a derivative and shared slots, public and scoped, over several entries. */
+  async function fillMemory(store: Store, clock: ReturnType<typeof steppingClock>): Promise<void> {
+    const ent = anchorId({ kind: 'field', name: 'Hoeve Noord' });
+    await store.append(makeBatch([
+      record('memory.entity', { kind: 'field', name: 'Hoeve Noord' }),
+      record('memory.alias', { entity: ent, phrase: 'the north field by the canal' }),
+      record('memory.note', { text: 'Irrigation pump at the north field failed', cell: HERE, tags: ['pump'], entity: ent, vector: [0.1, 0.2], observed_at: '2026-02-01T00:00:00Z' }),
+      record('memory.note', { text: 'Pump replaced; field irrigated again', cell: THERE, tags: ['pump', 'fixed'] }),
+      record('memory.note', { text: 'secret pump plan for the north field', tags: ['pump'] }, { scope: A }),
+      record('memory.alias', { entity: ent, phrase: 'north field secret name' }, { scope: A }),
+    ], { provenance_class: 'human_curated' }));
+    clock.advance(3600);
+    await store.append(makeBatch([record('memory.edge', { type: 'part_of', from: plot, to: farms[0], valid_from: '2026-01-01T00:00:00Z' })], { provenance_class: 'human_curated' }));
+    clock.advance(3600);
+    // Learned late: valid before the first, so it is closed at the first's start.
+    await store.append(makeBatch([record('memory.edge', { type: 'part_of', from: plot, to: farms[1], valid_from: '2025-06-01T00:00:00Z' })], { provenance_class: 'human_curated', attesterSeed: SEED_B }));
+    clock.advance(3600);
+    const e3 = record('memory.edge', { type: 'part_of', from: plot, to: farms[2], valid_from: '2026-06-01T00:00:00Z' });
+    await store.append(makeBatch([e3, record('memory.edge', { type: 'mentions', from: plot, to: ent, valid_from: '2026-02-01T00:00:00Z' })], { provenance_class: 'human_curated' }));
+    clock.advance(3600);
+    await store.append(makeBatch([record('memory.edge', { type: 'related_to', from: plot, to: ent, valid_from: '2026-07-01T00:00:00Z', invalidates: [factCid(e3)] })], { provenance_class: 'human_curated' }));
+    const p1 = makeFact({ cell: HERE, band: 'indices.ndvi', tslot: 100, value: 0.5, unit: 'ndvi' });
+    const p2 = makeFact({ cell: HERE, band: 'indices.ndvi', tslot: 100, value: 0.4, unit: 'ndvi', signed_at: '2026-01-02T00:00:00Z' });
+    await store.append(makeBatch([p1]));
+    await store.append(makeBatch([p2], { attesterSeed: SEED_B }));
+    const d = { ...makeFact({ cell: HERE, band: 'derived.delta', tslot: 0, value: -0.1, kind: 'derivative' }), derivation: { fn: 'nd.delta@1', parents: [factCid(p2), factCid(p1)] } };
+    await store.append(makeBatch([d], { provenance_class: 'deterministic_index' }));
+  }
+
+  /** Every kind of memory read, as one comparable value. */
+  async function memoryAnswers(store: Store): Promise<unknown> {
+    const m = store.memory;
+    const out: Record<string, unknown> = {};
+    for (const scope of [null, A]) {
+      const k = scope === null ? 'public' : 'a';
+      out[`${k}.text`] = await m.searchNotes({ scope, text: 'north field pump', limit: 10 });
+      out[`${k}.newest`] = await m.searchNotes({ scope, limit: 10 });
+      out[`${k}.tags`] = await m.searchNotes({ scope, tags: ['pump', 'fixed'], limit: 10 });
+      out[`${k}.vector`] = await m.searchNotes({ scope, with_vector: true, limit: 10 });
+      out[`${k}.aliases`] = await m.aliases({ scope, text: 'north field noord', limit: 10 });
+      out[`${k}.slots`] = await m.sharedSlots({ scope, limit: 10 });
+    }
+    for (const valid_at of [undefined, t('2025-07-01T00:00:00Z'), t('2026-03-01T00:00:00Z'), t('2026-08-01T00:00:00Z')]) {
+      out[`edges.${valid_at}`] = await m.edges({ scope: null, record: plot, direction: 'both', valid_at, limit: 20 });
+      out[`edges.then.${valid_at}`] = await m.edges({ scope: null, record: plot, direction: 'out', valid_at, recorded_at: '2026-03-01T13:30:00Z', limit: 20 });
+    }
+    out.derived = await m.derivedBy({ scope: null, attester: makeBatch([]).attester, limit: 10 });
+    return out;
+  }
+
+  it('answers every memory read the same after the index is rebuilt from the log', async () => {
+    const dir = join(root, `memory-rebuild-${seq++}`);
+    const clock = steppingClock();
+    let { store } = await open(dir, { now: clock.now });
+    await fillMemory(store, clock);
+    const before = await memoryAnswers(store);
+    await store.close();
+    // The reads see something of every kind, so the comparison compares something.
+    const b = before as Record<string, unknown[]>;
+    for (const k of ['public.text', 'a.text', 'public.tags', 'public.vector', 'public.aliases', 'a.aliases', 'public.slots', 'edges.undefined', 'derived']) assert.ok(b[k].length > 0, k);
+    assert.ok((b['edges.undefined'] as Array<{ closed_at: number | null }>).some((e) => e.closed_at !== null), 'closures are rebuilt too');
+
+    for (const f of ['index.sqlite', 'index.sqlite-wal', 'index.sqlite-shm']) rmSync(join(dir, f), { force: true });
+    const lines: string[] = [];
+    ({ store } = await open(dir, { now: clock.now, logger: (l) => lines.push(l) }));
+    try {
+      assert.match(lines[0], /index had 0, replayed 8 entries/);
+      assert.deepEqual(await memoryAnswers(store), before);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('rebuilds the memory index of a version 2 index from the log, keeping witnesses and scope claims', async () => {
+    const dir = join(root, `memory-upgrade-${seq++}`);
+    const clock = steppingClock();
+    let { store } = await open(dir, { now: clock.now });
+    await fillMemory(store, clock);
+    const w = { tree_size: 2, root: 'r'.repeat(52), witness: 'w'.repeat(52), signature: 's'.repeat(103), operator: 'op', received_at: '2026-03-01T00:00:00Z' };
+    await store.addWitness(w);
+    const owner = 'k'.repeat(52);
+    assert.equal(await store.claimScope!({ agent_id: 'claimed' }, owner, 'responder'), owner);
+    const before = await memoryAnswers(store);
+    const day = await store.attesterFactsOn(makeBatch([]).attester, '2026-03-01');
+    await store.close();
+
+    // What a version 2 index looks like: no memory tables, and its version.
+    const db = new Database(join(dir, 'index.sqlite'));
+    db.exec(`DROP TABLE notes; DROP TABLE notes_fts; DROP TABLE note_tags; DROP TABLE aliases; DROP TABLE aliases_fts; DROP TABLE mem_edges;
+             DROP TABLE mem_closures; DROP TABLE derivations; DROP TABLE shared_slots; DROP TABLE mem_refs; DROP TABLE attesters;
+             UPDATE meta SET value = '2' WHERE key = 'schema_version';`);
+    db.close();
+    const lines: string[] = [];
+    ({ store } = await open(dir, { now: clock.now, logger: (l) => lines.push(l) }));
+    try {
+      assert.match(lines[0], /index had 0, replayed 8 entries .*schema v2 index rebuilt from the log/);
+      assert.deepEqual(await memoryAnswers(store), before);
+      assert.deepEqual(await store.witnesses(), [w]);
+      assert.equal(await store.claimScope!({ agent_id: 'claimed' }, null, 'responder'), owner);
+      assert.equal(await store.attesterFactsOn(makeBatch([]).attester, '2026-03-01'), day, 'daily counts are rebuilt, not added to');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('ranks in bounded work when the words match more notes than it ranks exactly', async () => {
+    const dir = join(root, `memory-bounded-${seq++}`);
+    const clock = steppingClock();
+    const { store } = await open(dir, { now: clock.now });
+    try {
+      // 4 200 notes saying "field" (more than a search ranks exactly); "zebra" in three of them,
+      // the first of which is older than the newest 2 000 "field" notes.
+      const texts = Array.from({ length: 4200 }, (_, i) => `field report ${i} ${i % 2 === 0 ? 'maize' : 'wheat'}${[5, 3000, 4100].includes(i) ? ' zebra' : ''}`);
+      for (let i = 0; i < texts.length; i += 300) {
+        await store.append(makeBatch(texts.slice(i, i + 300).map((text) => record('memory.note', { text, tags: [text.includes('maize') ? 'maize' : 'wheat'] })), { sign: false, provenance_class: 'human_curated' }));
+        clock.advance(1);
+      }
+      const zebra = await store.memory.searchNotes({ scope: null, text: 'zebra field', limit: 5 });
+      assert.equal(zebra.length, 5);
+      const withZebra = new Set([5, 3000, 4100].map((i) => factCid(record('memory.note', { text: texts[i], tags: [texts[i].includes('maize') ? 'maize' : 'wheat'] }))));
+      assert.deepEqual(new Set(zebra.slice(0, 3).map((h) => h.fact_cid)), withZebra, 'every note with the rare word first, the oldest too');
+      assert.ok(zebra.every((h) => h.text_score > 0));
+      const common = await store.memory.searchNotes({ scope: null, text: 'field report', limit: 50 });
+      assert.equal(common.length, 50);
+      assert.ok(common.every((h, i) => h.text_score > 0 && (i === 0 || common[i - 1].text_score >= h.text_score)), 'best first');
+      const tagged = await store.memory.searchNotes({ scope: null, text: 'field', tags: ['wheat'], limit: 20 });
+      assert.equal(tagged.length, 20);
+      assert.equal(new Set(tagged.map((h) => h.fact_cid)).size, 20);
     } finally {
       await store.close();
     }

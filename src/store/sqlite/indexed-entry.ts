@@ -4,9 +4,11 @@
  * bytes give the fact_cid, the batch leaf and, through their offset, the log-backed body).
  */
 import { equalBytes } from '../../protocol/bytes.js';
+import { b32encode } from '../../protocol/base32.js';
 import { blake3 } from '../../protocol/hash.js';
 import type { LogEntryV1 } from '../contract.js';
 import { bodyScope, encodeLogEntryParts, scopeKey, type EncodedLogEntry } from '../entry.js';
+import { projectMemory, type MemoryRows } from '../memory.js';
 import { buildBatchTree, type BuiltTree } from './batch-tree.js';
 import { KIND_CODES, packAcceptedAt, PROVENANCE_CODES } from './schema.js';
 
@@ -27,6 +29,8 @@ export interface IndexedFact {
   bodyLen: number;
   /** The body, when the logged entry does not hold its canonical bytes at bodyAt. */
   inline: Uint8Array | null;
+  /** Rows the fact adds to the memory index if it is new (memory.ts projectMemory), else null. */
+  memory: MemoryRows | null;
 }
 
 export interface IndexedEntry {
@@ -36,6 +40,18 @@ export interface IndexedEntry {
   attester: string;
   tree: BuiltTree;
   facts: IndexedFact[];
+}
+
+/**
+ * projectMemory, which never throws on a body it cannot read; should it throw regardless, the
+ * fact projects nothing rather than leaving an entry the index can never apply (replay included).
+ */
+function projectOrNothing(body: Record<string, unknown>, digest: Uint8Array): MemoryRows | null {
+  try {
+    return projectMemory(body, b32encode(digest));
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -49,10 +65,13 @@ export function indexEntry(entry: LogEntryV1, enc: EncodedLogEntry, verbatim: bo
   const tree = buildBatchTree(digests);
   const facts = entry.facts.map((body, i): IndexedFact => {
     const meta = entry.meta[i];
+    const band = body.band as string;
+    // Only memory records and derivatives can project anything: other facts are not looked at.
+    const memory = body.kind === 'derivative' || band.startsWith('memory.') ? projectOrNothing(body, digests[i]) : null;
     return {
       digest: digests[i],
       cell: body.cell as string,
-      band: body.band as string,
+      band,
       tslot: meta.tslot,
       kind: KIND_CODES.indexOf(body.kind as never),
       provenance: PROVENANCE_CODES.indexOf(meta.provenance_class),
@@ -62,6 +81,7 @@ export function indexEntry(entry: LogEntryV1, enc: EncodedLogEntry, verbatim: bo
       bodyAt: enc.bodyAt[i],
       bodyLen: enc.bodies[i].length,
       inline: verbatim ? null : enc.bodies[i],
+      memory,
     };
   });
   return { logIndex, acceptedAt: packAcceptedAt(entry.accepted_at), attester: entry.attester, tree, facts };

@@ -15,12 +15,18 @@
  * - kind and provenance class are small codes; `supersedes` is the id of the superseded row
  *   (version 1 also kept that link as text in an `edges` table that no query read).
  * An index written by an older version is dropped (witnesses kept) and rebuilt from the log.
+ *
+ * Version 3 adds the agent-memory index (src/store/memory.ts), projected from memory records
+ * and derivative facts as they are first indexed (memory-index.ts): notes with their full-text
+ * table, tags, aliases, bi-temporal edges and their closures, derivations, and the shared slots
+ * (keys written by two attesters) of every fact. Ordinary facts add nothing to these tables
+ * except, when they supersede another attester's version, one shared-slot row.
  */
 import type { Database } from 'better-sqlite3';
 import { SvcError } from '../../protocol/errors.js';
 import type { FactKind, ProvenanceClass } from '../contract.js';
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** On-disk codes: append only, never reorder (rows store the position). */
 export const KIND_CODES: readonly FactKind[] = ['primary', 'absence', 'derivative'];
@@ -101,6 +107,107 @@ CREATE TABLE IF NOT EXISTS scope_claims (
 -- First writer of a scope, in log order; scoped facts only, so public ingest pays nothing.
 CREATE INDEX IF NOT EXISTS facts_scoped ON facts (scope_id, log_index, position) WHERE scope_id <> 0;
 
+-- ---- agent-memory index (version 3; memory-index.ts writes it, memory-queries.ts reads it) ----
+
+-- Interned attester keys and the records edges, notes and aliases refer to (fact_cids,
+-- entity_cids): rows carry small integers, so an edge row and its indexes are tens of bytes.
+CREATE TABLE IF NOT EXISTS attesters (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS mem_refs (id INTEGER PRIMARY KEY, ref TEXT NOT NULL UNIQUE);
+
+-- One row per memory.note, in log order (id is also its notes_fts rowid). The fact's digest is
+-- kept (fact_cid is its base32) so a hit needs no batch tree; vector: float32 little endian.
+CREATE TABLE IF NOT EXISTS notes (
+  id          INTEGER PRIMARY KEY,
+  scope_id    INTEGER NOT NULL,
+  cid         BLOB NOT NULL,
+  attester_id INTEGER NOT NULL,
+  accepted_at INTEGER NOT NULL,
+  observed_at INTEGER,
+  lat         REAL,
+  lng         REAL,
+  entity_id   INTEGER,
+  vector      BLOB
+);
+-- Newest first within a scope (searches without words), and the narrower starting points.
+CREATE INDEX IF NOT EXISTS notes_scope ON notes (scope_id, id);
+CREATE INDEX IF NOT EXISTS notes_entity ON notes (entity_id, scope_id, id) WHERE entity_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS notes_vector ON notes (scope_id, id) WHERE vector IS NOT NULL;
+CREATE INDEX IF NOT EXISTS notes_geo ON notes (scope_id, lat, lng) WHERE lat IS NOT NULL;
+CREATE TABLE IF NOT EXISTS note_tags (
+  tag      TEXT NOT NULL,
+  scope_id INTEGER NOT NULL,
+  note_id  INTEGER NOT NULL,
+  PRIMARY KEY (tag, scope_id, note_id)
+) WITHOUT ROWID;
+-- Words of each note, every one prefixed with its scope id (memory-text.ts), so a term's
+-- posting list holds one scope's notes only: a search, bm25's document frequencies included,
+-- reads nothing of another scope. Contentless: the text is in the log already.
+CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(words, content='', tokenize='porter unicode61 remove_diacritics 2');
+
+-- memory.alias phrases and memory.entity names; aliases_fts as notes_fts.
+CREATE TABLE IF NOT EXISTS aliases (
+  id          INTEGER PRIMARY KEY,
+  scope_id    INTEGER NOT NULL,
+  entity_id   INTEGER NOT NULL,
+  cid         BLOB NOT NULL,
+  attester_id INTEGER NOT NULL,
+  phrase      TEXT NOT NULL
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS aliases_fts USING fts5(words, content='', tokenize='porter unicode61 remove_diacritics 2');
+
+-- Edges as stated (memory.edge records, derivatives' derived_from), in log order. Cids are kept
+-- as their 32-byte digests: stated is the stating fact's, edge_cid the edge's own when it is
+-- not that (derived_from: contentId({kind, from, to})). recorded_at: the stating entry's
+-- accepted_at, packed.
+CREATE TABLE IF NOT EXISTS mem_edges (
+  id          INTEGER PRIMARY KEY,
+  scope_id    INTEGER NOT NULL,
+  kind        TEXT NOT NULL,
+  from_id     INTEGER NOT NULL,
+  to_id       INTEGER NOT NULL,
+  valid_from  INTEGER NOT NULL,
+  valid_to    INTEGER,
+  stated      BLOB NOT NULL,
+  edge_cid    BLOB,
+  attester_id INTEGER NOT NULL,
+  recorded_at INTEGER NOT NULL
+);
+-- Out: a record's edges (and the exclusive rule's siblings: same scope, kind and from). In: by
+-- valid time. By cid: the edges an invalidates list names.
+CREATE INDEX IF NOT EXISTS mem_edges_out ON mem_edges (from_id, scope_id, kind, valid_from);
+CREATE INDEX IF NOT EXISTS mem_edges_in ON mem_edges (to_id, scope_id, valid_from);
+CREATE INDEX IF NOT EXISTS mem_edges_stated ON mem_edges (stated);
+CREATE INDEX IF NOT EXISTS mem_edges_cid ON mem_edges (edge_cid) WHERE edge_cid IS NOT NULL;
+-- Closures (memory.ts edgeClosures), recorded at the closer's transaction time; a read takes
+-- the earliest closed_at among those recorded by its bound (index order: closed_at, then log order).
+CREATE TABLE IF NOT EXISTS mem_closures (
+  id          INTEGER PRIMARY KEY,
+  edge_id     INTEGER NOT NULL,
+  closed_at   INTEGER NOT NULL,
+  closed_by   BLOB NOT NULL,
+  recorded_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS mem_closures_edge ON mem_closures (edge_id, closed_at);
+
+-- Derivative facts per batch attester; seq (log order) is the derivedBy cursor.
+CREATE TABLE IF NOT EXISTS derivations (
+  seq         INTEGER PRIMARY KEY,
+  attester_id INTEGER NOT NULL,
+  scope_id    INTEGER NOT NULL,
+  cid         BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS derivations_by ON derivations (attester_id, scope_id, seq);
+
+-- (cell, band, tslot) keys holding facts of at least two attesters, per scope. Names as text so
+-- the primary key is the read order (cell, band, tslot) and a page is one range.
+CREATE TABLE IF NOT EXISTS shared_slots (
+  scope_id INTEGER NOT NULL,
+  cell     TEXT NOT NULL,
+  band     TEXT NOT NULL,
+  tslot    INTEGER NOT NULL,
+  PRIMARY KEY (scope_id, cell, band, tslot)
+) WITHOUT ROWID;
+
 -- Not derivable from the log: witnesses' co-signatures arrive over HTTP.
 CREATE TABLE IF NOT EXISTS witnesses (
   tree_size   INTEGER NOT NULL,
@@ -113,8 +220,16 @@ CREATE TABLE IF NOT EXISTS witnesses (
 );
 `;
 
-/** Tables of older versions that are derived from the log (dropped on upgrade, then replayed). */
-const DERIVED_V1 = ['facts', 'edges'];
+/**
+ * Every table any version derived from the log (dropped on upgrade, then replayed): version 1's
+ * facts and edges, version 2's, and version 3's memory index. What is not listed stays:
+ * witnesses and scope_claims (not in the log) and meta (its watermark is reset). An FTS5 table
+ * takes its shadow tables with it.
+ */
+const DERIVED = [
+  'facts', 'edges', 'entries', 'cells', 'bands', 'scopes', 'attester_days', 'public_cells', 'public_bands',
+  'attesters', 'mem_refs', 'notes', 'note_tags', 'notes_fts', 'aliases', 'aliases_fts', 'mem_edges', 'mem_closures', 'derivations', 'shared_slots',
+];
 
 function storedVersion(db: Database): number | undefined {
   const hasMeta = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).get() !== undefined;
@@ -147,7 +262,7 @@ export function migrate(db: Database): { upgradedFrom?: number } {
   let upgradedFrom: number | undefined;
   if (version !== undefined && version < SCHEMA_VERSION) {
     db.transaction(() => {
-      for (const t of DERIVED_V1) db.exec(`DROP TABLE IF EXISTS ${t}`);
+      for (const t of DERIVED) db.exec(`DROP TABLE IF EXISTS ${t}`);
       db.prepare(`DELETE FROM meta WHERE key <> 'schema_version'`).run();
     })();
     db.exec('VACUUM'); // give the dropped pages back, so the file reflects the new layout

@@ -26,6 +26,8 @@ import { decodeLogEntry, encodeLogEntryParts, scopeKey, type EncodedLogEntry } f
 import { FactRows } from './fact-rows.js';
 import { IndexWriter } from './index-writer.js';
 import { indexEntry, indexLoggedEntry, type IndexedEntry } from './indexed-entry.js';
+import type { MemoryReader } from '../memory.js';
+import { SqliteMemoryReader } from './memory-queries.js';
 import { internal, Queries } from './queries.js';
 import { KIND_CODES, migrate, unpackAcceptedAt } from './schema.js';
 import { readerOf } from '../log-reader.js';
@@ -88,6 +90,8 @@ function checkAgainstEntry(batch: AppendBatch, claimed: (Uint8Array | null)[], x
 class SqliteStore implements Store {
   readonly driver = 'sqlite' as const;
   readonly log: LogReader;
+  /** The agent-memory index (memory-queries.ts), read on the store's connection. */
+  readonly memory: MemoryReader;
   private readonly pending = new Map<number, PendingApply>();
   private readonly inflight = new Set<Promise<unknown>>();
   private gapTimer: NodeJS.Timeout | undefined;
@@ -116,6 +120,25 @@ class SqliteStore implements Store {
     this.log = readerOf(appendLog);
     this.rows = new FactRows(q, appendLog);
     this.writer = new IndexWriter(db, q, APPLIED_KEY, (err) => this.commitFailed(err));
+    const mem = new SqliteMemoryReader(q);
+    this.memory = {
+      searchNotes: (x) => this.memoryRead('searchNotes', () => mem.searchNotes(x)),
+      edges: (x) => this.memoryRead('edges', () => mem.edges(x)),
+      aliases: (x) => this.memoryRead('aliases', () => mem.aliases(x)),
+      derivedBy: (x) => this.memoryRead('derivedBy', () => mem.derivedBy(x)),
+      sharedSlots: (x) => this.memoryRead('sharedSlots', () => mem.sharedSlots(x)),
+    };
+  }
+
+  /** A memory read on an open store; a database failure is the contract's internal fault, a bad argument stays what it is. */
+  private async memoryRead<T>(what: string, read: () => Promise<T>): Promise<T> {
+    this.assertOpen();
+    try {
+      return await read();
+    } catch (err) {
+      if (err instanceof SvcError || err instanceof TypeError || err instanceof RangeError) throw err;
+      throw internal(`memory.${what}`, err);
+    }
   }
 
   /**
