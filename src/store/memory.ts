@@ -118,7 +118,8 @@ export function projectMemory(body: Record<string, unknown>, factCid: string): M
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return null;
   if (band === NOTE_BAND) {
     if (!str(v.text)) return null;
-    const cell = isCell(v.cell) ? v.cell : null;
+    // typeof first: isCell of a non-string throws and catches inside, which costs microseconds per note.
+    const cell = typeof v.cell === 'string' && isCell(v.cell) ? v.cell : null;
     const centre = cell ? cellCenter(cell) : null;
     const vec = Array.isArray(v.vector) && v.vector.length > 0 && v.vector.every((x) => typeof x === 'number' && Number.isFinite(x)) ? Float32Array.from(v.vector as number[]) : null;
     return {

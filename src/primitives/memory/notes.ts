@@ -14,15 +14,15 @@ import { NOTE_BAND, recordRef, type NoteHit, type NoteSearch } from '../../store
 import { acceptBatch, type AttestRequest } from '../attest.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
 import { serveFact, type ServedFact } from '../facts-view.js';
-import { cosine, requestScope } from '../reads/common.js';
+import { requestScope } from '../reads/common.js';
 import { resolveCell } from '../recall.js';
 
 export const MAX_NOTES_PER_WRITE = 256;
 export const MAX_RESULTS = 50;
 /** Text candidates blended with vectors: the engine's best this many. */
 const TEXT_CANDIDATES = 200;
-/** Vector-only scoring covers at most this many of the newest notes carrying a vector. */
-export const VECTOR_SCAN = 5000;
+/** Vector scoring covers at most this many of the newest notes carrying a vector (the store's cap per read). */
+export const VECTOR_SCAN = 1000;
 /** Radius filters: up to 100 km around a cell. */
 export const MAX_RADIUS_M = 100_000;
 /** Default blend when both text and vector are given. */
@@ -73,6 +73,17 @@ function timeField(v: unknown, field: string): number | undefined {
   const ms = parseRfc3339(v);
   if (!Number.isFinite(ms)) throw invalidArgument(field, 'expected an RFC 3339 timestamp');
   return Math.floor(ms / 1000);
+}
+
+/** Cosine of the query (its norm computed once) with a stored float32 vector; null for a zero vector. */
+function cosineWith(q: readonly number[], qNorm: number, v: Float32Array): number | null {
+  let dot = 0;
+  let vv = 0;
+  for (let i = 0; i < q.length; i++) {
+    dot += q[i] * v[i];
+    vv += v[i] * v[i];
+  }
+  return vv === 0 ? null : Math.max(-1, Math.min(1, dot / (qNorm * Math.sqrt(vv))));
 }
 
 function haversineM(aLat: number, aLng: number, bLat: number, bLng: number): number {
@@ -139,7 +150,8 @@ async function parseSearch(ctx: ServiceContext, req: SearchRequest) {
     ...(req.authors !== undefined ? { authors: req.authors as string[] } : {}),
   };
   const hasWords = query !== undefined && /[\p{L}\p{N}]/u.test(query);
-  return { scope, query, hasWords, vector, centre, radius, base, limit, weights, asOf };
+  const vectorNorm = vector ? Math.sqrt(vector.reduce((a, x) => a + x * x, 0)) : 0;
+  return { scope, query, hasWords, vector, vectorNorm, centre, radius, base, limit, weights, asOf };
 }
 
 /**
@@ -179,7 +191,7 @@ export async function searchNotes(ctx: ServiceContext, req: SearchRequest) {
   const wsum = p.weights.text + p.weights.vector;
   const scored = hits.map((h) => {
     const t = p.hasWords ? (maxText > 0 ? h.text_score / maxText : 0) : null;
-    const cos = p.vector && h.vector && h.vector.length === p.vector.length ? cosine(p.vector, Array.from(h.vector)) : null;
+    const cos = p.vector && h.vector && h.vector.length === p.vector.length ? cosineWith(p.vector, p.vectorNorm, h.vector) : null;
     const v = p.vector ? (cos === null ? 0 : (cos + 1) / 2) : null;
     let score: number | null = null;
     if (t !== null && v !== null) score = (p.weights.text * t + p.weights.vector * v) / wsum;
