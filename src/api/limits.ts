@@ -1,5 +1,7 @@
 /** Fixed limits of spec part 8 (the configurable ones come from Config). */
 import { HUNT_MAX_AREA_KM2 } from '../primitives/hunt/region.js';
+import { MAX_EDGES_PER_WRITE, MAX_EDGES_RETURNED } from '../primitives/memory/edges.js';
+import { MAX_NOTES_PER_WRITE, MAX_RADIUS_M, MAX_RESULTS, TEXT_CANDIDATES, VECTOR_SCAN } from '../primitives/memory/notes.js';
 
 /**
  * HTTP connection hygiene (issue 13, items 6 and 11; docs/reliability.md). A request must arrive
@@ -39,6 +41,11 @@ export const LIMITS = {
   stream_tick_s: { min: 5, max: 300, default: 15 },
   readable_token_min_decimals: 5,
   mcp_tools: { core: 18 },
+  memory: {
+    notes_per_write: MAX_NOTES_PER_WRITE, note_text_chars: 8000, note_tags: 32, note_vector_dims: { min: 2, max: 1024 },
+    search_results: MAX_RESULTS, search_text_candidates: TEXT_CANDIDATES, search_vector_scan: VECTOR_SCAN, search_radius_m: MAX_RADIUS_M,
+    edges_per_write: MAX_EDGES_PER_WRITE, edges_per_recall: MAX_EDGES_RETURNED,
+  },
   log_segment_bytes: 1024 ** 3,
   http: HTTP_LIMITS,
 } as const;

@@ -20,7 +20,7 @@ import { resolveCell } from '../recall.js';
 export const MAX_NOTES_PER_WRITE = 256;
 export const MAX_RESULTS = 50;
 /** Text candidates blended with vectors: the engine's best this many. */
-const TEXT_CANDIDATES = 200;
+export const TEXT_CANDIDATES = 200;
 /** Vector scoring covers at most this many of the newest notes carrying a vector (the store's cap per read). */
 export const VECTOR_SCAN = 1000;
 /** Radius filters: up to 100 km around a cell. */
@@ -197,12 +197,12 @@ export async function searchNotes(ctx: ServiceContext, req: SearchRequest) {
     if (t !== null && v !== null) score = (p.weights.text * t + p.weights.vector * v) / wsum;
     else if (t !== null) score = t;
     else if (v !== null) score = v;
-    return { h, score, cos };
+    return { h, score, cos, t };
   });
   if (p.hasWords || p.vector) scored.sort((a, b) => (b.score ?? 0) - (a.score ?? 0) || (a.h.fact_cid < b.h.fact_cid ? -1 : 1));
   const top = scored.slice(0, p.limit);
   const results: SearchResult[] = [];
-  for (const { h, score, cos } of top) {
+  for (const { h, score, cos, t } of top) {
     const f = await ctx.store.getFact(h.fact_cid);
     // The index is scope-exact; a fact that does not match is an index fault, never served.
     if (!f || f.band !== NOTE_BAND || JSON.stringify(f.scope ?? null) !== JSON.stringify(p.scope)) {
@@ -211,7 +211,9 @@ export async function searchNotes(ctx: ServiceContext, req: SearchRequest) {
     const r: SearchResult = {
       fact_cid: h.fact_cid,
       score: score === null ? null : Number(score.toFixed(6)),
-      text_score: p.hasWords ? Number(h.text_score.toFixed(6)) : null,
+      // Normalized to the best candidate: the engine's raw bm25 folds in corpus-wide statistics
+      // (row count, mean length) that other scopes' notes move, so it is never served.
+      text_score: t === null ? null : Number(t.toFixed(6)),
       cosine: cos === null ? null : Number(cos.toFixed(6)),
       attester: h.attester,
       accepted_at: h.accepted_at,
