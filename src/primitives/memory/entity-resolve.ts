@@ -42,7 +42,7 @@ export interface Candidate {
   entity_cid: string;
   token: string;
   entity: unknown;
-  /** Best text score among the matching aliases and name (engine score, higher is better; 0 for a token). */
+  /** Best text score among the matching aliases and name, relative to the best match of the response (0..1; 0 for a token). */
   score: number;
   corroboration: { distinct_attesters: number; alias_attesters: string[]; fact_attesters: string[] };
   evidence: Evidence[];
@@ -122,7 +122,11 @@ export async function resolveEntity(ctx: ServiceContext, req: ResolveRequest): P
   } else {
     if (typeof req.phrase !== 'string' || req.phrase.trim().length === 0 || req.phrase.length > 200) throw invalidArgument('phrase', 'expected 1..200 characters');
     phrase = req.phrase.trim();
-    const hits = await ctx.store.memory.aliases({ scope: scope ?? null, text: phrase, limit: ALIAS_CANDIDATES });
+    // Scores are served relative to the best match (0..1): FTS5's raw bm25 folds in corpus-wide
+    // statistics that other scopes' writes move, which a scoped reader must not watch.
+    const raw = await ctx.store.memory.aliases({ scope: scope ?? null, text: phrase, limit: ALIAS_CANDIDATES });
+    const top = raw.reduce((m, h) => Math.max(m, h.text_score), 0);
+    const hits = raw.map((h) => ({ ...h, text_score: top > 0 ? Number((h.text_score / top).toFixed(6)) : 0 }));
     const byEntity = new Map<string, AliasHit[]>();
     for (const h of hits) {
       const list = byEntity.get(h.entity);
