@@ -1,11 +1,13 @@
 /**
- * Command line: `svc serve | keygen | rotate-key | verify <response.json> [options] | log verify [dir]`.
+ * Command line: `svc serve | keygen | rotate-key | verify <response.json> [options] | log verify [dir]
+ * | agent-key <file> | sign --key <file> …`.
  * verify exits 0 valid, 1 invalid, 2 unreadable input.
  */
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from './config.js';
 import { ensureKeyFile, loadResponderKeys, rotateResponderKey } from './keys.js';
 import { verifyCommand } from './cli-verify.js';
+import { agentKeyCommand, signCommand } from './cli-sign.js';
 
 const USAGE = `usage:
   svc serve                         run the responder (PORT, SVC_DATA, … see README)
@@ -14,7 +16,11 @@ const USAGE = `usage:
   svc verify <response.json|-> [--pubkey <b32>] [--json] [--log <url|file>]
                                     verify a saved response (every receipt and fact) or a receipt
                                     offline (exit 0 valid, 1 invalid, 2 unreadable; --help for more)
-  svc log verify [<log dir>]        check a whole transparency log offline (default SVC_DATA/log)`;
+  svc log verify [<log dir>]        check a whole transparency log offline (default SVC_DATA/log)
+  svc agent-key <file>              create an agent key file (0600) if missing; print its public key
+  svc sign --key <file> --url <base> < bodies.json
+                                    sign record bodies ([{band, value, scope?}] or full bodies) into
+                                    the batch envelope memory writes take (docs/memory.md)`;
 
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
@@ -40,6 +46,10 @@ async function main(argv: string[]): Promise<number> {
       }
       case 'verify':
         return await verifyCommand(rest);
+      case 'agent-key':
+        return agentKeyCommand(rest);
+      case 'sign':
+        return await signCommand(rest);
       case 'log': {
         if (rest[0] !== 'verify') break;
         const { verifyLogDir } = await import('./store/log/disk-log.js');

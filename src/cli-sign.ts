@@ -1,0 +1,100 @@
+/**
+ * `svc agent-key` and `svc sign`: what an agent needs to write records from a shell. agent-key
+ * makes an Ed25519 key file (mode 0600) and prints its public key, for the operator to list in
+ * SVC_ATTESTER_KEYS; sign reads record bodies (JSON array) on stdin and prints the signed batch
+ * envelope that POST /v1/memory/notes, /v1/edges, /v1/entity/alias, /v1/derive and /v1/attest
+ * take. Items given as {band, value, scope?} are completed by the subject rule (recordBody);
+ * full bodies (with `cell`) are signed as they are. Nothing here talks to the service except to
+ * read its manifest CIDs when --url is given.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import * as P from './protocol/index.js';
+
+const USAGE = `usage:
+  svc agent-key <file>                      create an agent key file (mode 0600) if missing; print its public key
+  svc sign --key <file> (--url <base> | --registry-cid <cid> --schema-cid <cid>) < bodies.json
+      bodies.json: a JSON array; each item a full fact body, or {band, value, scope?} for a record
+      (memory.note, memory.edge, memory.alias, device.trace) filed by the subject rule; prints the
+      envelope {batch_root, attester, signature, facts} to POST to the matching endpoint`;
+
+interface KeyFile {
+  seed_b32: string;
+  public_key: string;
+}
+
+function readKey(path: string): { seed: Uint8Array; publicKey: string } {
+  const k = JSON.parse(readFileSync(path, 'utf8')) as KeyFile;
+  const seed = P.b32decode(k.seed_b32, 32, 'seed_b32');
+  return { seed, publicKey: P.b32encode(P.portableEd25519.publicKey(seed)) };
+}
+
+export function agentKeyCommand(args: string[]): number {
+  const path = args[0];
+  if (!path) {
+    console.error(USAGE);
+    return 2;
+  }
+  let created = false;
+  try {
+    readFileSync(path);
+  } catch {
+    const seed = new Uint8Array(randomBytes(32));
+    const file: KeyFile = { seed_b32: P.b32encode(seed), public_key: P.b32encode(P.portableEd25519.publicKey(seed)) };
+    writeFileSync(path, JSON.stringify(file, null, 2) + '\n', { mode: 0o600, flag: 'wx' });
+    created = true;
+  }
+  console.log(JSON.stringify({ created, path, public_key: readKey(path).publicKey }));
+  return 0;
+}
+
+function flag(args: string[], name: string): string | undefined {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+/** Complete `{band, value, scope?}` items into record bodies signed now; full bodies pass through. */
+export function completeBodies(items: unknown, now: Date): Record<string, unknown>[] {
+  if (!Array.isArray(items) || items.length === 0) throw new Error('stdin: expected a non-empty JSON array of bodies');
+  const signedAt = now.toISOString().slice(0, 19) + 'Z';
+  return items.map((it, i) => {
+    if (typeof it !== 'object' || it === null || Array.isArray(it)) throw new Error(`item ${i}: expected an object`);
+    const o = it as Record<string, unknown>;
+    if ('cell' in o) return o;
+    if (typeof o.band !== 'string' || typeof o.value !== 'object' || o.value === null) throw new Error(`item ${i}: expected {band, value, scope?} or a full body with cell`);
+    return P.recordBody(o.band, o.value as Record<string, unknown>, { signed_at: signedAt, ...(o.scope ? { scope: o.scope as P.Scope } : {}) });
+  });
+}
+
+/** The attest envelope over `facts`, signed by `seed` under the given manifest CIDs. */
+export function signEnvelope(facts: Record<string, unknown>[], seed: Uint8Array, registryCid: string, schemaCid: string) {
+  const root = P.batchRoot(facts.map((f) => P.factDigest(f)));
+  const signature = P.portableEd25519.sign(P.attesterDigest(root, registryCid, schemaCid), seed);
+  return { batch_root: Array.from(root), attester: P.b32encode(P.portableEd25519.publicKey(seed)), signature: P.b32encode(signature), facts };
+}
+
+export async function signCommand(args: string[]): Promise<number> {
+  const keyPath = flag(args, '--key');
+  const url = flag(args, '--url');
+  let registryCid = flag(args, '--registry-cid');
+  let schemaCid = flag(args, '--schema-cid');
+  if (!keyPath || (!url && (!registryCid || !schemaCid))) {
+    console.error(USAGE);
+    return 2;
+  }
+  try {
+    if (url) {
+      const m = (await (await fetch(new URL('/v1/manifests', url))).json()) as { registry_cid?: string; schema_cid?: string };
+      registryCid ??= m.registry_cid;
+      schemaCid ??= m.schema_cid;
+      if (!registryCid || !schemaCid) throw new Error(`${url}/v1/manifests did not name registry_cid and schema_cid`);
+    }
+    const { seed } = readKey(keyPath);
+    const facts = completeBodies(JSON.parse(readFileSync(0, 'utf8')), new Date());
+    console.log(JSON.stringify(signEnvelope(facts, seed, registryCid!, schemaCid!)));
+    return 0;
+  } catch (e) {
+    console.error(`sign: ${(e as Error).message}`);
+    return 2;
+  }
+}
