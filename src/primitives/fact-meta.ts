@@ -8,6 +8,7 @@
 import type { FactMeta } from '../protocol/verify-response.js';
 import type { StoredFact } from '../store/contract.js';
 import type { ServiceContext } from './context.js';
+import { recordStanding } from './keys/standing.js';
 
 export type { FactMeta };
 
@@ -15,6 +16,9 @@ export type { FactMeta };
 export function attesterRole(ctx: ServiceContext, key: string): 'responder' | 'device' | 'operator' | 'revoked' | 'unlisted' {
   if (key === ctx.keys.publicKeyB32 || ctx.keys.retired.some((k) => k.public_key === key)) return 'responder';
   if (ctx.config.revokedKeys.includes(key)) return 'revoked';
+  // Enrollment and revocation records, as this process last read them (keys/standing.ts).
+  const byRecord = recordStanding(key);
+  if (byRecord) return byRecord;
   if (ctx.config.deviceKeys.includes(key)) return 'device';
   if (ctx.config.attesterKeys.includes(key)) return 'operator';
   return 'unlisted';

@@ -90,6 +90,9 @@ describe('device enrollment and revocation', () => {
     const w = await attest(device, [sampleFact()]);
     assert.equal(w.status, 200, JSON.stringify(w.body));
     deviceFact = w.body.fact_cids[0];
+    // Served, the fact names its writer as a device (its enrollment record, not configuration).
+    const served = await post('/v1/fetch', { cid: deviceFact });
+    assert.equal(served.body.fact_meta[deviceFact].attester_role, 'device');
     // device.position_fixes at full cell resolution: devices may, operator keys may not.
     assert.equal((await attest(device, [fixes()])).status, 200);
     assert.equal((await attest(op, [fixes()])).body.code, 'privacy_refused');

@@ -85,12 +85,35 @@ export interface KeyStatus {
   records: KeyRecords | null;
 }
 
+/**
+ * What the records last said of keys this process has checked (enrolled or revoked), for
+ * `fact_meta` roles, which are computed synchronously when a fact is served. Only a hint for
+ * display: every write and bearer use reads the records again.
+ */
+const seen = new Map<string, 'device' | 'revoked'>();
+const SEEN_CAP = 10_000;
+
+/** The standing records gave `key` when this process last checked it, if they gave one. */
+export function recordStanding(key: string): 'device' | 'revoked' | undefined {
+  return seen.get(key);
+}
+
+function remember(key: string, standing: 'device' | 'revoked' | null): void {
+  if (standing === null) {
+    seen.delete(key);
+    return;
+  }
+  if (seen.size >= SEEN_CAP && !seen.has(key)) seen.delete(seen.keys().next().value as string);
+  seen.set(key, standing);
+}
+
 export async function keyStatus(ctx: ServiceContext, key: string): Promise<KeyStatus> {
   if (ctx.config.revokedKeys.includes(key)) return { standing: 'revoked', revoked_by: 'configuration', enrolled: false, records: null };
   // The responder's own key is never revoked by a record (it is rotated instead), so its mints read nothing.
   if (key === ctx.keys.publicKeyB32) return { standing: 'responder', enrolled: false, records: null };
   const records = await keyRecords(ctx, key);
   const enrolled = records.enrollment !== null;
+  remember(key, records.revocation ? 'revoked' : enrolled ? 'device' : null);
   if (records.revocation) return { standing: 'revoked', revoked_by: 'record', enrolled, records };
   if (ctx.config.deviceKeys.includes(key) || enrolled) return { standing: 'device', enrolled, records };
   if (ctx.config.attesterKeys.includes(key)) return { standing: 'operator', enrolled, records };
