@@ -19,10 +19,10 @@ export const devicePlatformsOp: Operation = {
   method: 'GET',
   path: '/v1/device_platforms',
   summary: 'Platforms a device key can be enrolled with, the evidence each needs, and whether this responder verifies it',
-  description: 'Lists operator_vouched (supported: an operator-listed key and the device key both sign a device_enrollment statement) and android_key_attestation, apple_app_attest, tpm2_quote (supported: false: they chain to vendor root certificates this responder does not hold offline). Also the responder key every statement must name and the routes to enroll, resolve and revoke.',
+  description: 'Lists operator_vouched (supported: an operator-listed key and the device key both sign a device_enrollment statement) and android_key_attestation, apple_app_attest, tpm2_quote (supported: false: they chain to vendor root certificates this responder does not hold offline). Also the responder key every statement must name and the routes to enroll, resolve and revoke (writes are REST only). Next: device_enrollment_resolve on an svc:attestation: token.',
   tags: ['devices'],
   input: { type: 'object', properties: {}, additionalProperties: false },
-  mcp: false,
+  mcp: 'full',
   run: async (ctx) => devicePlatforms(ctx),
 };
 
@@ -100,9 +100,10 @@ export const substratesOp: Operation = {
   method: 'GET',
   path: '/v1/substrates',
   summary: 'What an execution trace (device.trace record) holds, its limits, and how to submit and resolve one',
+  description: 'Use before submitting a trace (POST /v1/substrates, REST only, signed by an enrolled device or listed key) or to learn what a resolved svc:trace: record means. Returns the record format, field limits and the submit/resolve routes. Next: trace_resolve on a svc:trace: token.',
   tags: ['devices'],
   input: { type: 'object', properties: {}, additionalProperties: false },
-  mcp: false,
+  mcp: 'full',
   run: async (ctx) => substratesCatalogue(ctx),
 };
 
