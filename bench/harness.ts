@@ -26,6 +26,18 @@ export function rate(fn: () => void, ms = 300, rounds = 3): Rate {
   return { ops_per_s: sorted[Math.floor(sorted.length / 2)], rounds: results };
 }
 
+/** A seeded uniform generator on [0, 1) (mulberry32): benchmark corpora are the same every run. */
+export function seededRandom(seed: number): () => number {
+  let state = seed | 0;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 /** p50/p99 of a list of latencies in ms. */
 export function percentiles(samples: number[]): { p50_ms: number; p99_ms: number; n: number } {
   const s = [...samples].sort((a, b) => a - b);

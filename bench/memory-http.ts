@@ -19,7 +19,7 @@ import { buildApp } from '../src/api/app.js';
 import { loadConfig } from '../src/config.js';
 import { openService } from '../src/service.js';
 import { loadRegistry } from '../src/registry/registry.js';
-import { percentiles } from './harness.js';
+import { percentiles, seededRandom } from './harness.js';
 
 const { values: opt } = parseArgs({ options: { notes: { type: 'string', default: '100000' }, queries: { type: 'string', default: '500' } } });
 const NOTES = Number(opt.notes);
@@ -27,14 +27,7 @@ const QUERIES = Number(opt.queries);
 const BATCH = 256;
 const progress = (line: string) => process.stderr.write(`[memory-http] ${line}\n`);
 
-let seed = 0x51ed;
-function rnd(): number {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+const rnd = seededRandom(0x51ed);
 // A Zipf vocabulary of 3 000 made-up words, so common words are common and rare ones rare.
 const SYL = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'vo', 'si', 'de', 'po', 'ga', 'fe', 'zu', 'bi', 'ho'];
 const VOCAB = Array.from({ length: 3000 }, (_, i) => SYL[i % 15] + SYL[Math.floor(i / 15) % 15] + SYL[Math.floor(i / 225) % 15] + (i >= 3375 ? 'x' : ''));

@@ -31,7 +31,7 @@ import type { NoteSearch } from '../src/store/memory.js';
 import { openDiskLog } from '../src/store/log/disk-log.js';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { makeBatch, makeFact, testSigner } from '../test/store/support/facts.js';
-import { percentiles } from './harness.js';
+import { percentiles, seededRandom } from './harness.js';
 
 installFastBlake3(); // as the service does at boot
 
@@ -60,15 +60,7 @@ const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
 // ---- deterministic corpus ----------------------------------------------------------------------
 
-let seed = 0x5eed;
-/** mulberry32 */
-function rnd(): number {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+const rnd = seededRandom(0x5eed);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
 const between = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
 

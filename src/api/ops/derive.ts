@@ -5,6 +5,7 @@
  */
 import { DERIVED_LIMIT_DEFAULT, DERIVED_LIMIT_MAX, derive, derivedList } from '../../primitives/memory/derive.js';
 import type { Operation } from '../operations.js';
+import { signedBatchSchema } from './signed-batch.js';
 
 const b32Key = { type: 'string', pattern: '^[a-z2-7]{52}$' } as const;
 
@@ -15,30 +16,17 @@ export const deriveOp: Operation = {
   summary: 'Write one derivative fact (a value computed from stored parent facts at the same cell), signed with your key; recomputable functions are checked',
   description: 'Use to record a value you computed from facts this responder already holds, e.g. the change of NDVI between two scenes (band derived.delta, fn nd.delta@1: parents[0] − parents[1]) or a mean (derived.mean, mean@1 over 2..64 parents). Body: the attest envelope {batch_root, attester, signature, facts: [one body]} with body {kind: "derivative", cell, band, tslot?, value, signed_at, derivation: {fn, parents: [fact_cid …]}, scope?}. Every parent must be stored here and at the same cell (invalid_argument, details.reason parent_cell_mismatch); fn must be a key of /v1/functions (function_not_in_registry); for nd.delta@1 and mean@1 the responder recomputes the value from the stored parents and refuses a difference beyond 1e-9 relative (invalid_argument, details.reason recomputation_mismatch with expected and got). A refusal writes nothing. Returns {derivation {fact_cid, cell, band, fn, parents, value, recomputed}, edges [{edge_cid, kind: derived_from, from, to}], fact_cids, log_index, accepted_at, merkle_proofs, tree_head, log_inclusion, receipt (binds the fact; edge_cids binds the edges)}. Next: GET /v1/derived?attester=<your key> to list your derivations, POST /v1/edges/recall on the fact_cid to follow derived_from.',
   tags: ['write'],
-  input: {
-    type: 'object',
-    // attester and signature are checked by the write path (401 unauthorized when missing, spec part 5).
-    required: ['batch_root', 'facts'],
-    additionalProperties: false,
-    properties: {
-      batch_root: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 255 }, minItems: 32, maxItems: 32, description: 'BLAKE3 Merkle root over the one fact body (protocol.md §6) as 32 integers' },
-      attester: { type: 'string', description: 'the writing key (b32): an operator-listed or enrolled device key' },
-      signature: { type: 'string', description: 'Ed25519 by the attester over blake3(batch_root ‖ registry_cid ‖ schema_cid), b32' },
-      registry_cid: { type: 'string' },
-      schema_cid: { type: 'string' },
-      facts: {
-        type: 'array', minItems: 1, maxItems: 1,
-        description: 'exactly one body, kind "derivative"',
-        items: {
-          type: 'object', required: ['kind', 'cell', 'band', 'value'],
-          properties: {
-            kind: { type: 'string' }, cell: { type: 'string' }, band: { type: 'string' }, value: {},
-            derivation: { type: 'object', description: '{fn: a key of /v1/functions, parents: 1..64 fact_cids stored here at the same cell}' },
-          },
-        },
+  input: signedBatchSchema({
+    maxItems: 1,
+    description: 'exactly one body, kind "derivative"',
+    items: {
+      type: 'object', required: ['kind', 'cell', 'band', 'value'],
+      properties: {
+        kind: { type: 'string' }, cell: { type: 'string' }, band: { type: 'string' }, value: {},
+        derivation: { type: 'object', description: '{fn: a key of /v1/functions, parents: 1..64 fact_cids stored here at the same cell}' },
       },
     },
-  },
+  }),
   mcp: false,
   run: (ctx, input) => derive(ctx, input),
 };

@@ -8,6 +8,7 @@ import type { AttestRequest } from '../../primitives/attest.js';
 import { devicePlatforms, enrollDevice, resolveAttestation, revokeKey } from '../../primitives/keys/devices.js';
 import { resolveTrace, submitTrace, substratesCatalogue } from '../../primitives/keys/traces.js';
 import type { Operation } from '../operations.js';
+import { signedRecordsSchema } from './signed-batch.js';
 import { memoryBearerOp, memoryBearerRevokeOp } from './scopes.js';
 
 const b32Key = { type: 'string', pattern: '^[a-z2-7]{52}$' } as const;
@@ -114,19 +115,7 @@ export const traceSubmitOp: Operation = {
   summary: 'Submit an execution trace: the attest envelope with exactly one device.trace record, signed by an enrolled device or listed key',
   description: 'Body: {batch_root (32 integers), attester, signature (ed25519 over blake3(batch_root ‖ registry_cid ‖ schema_cid)), facts: [one device.trace fact at svc:entity:<anchorId(value)>, tslot 0]}. Returns {trace: "svc:trace:<fact_cid>", fact_cid, attester, duplicate, log_index, accepted_at, merkle_proofs, receipt}. Refusals as POST /v1/attest (attester_revoked, 403 unauthorized for keys not enrolled or listed, invalid_argument naming the record field).',
   tags: ['devices', 'write'],
-  input: {
-    type: 'object',
-    required: ['batch_root', 'facts'],
-    additionalProperties: false,
-    properties: {
-      batch_root: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 255 }, minItems: 32, maxItems: 32 },
-      attester: { type: 'string', description: 'attester public key, b32' },
-      signature: { type: 'string', description: 'Ed25519 over blake3(batch_root ‖ registry_cid ‖ schema_cid), b32' },
-      registry_cid: { type: 'string' },
-      schema_cid: { type: 'string' },
-      facts: { type: 'array', minItems: 1, maxItems: 1, items: { type: 'object' } },
-    },
-  },
+  input: signedRecordsSchema('device.trace', 1, 'exactly one device.trace record'),
   mcp: false,
   run: (ctx, input: AttestRequest) => submitTrace(ctx, input),
 };

@@ -10,7 +10,7 @@
 import { MAX_ALIASES_PER_WRITE, recallEntity, writeAliases, mintEntity } from '../../primitives/memory/entities.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, resolveEntity } from '../../primitives/memory/entity-resolve.js';
 import { bandsSchema, scopeSchema, type Operation } from '../operations.js';
-import { signedRecordsSchema } from './memory.js';
+import { signedRecordsSchema } from './signed-batch.js';
 
 const entityRefSchema = { type: 'string', minLength: 1, maxLength: 100, description: 'entity_cid (26 base32 characters), svc:entity:<entity_cid> or legacy meme:<entity_cid>' } as const;
 

@@ -8,30 +8,10 @@ import { MAX_EDGES_PER_WRITE, MAX_EDGES_RETURNED, recallEdges, writeEdges } from
 import { MAX_NOTES_PER_WRITE, MAX_RADIUS_M, MAX_RESULTS, searchNotes, writeNotes } from '../../primitives/memory/notes.js';
 import { EDGE_TYPES } from '../../store/memory.js';
 import { cellSchema, scopeSchema, type Operation } from '../operations.js';
+import { signedRecordsSchema } from './signed-batch.js';
 
 const b32Key = { type: 'string', pattern: '^[a-z2-7]{52}$' } as const;
 const rfc3339 = { type: 'string', minLength: 10, maxLength: 40, description: 'RFC 3339 time' } as const;
-
-/** The attest envelope carrying records of one band (schema only; acceptBatch checks the rest). */
-export function signedRecordsSchema(band: string, maxItems: number, what: string) {
-  return {
-    type: 'object',
-    required: ['batch_root', 'facts'],
-    additionalProperties: false,
-    properties: {
-      batch_root: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 255 }, minItems: 32, maxItems: 32, description: 'BLAKE3 Merkle root over the record bodies, as 32 integers (docs/writes.md)' },
-      attester: { ...b32Key, description: 'the writing key (b32): an operator-listed or enrolled device key' },
-      signature: { type: 'string', description: 'Ed25519 by the attester over blake3(batch_root ‖ registry_cid ‖ schema_cid), b32' },
-      registry_cid: { type: 'string' },
-      schema_cid: { type: 'string' },
-      facts: {
-        type: 'array', minItems: 1, maxItems,
-        description: `${what}: each body {kind: "primary", cell: "svc:entity:" + anchorId(value), band: "${band}", tslot: 0, value, signed_at, scope?} (docs/memory.md)`,
-        items: { type: 'object', required: ['kind', 'cell', 'band', 'value'], properties: { band: { type: 'string', const: band } } },
-      },
-    },
-  } as const;
-}
 
 export const memoryNotesOp: Operation = {
   name: 'memory_notes',
