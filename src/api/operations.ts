@@ -14,6 +14,8 @@ export interface OperationCall {
   deadline: number;
   /** The client's address (REST and MCP alike), for per-address quotas; absent in internal calls. */
   ip?: string;
+  /** The adapter the call came through (a write an operation allows over REST only checks it). */
+  channel?: 'rest' | 'mcp';
 }
 
 /** The MCP content blocks a tool result may carry. */

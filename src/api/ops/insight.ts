@@ -4,9 +4,9 @@
  * a read. All three are reads in /mcp/full; a scope needs its bearer (the operation table's guard).
  *
  * memory_contradictions with `record: true` is a write the responder performs (one signed
- * `memory.edge` record per new pair), so it is REST only: the MCP adapter passes no HTTP headers
- * to an operation, and a call without them (MCP, or an internal call) that asks to record is
- * refused with invalid_argument naming `record`. Over MCP the tool only lists.
+ * `memory.edge` record per new pair), so it is REST only: a call that did not come through the
+ * REST adapter (MCP, or an internal call) and asks to record is refused with invalid_argument
+ * naming `record`. Over MCP the tool only lists.
  */
 import { CONTRADICTION_LIMITS, VECTOR_AGREEMENT_COSINE, memoryContradictions } from '../../primitives/memory/contradictions.js';
 import { EXPLAIN_MAX_FACTS, explain } from '../../primitives/memory/explain.js';
@@ -16,9 +16,9 @@ import { cellSchema, scopeSchema, type Operation, type OperationCall } from '../
 const bandKey = { type: 'string', minLength: 1, maxLength: 100 } as const;
 const factCid = { type: 'string', pattern: '^[a-z2-7]{52}$' } as const;
 
-/** True for a call that came through the REST adapter (which always passes the request's headers). */
+/** True for a call that came through the REST adapter. */
 export function overRest(call: OperationCall): boolean {
-  return Object.keys(call.headers ?? {}).length > 0;
+  return call.channel === 'rest';
 }
 
 export const memoryContradictionsOp: Operation = {

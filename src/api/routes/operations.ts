@@ -57,7 +57,7 @@ export async function runOperation(ctx: ServiceContext, op: Operation, input: un
   const deadline = now + budgetMs - Math.min(500, budgetMs * 0.15);
   let entry: Deadline | undefined;
   try {
-    const running = op.run(ctx, input ?? {}, { headers, deadline, ip });
+    const running = op.run(ctx, input ?? {}, { headers, deadline, ip, channel });
     const result = await new Promise((resolve, reject) => {
       entry = { at: now + budgetMs, reject, name: op.name, timeoutSecs };
       deadlines.add(entry);
