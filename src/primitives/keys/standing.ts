@@ -98,7 +98,7 @@ export function recordStanding(key: string): 'device' | 'revoked' | undefined {
   return seen.get(key);
 }
 
-function remember(key: string, standing: 'device' | 'revoked' | null): void {
+function noteStanding(key: string, standing: 'device' | 'revoked' | null): void {
   if (standing === null) {
     seen.delete(key);
     return;
@@ -113,7 +113,7 @@ export async function keyStatus(ctx: ServiceContext, key: string): Promise<KeySt
   if (key === ctx.keys.publicKeyB32) return { standing: 'responder', enrolled: false, records: null };
   const records = await keyRecords(ctx, key);
   const enrolled = records.enrollment !== null;
-  remember(key, records.revocation ? 'revoked' : enrolled ? 'device' : null);
+  noteStanding(key, records.revocation ? 'revoked' : enrolled ? 'device' : null);
   if (records.revocation) return { standing: 'revoked', revoked_by: 'record', enrolled, records };
   if (ctx.config.deviceKeys.includes(key) || enrolled) return { standing: 'device', enrolled, records };
   if (ctx.config.attesterKeys.includes(key)) return { standing: 'operator', enrolled, records };

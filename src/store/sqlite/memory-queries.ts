@@ -98,7 +98,7 @@ interface NoteFilters {
   bbox: boolean;
 }
 
-export class SqliteMemoryReader implements MemoryReader {
+export class MemoryIndexSqlite implements MemoryReader {
   private readonly cache = new Map<string, Statement>();
 
   constructor(private readonly q: Queries) {}

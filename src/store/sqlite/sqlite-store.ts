@@ -27,7 +27,7 @@ import { FactRows } from './fact-rows.js';
 import { IndexWriter } from './index-writer.js';
 import { indexEntry, indexLoggedEntry, type IndexedEntry } from './indexed-entry.js';
 import type { MemoryReader } from '../memory.js';
-import { SqliteMemoryReader } from './memory-queries.js';
+import { MemoryIndexSqlite } from './memory-queries.js';
 import { internal, Queries } from './queries.js';
 import { KIND_CODES, migrate, unpackAcceptedAt } from './schema.js';
 import { readerOf } from '../log-reader.js';
@@ -120,7 +120,7 @@ class SqliteStore implements Store {
     this.log = readerOf(appendLog);
     this.rows = new FactRows(q, appendLog);
     this.writer = new IndexWriter(db, q, APPLIED_KEY, (err) => this.commitFailed(err));
-    const mem = new SqliteMemoryReader(q);
+    const mem = new MemoryIndexSqlite(q);
     this.memory = {
       searchNotes: (x) => this.memoryRead('searchNotes', () => mem.searchNotes(x)),
       edges: (x) => this.memoryRead('edges', () => mem.edges(x)),
