@@ -97,6 +97,19 @@ export function runMemoryContractSuite(driverName: string, makeStore: MakeStore)
           assert.deepEqual(hits.map((h) => h.fact_cid), [factCid(n)]);
         }));
 
+      it('finds the old note holding a rare word even when a common word matches more notes than are ranked', () =>
+        withStore(async (store) => {
+          const oldest = note({ text: 'common pump zebra crossing' });
+          await store.append(makeBatch([oldest], { provenance_class: 'human_curated', sign: false }));
+          for (let b = 0; b < 9; b++) {
+            const bodies = Array.from({ length: 500 }, (_, i) => note({ text: `common pump note ${b}-${i}` }));
+            await store.append(makeBatch(bodies, { provenance_class: 'human_curated', sign: false }));
+          }
+          const hits = await store.memory.searchNotes({ scope: null, text: 'pump zebra', limit: 5 });
+          assert.equal(hits[0].fact_cid, factCid(oldest), 'the only note with both words ranks first');
+          assert.equal(hits.length, 5);
+        }));
+
       it('returns agent-supplied vectors, and with_vector keeps only notes carrying one', () =>
         withStore(async (store) => {
           const v = note({ text: 'vector note', vector: [0.6, 0.8, 0] });

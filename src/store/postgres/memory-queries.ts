@@ -13,6 +13,9 @@ import type { AliasHit, EdgeQuery, EdgeRow, MemoryReader, NoteHit, NoteSearch, S
 import { pgText, vectorOf } from './memory-index.js';
 import { int, rows, rowsPlanned } from './pg-db.js';
 import { Where } from './queries.js';
+
+/** Newest matches of one word taken as candidates at most (docs/memory.md, bounded ranking). */
+export const RANKED_MATCHES = 4000;
 import type { Tables } from './schema.js';
 
 /** Largest page any memory read returns (NoteSearch.limit is 1..1000). */
@@ -31,7 +34,7 @@ const WORD = /[\p{L}\p{N}]+/gu;
  * nothing. The english configuration then stems the words and drops stop words (a text of stop
  * words only, such as `AND`, makes an empty query that matches nothing).
  */
-export function tsqueryText(text: unknown): string | null {
+export function tsqueryWords(text: unknown): string[] | null {
   if (text === undefined || text === null) return null;
   if (typeof text !== 'string') throw new TypeError('text: expected a string');
   const words = new Set<string>();
@@ -41,7 +44,12 @@ export function tsqueryText(text: unknown): string | null {
     words.add(w);
     if (words.size === MAX_WORDS) break;
   }
-  return words.size === 0 ? null : [...words].map((w) => `'${w}'`).join(' | ');
+  return words.size === 0 ? null : [...words].map((w) => `'${w}'`);
+}
+
+/** The whole query: its words OR-combined (see tsqueryWords). */
+export function tsqueryText(text: unknown): string | null {
+  return tsqueryWords(text)?.join(' | ') ?? null;
 }
 
 function limitOf(n: unknown): number {
@@ -125,19 +133,14 @@ export class MemoryQueries implements MemoryReader {
   /**
    * One statement: the filters as WHERE terms (the planner picks the GIN text or tag index, or
    * a scope-leading b-tree), ranked by ts_rank_cd with words, else newest first in log order;
-   * LIMIT in SQL. Ties in rank fall back to newest first. Ranking is exact, so a text query
-   * costs in proportion to the notes its words match (every match is scored).
+   * LIMIT in SQL. Ties in rank fall back to newest first. Ranking covers each word's newest
+   * matches up to a bound, so a common word costs the bound, not the size of the scope.
    */
   async searchNotes(q: NoteSearch): Promise<NoteHit[]> {
     const limit = limitOf(q.limit);
     const w = new Where();
     w.add((p) => `scope_key = ${p}`, scopeKey(q.scope));
-    const query = tsqueryText(q.text);
-    let score = '0::float4';
-    if (query !== null) {
-      w.add((p) => `tsv @@ to_tsquery('english', ${p})`, query);
-      score = `ts_rank_cd(tsv, to_tsquery('english', $${w.args.length}))`;
-    }
+    const words = tsqueryWords(q.text);
     if (q.tags !== undefined) {
       const tags = strings('tags', q.tags);
       if (tags.length > 0) w.add((p) => `tags @> ${p}::text[]`, tags);
@@ -166,16 +169,35 @@ export class MemoryQueries implements MemoryReader {
       w.add((p) => `attester = ANY(${p}::text[])`, authors);
     }
     if (q.with_vector === true) w.terms.push('vector IS NOT NULL');
-    w.args.push(limit);
-    const order = query !== null ? 'text_score DESC, log_index DESC, position DESC' : 'log_index DESC, position DESC';
+    const cols = 'fact_cid, attester, accepted_at, observed_at, lat, lng, vector, log_index, position';
+    let sql: string;
+    if (words === null) {
+      w.args.push(limit);
+      sql = `SELECT fact_cid, 0::float4 AS text_score, ${cols} FROM ${this.t.notes}
+              WHERE ${w.terms.join(' AND ')} ORDER BY log_index DESC, position DESC LIMIT $${w.args.length}`;
+    } else {
+      // ts_rank_cd scores every row it is given, so a word found in most notes of a large scope
+      // would have them all scored. Candidates instead: per word, its newest matches up to a
+      // bound (all of a rare word's), then the union is ranked by the whole query. Exact while
+      // every word matches at most `perWord` notes (docs/memory.md, bounded ranking).
+      const perWord = Math.min(RANKED_MATCHES, Math.max(500, Math.floor(2 * RANKED_MATCHES / words.length)));
+      const base = w.terms.join(' AND ');
+      const branches = words.map((word) => {
+        w.args.push(word);
+        return `(SELECT tsv, ${cols} FROM ${this.t.notes} WHERE ${base} AND tsv @@ to_tsquery('english', $${w.args.length})
+                  ORDER BY log_index DESC, position DESC LIMIT ${perWord})`;
+      });
+      w.args.push(words.join(' | '));
+      const full = `$${w.args.length}`;
+      w.args.push(limit);
+      sql = `SELECT * FROM (
+               SELECT DISTINCT ON (fact_cid) ts_rank_cd(tsv, to_tsquery('english', ${full})) AS text_score, ${cols}
+                 FROM (${branches.join(' UNION ALL ')}) u ORDER BY fact_cid) d
+             ORDER BY text_score DESC, log_index DESC, position DESC LIMIT $${w.args.length}`;
+    }
     // Planned per call: how many notes a word or tag matches decides between the GIN indexes, a
     // scope b-tree and a scan, and a generic plan would also run to_tsquery again on every row.
-    const got = await rowsPlanned<NoteRowOut>(
-      this.pool,
-      `SELECT fact_cid, ${score} AS text_score, attester, accepted_at, observed_at, lat, lng, vector FROM ${this.t.notes}
-        WHERE ${w.terms.join(' AND ')} ORDER BY ${order} LIMIT $${w.args.length}`,
-      w.args,
-    );
+    const got = await rowsPlanned<NoteRowOut>(this.pool, sql, w.args);
     return got.map((r) => ({
       fact_cid: r.fact_cid, text_score: Number(r.text_score), attester: r.attester, accepted_at: r.accepted_at,
       observed_at: r.observed_at === null ? null : int(r.observed_at), lat: r.lat, lng: r.lng, vector: vectorOf(r.vector),
