@@ -51,6 +51,9 @@ export const scopeSchema = {
   additionalProperties: false,
 } as const;
 
+/** An Ed25519 public key or a fact_cid: 52 lowercase base32 characters. */
+export const b32KeySchema = { type: 'string', pattern: '^[a-z2-7]{52}$' } as const;
+
 export const cellSchema = { type: 'string', minLength: 1, maxLength: 200, description: 'cell64 (e.g. defi.zb64a.cike.zfa2f) or a place name' } as const;
 export const bandsSchema = { type: 'array', items: { type: 'string', minLength: 1, maxLength: 100 }, maxItems: 64, description: 'namespaced band keys (see /v1/bands)' } as const;
 export const tslotSchema = { type: 'integer', minimum: 0, description: "count of the band's tempo unit since the Unix epoch" } as const;

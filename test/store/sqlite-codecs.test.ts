@@ -3,41 +3,18 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { cellOf } from '../../src/protocol/cell64.js';
 import { SvcError } from '../../src/protocol/errors.js';
-import { isoSeconds } from '../../src/protocol/receipt.js';
-import type { AppendBatch, LogEntryV1 } from '../../src/store/contract.js';
+import type { LogEntryV1 } from '../../src/store/contract.js';
 import { decodeCanonical, encodeCanonical } from '../../src/protocol/cbor.js';
 import { factCid, factDigest } from '../../src/protocol/cid.js';
 import { batchProofs, proofToJson } from '../../src/protocol/merkle-batch.js';
 import { decodeLogEntry, encodeLogEntry, encodeLogEntryParts, factsFromEntry, scopeKey } from '../../src/store/entry.js';
 import { BatchTree, buildBatchTree } from '../../src/store/sqlite/batch-tree.js';
 import { packAcceptedAt, packedBound, unpackAcceptedAt } from '../../src/store/sqlite/schema.js';
-import { makeBatch, makeFact } from './support/facts.js';
+import { entryOf, makeBatch, makeFact, mixedBatch } from './support/facts.js';
 
 const HERE = cellOf(51.5, -0.12);
 const THERE = cellOf(-33.9, 18.4);
 const ELEV = 'copdem30m.elevation_mean';
-
-
-function entryOf(b: AppendBatch, accepted_at = isoSeconds(new Date())): LogEntryV1 {
-  return {
-    v: 1, type: 'batch', accepted_at, attester: b.attester, signature: b.signature, batch_root: b.batch_root,
-    registry_cid: b.registry_cid, schema_cid: b.schema_cid,
-    facts: b.facts.map((f) => f.body), meta: b.facts.map((f) => ({ provenance_class: f.provenance_class, tslot: f.tslot })),
-  };
-}
-
-function mixedBatch(n: number, tag: string): AppendBatch {
-  const classes = ['direct_sensor', 'deterministic_index', 'model_output', 'human_curated', 'unclassified'] as const;
-  return makeBatch(
-    Array.from({ length: n }, (_, i) =>
-      makeFact({
-        cell: [HERE, THERE][i % 2], band: `test.${tag}${i % 3}`, tslot: i % 5, value: i % 4 === 0 ? null : i * 0.5,
-        kind: i % 4 === 0 ? 'absence' : 'primary', scope: i % 3 === 0 ? { user_id: `u${i % 2}`, run_id: 'r' } : undefined,
-      }),
-    ),
-    { sign: false, provenance_class: Array.from({ length: n }, (_, i) => classes[i % classes.length]) },
-  );
-}
 
 describe('log entry codec (src/store/entry.ts)', () => {
   const batch = makeBatch([

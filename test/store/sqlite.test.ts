@@ -13,14 +13,13 @@ import type { AppendBatch, AppendOnlyLog, Store, StoreConfig, StoredFact } from 
 import { encodeCanonical } from '../../src/protocol/cbor.js';
 import { anchorId, factCid } from '../../src/protocol/cid.js';
 import type { Scope } from '../../src/protocol/receipt.js';
-import type { LogEntryV1 } from '../../src/store/contract.js';
 import { decodeLogEntry, encodeLogEntry, factsFromEntry } from '../../src/store/entry.js';
 import { cidKey } from '../../src/store/sqlite/batch-tree.js';
 import { SCHEMA_VERSION } from '../../src/store/sqlite/schema.js';
 import { createSqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite/sqlite-store.js';
 import { runContractSuite, type MakeStore } from './contract-suite.js';
 import { runMemoryContractSuite } from './memory-contract-suite.js';
-import { makeBatch, makeFact, steppingClock, testSigner } from './support/facts.js';
+import { entryOf, makeBatch, makeFact, mixedBatch, steppingClock, testSigner } from './support/facts.js';
 import { logOpener, withFailingAppend } from './support/log-factory.js';
 
 const signer = testSigner();
@@ -186,29 +185,6 @@ describe('sqlite store: recovery from the log', () => {
     }
   });
 });
-
-/** The entry append() writes for `b`, as a LogEntryV1. */
-function entryOf(b: AppendBatch, accepted_at = isoSeconds(new Date())): LogEntryV1 {
-  return {
-    v: 1, type: 'batch', accepted_at, attester: b.attester, signature: b.signature, batch_root: b.batch_root,
-    registry_cid: b.registry_cid, schema_cid: b.schema_cid,
-    facts: b.facts.map((f) => f.body), meta: b.facts.map((f) => ({ provenance_class: f.provenance_class, tslot: f.tslot })),
-  };
-}
-
-/** A batch of `n` facts over several cells, bands, scopes, kinds and provenance classes. */
-function mixedBatch(n: number, tag: string): AppendBatch {
-  const classes = ['direct_sensor', 'deterministic_index', 'model_output', 'human_curated', 'unclassified'] as const;
-  return makeBatch(
-    Array.from({ length: n }, (_, i) =>
-      makeFact({
-        cell: [HERE, THERE][i % 2], band: `test.${tag}${i % 3}`, tslot: i % 5, value: i % 4 === 0 ? null : i * 0.5,
-        kind: i % 4 === 0 ? 'absence' : 'primary', scope: i % 3 === 0 ? { user_id: `u${i % 2}`, run_id: 'r' } : undefined,
-      }),
-    ),
-    { sign: false, provenance_class: Array.from({ length: n }, (_, i) => classes[i % classes.length]) },
-  );
-}
 
 describe('sqlite store: index layout', () => {
   it('serves each fact exactly as the log entry alone rebuilds it (body from the log, proof from the batch tree)', async () => {

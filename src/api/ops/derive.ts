@@ -4,10 +4,9 @@
  * public derivatives one key signed (an MCP tool in /mcp/full).
  */
 import { DERIVED_LIMIT_DEFAULT, DERIVED_LIMIT_MAX, derive, derivedList } from '../../primitives/memory/derive.js';
-import type { Operation } from '../operations.js';
+import { b32KeySchema, type Operation } from '../operations.js';
 import { signedBatchSchema } from './signed-batch.js';
 
-const b32Key = { type: 'string', pattern: '^[a-z2-7]{52}$' } as const;
 
 export const deriveOp: Operation = {
   name: 'derive',
@@ -43,7 +42,7 @@ export const derivedOp: Operation = {
     required: ['attester'],
     additionalProperties: false,
     properties: {
-      attester: { ...b32Key, description: 'the key whose derivatives to list (b32)' },
+      attester: { ...b32KeySchema, description: 'the key whose derivatives to list (b32)' },
       after: { type: 'integer', minimum: 0, description: 'next_after of the previous page' },
       limit: { type: 'integer', minimum: 1, maximum: DERIVED_LIMIT_MAX, default: DERIVED_LIMIT_DEFAULT },
     },

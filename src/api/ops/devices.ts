@@ -7,11 +7,10 @@
 import type { AttestRequest } from '../../primitives/attest.js';
 import { devicePlatforms, enrollDevice, resolveAttestation, revokeKey } from '../../primitives/keys/devices.js';
 import { resolveTrace, submitTrace, substratesCatalogue } from '../../primitives/keys/traces.js';
-import type { Operation } from '../operations.js';
+import { b32KeySchema, type Operation } from '../operations.js';
 import { signedRecordsSchema } from './signed-batch.js';
 import { memoryBearerOp, memoryBearerRevokeOp } from './scopes.js';
 
-const b32Key = { type: 'string', pattern: '^[a-z2-7]{52}$' } as const;
 const b32Sig = { type: 'string', pattern: '^[a-z2-7]{103}$' } as const;
 const exp = { type: 'integer', minimum: 0, description: 'expiry of the signed statement, Unix seconds, at most 900 s ahead' } as const;
 
@@ -40,8 +39,8 @@ export const deviceEnrollOp: Operation = {
     additionalProperties: false,
     properties: {
       platform: { type: 'string', minLength: 1, maxLength: 64, description: 'a platform of GET /v1/device_platforms' },
-      key: b32Key,
-      voucher: b32Key,
+      key: b32KeySchema,
+      voucher: b32KeySchema,
       voucher_signature: b32Sig,
       device_signature: b32Sig,
       exp,
@@ -85,9 +84,9 @@ export const keyRevokeOp: Operation = {
     required: ['key', 'reason', 'by', 'exp', 'signature'],
     additionalProperties: false,
     properties: {
-      key: b32Key,
+      key: b32KeySchema,
       reason: { type: 'string', maxLength: 500 },
-      by: b32Key,
+      by: b32KeySchema,
       exp,
       signature: b32Sig,
     },

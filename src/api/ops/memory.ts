@@ -7,10 +7,9 @@
 import { MAX_EDGES_PER_WRITE, MAX_EDGES_RETURNED, recallEdges, writeEdges } from '../../primitives/memory/edges.js';
 import { MAX_NOTES_PER_WRITE, MAX_RADIUS_M, MAX_RESULTS, searchNotes, writeNotes } from '../../primitives/memory/notes.js';
 import { EDGE_TYPES } from '../../store/memory.js';
-import { cellSchema, scopeSchema, type Operation } from '../operations.js';
+import { b32KeySchema, cellSchema, scopeSchema, type Operation } from '../operations.js';
 import { signedRecordsSchema } from './signed-batch.js';
 
-const b32Key = { type: 'string', pattern: '^[a-z2-7]{52}$' } as const;
 const rfc3339 = { type: 'string', minLength: 10, maxLength: 40, description: 'RFC 3339 time' } as const;
 
 export const memoryNotesOp: Operation = {
@@ -46,7 +45,7 @@ export const memorySearchOp: Operation = {
       observed_from: rfc3339,
       observed_to: rfc3339,
       as_of: { ...rfc3339, description: 'transaction time: only notes this responder had accepted by then' },
-      authors: { type: 'array', items: b32Key, maxItems: 32 },
+      authors: { type: 'array', items: b32KeySchema, maxItems: 32 },
       limit: { type: 'integer', minimum: 1, maximum: MAX_RESULTS, default: 10 },
       weights: { type: 'object', additionalProperties: false, properties: { text: { type: 'number', minimum: 0, maximum: 1 }, vector: { type: 'number', minimum: 0, maximum: 1 } } },
     },

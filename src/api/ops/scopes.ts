@@ -7,9 +7,8 @@ import { revokeBearers } from '../../primitives/keys/bearers.js';
 import { issueScopeBearer } from '../../primitives/scopes/bearer.js';
 import { requireScopeReader } from '../../primitives/scopes/access.js';
 import { requestScope } from '../../primitives/reads/common.js';
-import { scopeSchema, type Operation } from '../operations.js';
+import { b32KeySchema, scopeSchema, type Operation } from '../operations.js';
 
-const b32Key = { type: 'string', pattern: '^[a-z2-7]{52}$' } as const;
 
 const bearerInput = {
   type: 'object',
@@ -17,7 +16,7 @@ const bearerInput = {
   additionalProperties: false,
   properties: {
     scope: scopeSchema,
-    key: b32Key,
+    key: b32KeySchema,
     exp: { type: 'integer', minimum: 0, description: 'expiry, Unix seconds' },
     signature: { type: 'string', pattern: '^[a-z2-7]{103}$' },
   },
@@ -63,7 +62,7 @@ export const memoryBearerRevokeOp: Operation = {
     required: ['key', 'exp', 'signature'],
     additionalProperties: false,
     properties: {
-      key: b32Key,
+      key: b32KeySchema,
       not_before: { type: 'integer', minimum: 0, description: 'Unix seconds; default: the second the statement was signed at' },
       exp: { type: 'integer', minimum: 0, description: 'expiry of the statement, Unix seconds (at most 900 s ahead)' },
       signature: { type: 'string', pattern: '^[a-z2-7]{103}$' },

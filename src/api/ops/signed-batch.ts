@@ -4,9 +4,8 @@
  * endpoint. attester and signature are not required here: the write path answers their absence
  * with 401 unauthorized (spec part 5), not the schema's 422.
  */
-import type { JsonSchema } from '../operations.js';
+import { b32KeySchema, type JsonSchema } from '../operations.js';
 
-const b32Key = { type: 'string', pattern: '^[a-z2-7]{52}$' } as const;
 
 export function signedBatchSchema(facts: { maxItems: number; description: string; items: JsonSchema }): JsonSchema {
   return {
@@ -15,7 +14,7 @@ export function signedBatchSchema(facts: { maxItems: number; description: string
     additionalProperties: false,
     properties: {
       batch_root: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 255 }, minItems: 32, maxItems: 32, description: 'BLAKE3 Merkle root over the bodies (docs/writes.md), as 32 integers' },
-      attester: { ...b32Key, description: 'the writing key (b32): an operator-listed or enrolled device key' },
+      attester: { ...b32KeySchema, description: 'the writing key (b32): an operator-listed or enrolled device key' },
       signature: { type: 'string', description: 'Ed25519 by the attester over blake3(batch_root ‖ registry_cid ‖ schema_cid), b32' },
       registry_cid: { type: 'string' },
       schema_cid: { type: 'string' },

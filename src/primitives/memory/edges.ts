@@ -14,6 +14,7 @@ import { EDGE_BAND, EDGE_TYPES, recordRef, type EdgeRow } from '../../store/memo
 import { acceptBatch, type AttestRequest } from '../attest.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
 import { requestScope } from '../reads/common.js';
+import { scopeKey } from '../../store/entry.js';
 
 export const MAX_EDGES_PER_WRITE = 256;
 export const MAX_EDGES_RETURNED = 500;
@@ -94,7 +95,7 @@ export async function recallEdges(ctx: ServiceContext, req: EdgesRecallRequest) 
   // A stored fact's supersession, when it is visible in this scope and passes the filters.
   if (isFactCid(record) && direction !== 'in' && (!types || types.includes('supersedes')) && edges.length < limit) {
     const f = await ctx.store.getFact(record);
-    if (f && f.supersedes && JSON.stringify(f.scope ?? null) === JSON.stringify(scope) && (!recordedAt || f.accepted_at <= recordedAt)) {
+    if (f && f.supersedes && scopeKey(f.scope) === scopeKey(scope) && (!recordedAt || f.accepted_at <= recordedAt)) {
       const e = { kind: 'supersedes' as const, from: f.fact_cid, to: f.supersedes };
       edges.push({
         edge_cid: contentId(e), type: 'supersedes', from: e.from, to: e.to, valid_from: f.accepted_at, valid_to: null,

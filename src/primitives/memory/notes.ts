@@ -14,7 +14,8 @@ import { NOTE_BAND, recordRef, type NoteHit, type NoteSearch } from '../../store
 import { acceptBatch, type AttestRequest } from '../attest.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
 import { serveFact, type ServedFact } from '../facts-view.js';
-import { requestScope } from '../reads/common.js';
+import { mapLimit, READ_CONCURRENCY, requestScope } from '../reads/common.js';
+import { scopeKey } from '../../store/entry.js';
 import { resolveCell } from '../recall.js';
 
 export const MAX_NOTES_PER_WRITE = 256;
@@ -201,11 +202,12 @@ export async function searchNotes(ctx: ServiceContext, req: SearchRequest) {
   });
   if (p.hasWords || p.vector) scored.sort((a, b) => (b.score ?? 0) - (a.score ?? 0) || (a.h.fact_cid < b.h.fact_cid ? -1 : 1));
   const top = scored.slice(0, p.limit);
-  const results: SearchResult[] = [];
-  for (const { h, score, cos, t } of top) {
+  const wanted = scopeKey(p.scope);
+  // Every item runs (no shouldStart), so no slot is left undefined.
+  const results = (await mapLimit(top, READ_CONCURRENCY, async ({ h, score, cos, t }): Promise<SearchResult> => {
     const f = await ctx.store.getFact(h.fact_cid);
     // The index is scope-exact; a fact that does not match is an index fault, never served.
-    if (!f || f.band !== NOTE_BAND || JSON.stringify(f.scope ?? null) !== JSON.stringify(p.scope)) {
+    if (!f || f.band !== NOTE_BAND || scopeKey(f.scope) !== wanted) {
       throw new SvcError('internal', `memory index: note ${h.fact_cid} does not match its store row`);
     }
     const r: SearchResult = {
@@ -222,8 +224,8 @@ export async function searchNotes(ctx: ServiceContext, req: SearchRequest) {
     };
     const d = distance.get(h.fact_cid);
     if (d !== undefined) r.distance_m = d;
-    results.push(r);
-  }
+    return r;
+  })) as SearchResult[];
   const cids = results.map((r) => r.fact_cid);
   const cells = [...new Set(results.map((r) => r.fact.cell as string))];
   return {

@@ -1,11 +1,12 @@
 /** Fact and batch builders for store tests: bodies as protocol.md §4 describes, batches as §6–7. */
 import { b32encode } from '../../../src/protocol/base32.js';
+import { cellOf } from '../../../src/protocol/cell64.js';
 import { factCid, factDigest } from '../../../src/protocol/cid.js';
 import { portableEd25519 } from '../../../src/protocol/ed25519.js';
 import { batchProofs, proofToJson } from '../../../src/protocol/merkle-batch.js';
-import { scopeFieldsSet, type Scope } from '../../../src/protocol/receipt.js';
+import { isoSeconds, scopeFieldsSet, type Scope } from '../../../src/protocol/receipt.js';
 import { attesterDigest } from '../../../src/protocol/tree-head.js';
-import type { AppendBatch, FactKind, NewFact, ProvenanceClass, TreeHeadSigner } from '../../../src/store/contract.js';
+import type { AppendBatch, FactKind, LogEntryV1, NewFact, ProvenanceClass, TreeHeadSigner } from '../../../src/store/contract.js';
 
 export const TEST_SCHEMA_CID = 'bafytestschema';
 export const TEST_REGISTRY_CID = 'bafytestregistry';
@@ -101,4 +102,28 @@ export function steppingClock(start = '2026-03-01T12:00:00Z'): { now: () => Date
     },
     iso: () => new Date(t).toISOString().slice(0, 19) + 'Z',
   };
+}
+
+/** The entry append() writes for `b`, as a LogEntryV1. */
+export function entryOf(b: AppendBatch, accepted_at = isoSeconds(new Date())): LogEntryV1 {
+  return {
+    v: 1, type: 'batch', accepted_at, attester: b.attester, signature: b.signature, batch_root: b.batch_root,
+    registry_cid: b.registry_cid, schema_cid: b.schema_cid,
+    facts: b.facts.map((f) => f.body), meta: b.facts.map((f) => ({ provenance_class: f.provenance_class, tslot: f.tslot })),
+  };
+}
+
+/** A batch of `n` facts over two cells, several bands, scopes, kinds and provenance classes. */
+export function mixedBatch(n: number, tag: string): AppendBatch {
+  const classes = ['direct_sensor', 'deterministic_index', 'model_output', 'human_curated', 'unclassified'] as const;
+  const cells = [cellOf(51.5, -0.12), cellOf(-33.9, 18.4)];
+  return makeBatch(
+    Array.from({ length: n }, (_, i) =>
+      makeFact({
+        cell: cells[i % 2], band: `test.${tag}${i % 3}`, tslot: i % 5, value: i % 4 === 0 ? null : i * 0.5,
+        kind: i % 4 === 0 ? 'absence' : 'primary', scope: i % 3 === 0 ? { user_id: `u${i % 2}`, run_id: 'r' } : undefined,
+      }),
+    ),
+    { sign: false, provenance_class: Array.from({ length: n }, (_, i) => classes[i % classes.length]) },
+  );
 }
