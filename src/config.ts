@@ -26,6 +26,8 @@ export interface Config {
   revokedKeys: string[];
   /** Enrolled device keys (b32, comma-separated). */
   deviceKeys: string[];
+  /** Operator keys that may revoke any key (docs/security.md); listing a key to write gives it no such power. */
+  revokerKeys: string[];
   upstreams: Record<string, string>;
   logLevel: string;
   segmentMaxBytes: number;
@@ -75,6 +77,7 @@ export const CONFIG_VARS: readonly VarSpec[] = [
   { name: 'SVC_ATTESTER_KEYS', default: '', description: 'operator-listed attester public keys (b32, comma-separated)' },
   { name: 'SVC_REVOKED_KEYS', default: '', description: 'revoked attester keys (b32, comma-separated)' },
   { name: 'SVC_DEVICE_KEYS', default: '', description: 'enrolled device keys (b32, comma-separated)' },
+  { name: 'SVC_REVOKER_KEYS', default: '', description: 'operator keys that may revoke any other key (b32, comma-separated); a key listed only to write revokes nobody but itself and the devices it vouched for' },
   { name: 'SVC_LOG_LEVEL', default: 'info', description: 'fastify log level (silent, error, warn, info, debug)' },
   { name: 'SVC_SEGMENT_MAX_BYTES', default: '1073741824', description: 'transparency-log segment cap' },
   { name: 'SVC_MAX_CONNECTIONS_PER_IP', default: '64', description: 'open connections one remote address may hold (1..1000000); more are closed as they are accepted' },
@@ -189,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     attesterKeys: list(env, 'SVC_ATTESTER_KEYS'),
     revokedKeys: list(env, 'SVC_REVOKED_KEYS'),
     deviceKeys: list(env, 'SVC_DEVICE_KEYS'),
+    revokerKeys: list(env, 'SVC_REVOKER_KEYS'),
     upstreams,
     logLevel: env.SVC_LOG_LEVEL || 'info',
     segmentMaxBytes: int(env, 'SVC_SEGMENT_MAX_BYTES', 1024 ** 3, 4096, 1024 ** 3),

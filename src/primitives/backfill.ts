@@ -16,6 +16,7 @@
  * is refused: nothing could stop it from running again here or on any responder listing its key.
  */
 import { b32decode } from '../protocol/base32.js';
+import { toHex, utf8 } from '../protocol/bytes.js';
 import { encodeCanonical, type CborValue } from '../protocol/cbor.js';
 import { admitPublicKey, verifyStrict } from '../protocol/ed25519.js';
 import { SvcError, invalidArgument } from '../protocol/errors.js';
@@ -31,7 +32,7 @@ import { issueReceipt, type ServiceContext } from './context.js';
 import type { MaterializeNote, ReasonClass } from './materialize.js';
 import { resolveCell } from './recall.js';
 import { mapLimit } from './reads/common.js';
-import { ReplayGuard } from './replay-guard.js';
+import { useStatementOnce } from './keys/single-use.js';
 
 /** Spec part 8. */
 export const BACKFILL_LIMITS = { max_facts: { min: 1, max: 1024, default: 16 }, cells: 64 } as const;
@@ -127,13 +128,6 @@ export function backfillDigest(body: Record<string, unknown>): Uint8Array {
   }
 }
 
-const guards = new WeakMap<ServiceContext, ReplayGuard>();
-function guardOf(ctx: ServiceContext): ReplayGuard {
-  let g = guards.get(ctx);
-  if (!g) guards.set(ctx, (g = new ReplayGuard()));
-  return g;
-}
-
 /** An `unauthorized` refusal of a signed request that may not run here or now. */
 function refused(reason: string, message: string, details: Record<string, unknown> = {}): SvcError {
   return new SvcError('unauthorized', message, { reason, ...details });
@@ -184,10 +178,8 @@ async function authenticate(ctx: ServiceContext, body: Record<string, unknown>):
   if (!verifyStrict(sig, backfillDigest(body), pub, ctx.ed25519)) {
     throw new SvcError('bad_signature', 'signature: bad signature over blake3(canonical CBOR of the request without signature)', { field: 'signature' });
   }
-  // Used once, whatever happens next: a retry signs a new nonce.
-  if (!guardOf(ctx).claim(`${attester}\u0000${body.nonce as string}`, expiresAt, ctx.now().getTime())) {
-    throw refused('replayed', 'nonce: this signed request was already received; sign a new nonce to run it again', { field: 'nonce' });
-  }
+  // Used once, whatever happens next, at every responder sharing the store: a retry signs a new nonce.
+  await useStatementOnce(ctx, 'backfill', toHex(blake3(utf8(`${attester}\u0000${body.nonce as string}`))), expiresAt / 1000, 'nonce');
 }
 
 function intField(v: unknown, field: string, min: number, max: number): number | undefined {

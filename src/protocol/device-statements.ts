@@ -30,7 +30,7 @@ export function deviceEnrollmentDigest(deviceKey: Uint8Array, platform: string, 
 }
 
 /**
- * Signed by `by` (the key itself, the voucher that enrolled it, or an operator-listed key):
+ * Signed by `by` (the key itself, the voucher that enrolled it, or an operator revoker key):
  * H(stream("key_revocation") ‖ seg(1, revoked key) ‖ seg(2, utf8 reason) ‖ seg(3, by key)
  *   ‖ seg(4, u64be exp) ‖ seg(5, responder key)).
  */

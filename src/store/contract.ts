@@ -163,10 +163,30 @@ export interface WitnessStore {
   witnesses(): Promise<WitnessRecord[]>;
 }
 
+/**
+ * Short-lived state kept beside the log, never in it (docs/security.md): which signed
+ * statements were already used, and answer steps kept for a retention window. Entries expire at
+ * `expiresAtMs` and are then as if never written; they are not derived from the log and a
+ * rebuild keeps them. Every method is atomic across all processes sharing the store.
+ */
+export interface TransientStore {
+  /**
+   * Record `key` in namespace `ns` until `expiresAtMs`. Resolves true for the first use (no live
+   * entry existed), false when a live entry already holds the key: the caller refuses a replay.
+   */
+  claimOnce(ns: string, key: string, expiresAtMs: number): Promise<boolean>;
+  /** Keep `value` under (ns, key) until `expiresAtMs`, replacing any earlier value. */
+  put(ns: string, key: string, value: string, expiresAtMs: number): Promise<void>;
+  /** The live value under (ns, key), or null (never written, or expired). */
+  get(ns: string, key: string): Promise<string | null>;
+}
+
 /** Everything the service needs from one storage deployment. */
 export interface Store extends FactReader, FactAppender, WitnessStore {
   readonly driver: 'sqlite' | 'postgres';
   readonly log: LogReader;
+  /** Short-lived state beside the log: single-use statements, kept answer steps. */
+  readonly transients: TransientStore;
   /** The agent-memory index (memory.ts): notes, edges, aliases, derivations, shared slots. */
   readonly memory: MemoryReader;
   close(): Promise<void>;

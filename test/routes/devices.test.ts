@@ -23,6 +23,7 @@ const revokedOp = makeAttester('devices-operator-revoked');
 const device = makeAttester('devices-device');
 const other = makeAttester('devices-other-device');
 const stranger = makeAttester('devices-stranger');
+const revoker = makeAttester('devices-operator-revoker');
 const CELL = P.cellOf(48.85, 2.35);
 
 describe('device statements', () => {
@@ -39,7 +40,7 @@ describe('device enrollment and revocation', () => {
   let t: TestApp;
   const fake = fakeConnector(['indices.ndvi'], { 'indices.ndvi': () => ({ status: 'value', value: 0.5, provenance: { source: 'fake' }, fn: 'fake@1' }) });
   before(async () => {
-    t = await build({ attesterKeys: [op.publicKey, op2.publicKey, selfRevoker.publicKey, revokedOp.publicKey], revokedKeys: [revokedOp.publicKey] }, {}, { materializers: [fake] });
+    t = await build({ attesterKeys: [op.publicKey, op2.publicKey, selfRevoker.publicKey, revokedOp.publicKey], revokedKeys: [revokedOp.publicKey], revokerKeys: [revoker.publicKey] }, {}, { materializers: [fake] });
   });
   after(async () => t.close());
 
@@ -172,7 +173,23 @@ describe('device enrollment and revocation', () => {
     for (const o of OPERATIONS.filter((x) => x.method === 'POST' && ['/v1/device_platforms', '/v1/device_platforms/revoke'].includes(x.path))) assert.equal(o.mcp, false, o.name);
   });
 
-  it('only the key, its voucher or a listed key revokes it', async () => {
+  it('a key listed to write cannot revoke another key: 403, nothing written, the other key keeps writing', async () => {
+    const size = await logSize();
+    // op2 is operator-listed but neither op nor device's voucher: it may not silence either.
+    for (const victim of [op, device]) {
+      const r = await post('/v1/device_platforms/revoke', revokeRequest(t, victim, op2, 'hostile'));
+      assert.equal(r.status, 403, JSON.stringify(r.body));
+      assert.equal(r.body.code, 'unauthorized');
+      assert.equal(r.body.details.reason, 'not_allowed_to_revoke');
+    }
+    assert.equal(await logSize(), size);
+    assert.equal((await attest(op, [sampleFact()])).status, 200);
+    assert.equal((await attest(device, [sampleFact()])).status, 200);
+    const status = await post('/v1/device_platforms/resolve', { attestation });
+    assert.equal(status.body.standing, 'enrolled');
+  });
+
+  it('only the key, its voucher or a revoker key revokes it', async () => {
     const size = await logSize();
     const byStranger = await post('/v1/device_platforms/revoke', revokeRequest(t, device, stranger));
     assert.equal(byStranger.status, 403);
@@ -223,10 +240,37 @@ describe('device enrollment and revocation', () => {
     const f = await post('/v1/fetch', { cid: deviceFact });
     assert.equal(f.status, 200);
     assert.equal(f.body.fact.fact_cid, deviceFact);
-    // Revoking again returns the record.
-    const twice = await post('/v1/device_platforms/revoke', revokeRequest(t, device, op2, 'again'));
+    // Revoking again (a fresh statement of an allowed key) returns the record; a stranger learns nothing.
+    const twice = await post('/v1/device_platforms/revoke', revokeRequest(t, device, op, 'again'));
     assert.equal(twice.body.already_revoked, true);
     assert.equal(twice.body.revocation, r.body.revocation);
+    assert.equal((await post('/v1/device_platforms/revoke', revokeRequest(t, device, op2, 'again'))).status, 403);
+  });
+
+  it('an operator revoker key (SVC_REVOKER_KEYS) may revoke any key', async () => {
+    const victim = makeAttester('devices-revoked-by-revoker');
+    assert.equal((await post('/v1/device_platforms', enrollRequest(t, victim, op2))).status, 200);
+    const r = await post('/v1/device_platforms/revoke', revokeRequest(t, victim, revoker, 'operator decision'));
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.requested_by, revoker.publicKey);
+    assert.equal((await attest(victim, [sampleFact()])).body.code, 'attester_revoked');
+  });
+
+  it('every key statement is single-use: a replay is refused 401 replayed and writes nothing', async () => {
+    const d = makeAttester('devices-replayed');
+    const enroll = enrollRequest(t, d, op);
+    assert.equal((await post('/v1/device_platforms', enroll)).status, 200);
+    const size = await logSize();
+    const again = await post('/v1/device_platforms', enroll);
+    assert.equal(again.status, 401, JSON.stringify(again.body));
+    assert.equal(again.body.details.reason, 'replayed');
+    assert.equal(again.body.details.statement, 'device_enrollment');
+    const revoke = revokeRequest(t, d, op, 'replay test');
+    assert.equal((await post('/v1/device_platforms/revoke', revoke)).status, 200);
+    const replayed = await post('/v1/device_platforms/revoke', revoke);
+    assert.equal(replayed.status, 401);
+    assert.equal(replayed.body.details.reason, 'replayed');
+    assert.equal(await logSize(), size + 1, 'only the first revocation wrote');
   });
 
   it('the voucher that enrolled a device may revoke it, and a listed key may revoke itself', async () => {

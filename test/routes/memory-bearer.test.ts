@@ -108,6 +108,26 @@ describe('memory bearers', () => {
     assert.equal((await read(fresh.bearer)).status, 200);
   });
 
+  it('a signed bearer request is single-use: replayed after the bearers were voided, it gives nothing', async () => {
+    const req = bearerRequest(t, agent, scope);
+    const first = await post('/v1/memory/bearer', req);
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    await nextSecond(claimsOf(first.body.bearer).iat);
+    assert.equal((await post('/v1/memory/bearer/revoke', bearerRevokeRequest(t, agent, nowS()))).status, 200);
+    assert.equal((await read(first.body.bearer)).body.details.reason, 'bearer_revoked');
+    for (const path of ['/v1/memory/bearer', '/v1/scope_bearer']) {
+      const replay = await post(path, req);
+      assert.equal(replay.status, 401, JSON.stringify(replay.body));
+      assert.equal(replay.body.code, 'unauthorized');
+      assert.equal(replay.body.details.reason, 'replayed');
+      assert.equal(replay.body.bearer, undefined);
+    }
+    // The same holds for the revocation statement itself.
+    const rv = bearerRevokeRequest(t, agent, nowS() - 1);
+    assert.equal((await post('/v1/memory/bearer/revoke', rv)).status, 200);
+    assert.equal((await post('/v1/memory/bearer/revoke', rv)).body.details.reason, 'replayed');
+  });
+
   it('a bearer without iat (issued before iat existed) is void once its key revoked bearers', async () => {
     const payload = P.utf8(JSON.stringify({ v: 1, scope, key: agent.publicKey, exp: nowS() + 300 }));
     const sig = t.service.keys.signer.sign(domainDigest('scope_bearer', [segment(1, payload)], t.service.config.prefix));

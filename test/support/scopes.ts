@@ -4,10 +4,11 @@ import * as P from '../../src/protocol/index.js';
 import { scopeBearerRequestDigest } from '../../src/protocol/scope-bearer.js';
 import type { TestApp } from './app.js';
 import type { TestAttester } from './attester.js';
+import { freshExp } from './fresh-exp.js';
 
 /** A signed POST /v1/scope_bearer body for `who` over `scope`, expiring `ttlS` seconds from the responder's now. */
 export function bearerRequest(t: TestApp, who: TestAttester, scope: P.Scope, ttlS = 300) {
-  const exp = Math.floor(t.service.now().getTime() / 1000) + ttlS;
+  const exp = freshExp(`bearer|${who.publicKey}|${JSON.stringify(scope)}`, Math.floor(t.service.now().getTime() / 1000), ttlS);
   const digest = scopeBearerRequestDigest(scope, P.b32decode(who.publicKey, 32), exp, t.service.keys.signer.publicKey, t.service.config.prefix);
   return { scope, key: who.publicKey, exp, signature: P.b32encode(P.portableEd25519.sign(digest, who.seed)) };
 }

@@ -13,6 +13,7 @@ import type { StoredFact } from '../../store/contract.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
 import { serveFact } from '../facts-view.js';
 import { checkExp, mintRecord, nowUnix, publicKeyOf, signatureOf } from './common.js';
+import { useStatementOnce } from './single-use.js';
 import { BEARER_REVOCATION_BAND, isScopeKey, keyRecords, keyStatus, withKeyLock } from './standing.js';
 
 /** Without not_before, the responder looks for the second the statement was signed at, this far back. */
@@ -75,6 +76,7 @@ export async function revokeBearers(ctx: ServiceContext, req: BearerRevokeReques
     throw new SvcError('unauthorized', `key: ${key} is neither enrolled, listed nor a configured scope key here: it holds no bearers to void`, { field: 'key', reason: 'unknown_key' }, { status: 403 });
   }
   return withKeyLock(ctx, key, async () => {
+    await useStatementOnce(ctx, 'bearer_revocation', bearerRevocationDigest(pub, nb, exp, responder, ctx.config.prefix), exp);
     const records = await keyRecords(ctx, key);
     if (records.bearerRevocation && records.bearersNotBefore !== null && records.bearersNotBefore >= nb) return answer(ctx, records.bearerRevocation, nb, true);
     return answer(ctx, await mintRecord(ctx, BEARER_REVOCATION_BAND, { key, not_before: nb }, 'memory_bearer_revoke'), nb, false);

@@ -19,7 +19,8 @@ import type { StoredFact } from '../../store/contract.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
 import { serveFact, type ServedFact } from '../facts-view.js';
 import { STATEMENT_TTL_SECS, checkExp, mintRecord, publicKeyOf, requireSignature, signatureOf } from './common.js';
-import { ENROLLMENT_BAND, REVOCATION_BAND, isScopeKey, keyRecords, keyStatus, revokedError, withKeyLock } from './standing.js';
+import { useStatementOnce } from './single-use.js';
+import { ENROLLMENT_BAND, REVOCATION_BAND, isScopeKey, keyRecords, keyStatus, revokedError, withKeyLock, type KeyRecords } from './standing.js';
 
 export interface PlatformEntry {
   platform: string;
@@ -79,7 +80,7 @@ export function devicePlatforms(ctx: ServiceContext) {
     statement_ttl_s: STATEMENT_TTL_SECS,
     enroll: 'POST /v1/device_platforms',
     resolve: 'POST /v1/device_platforms/resolve {attestation}',
-    revoke: 'POST /v1/device_platforms/revoke {key, reason, by, exp, signature}',
+    revoke: 'POST /v1/device_platforms/revoke {key, reason, by, exp, signature}: by is the key itself, the voucher that enrolled it, or an operator revoker key (SVC_REVOKER_KEYS)',
     token: `${ctx.config.prefix}:attestation:<fact_cid of the device.enrollment record>`,
     docs: 'docs/devices.md',
   };
@@ -176,6 +177,7 @@ export async function enrollDevice(ctx: ServiceContext, req: EnrollRequest): Pro
   return withKeyLock(ctx, key, async () => {
     const status = await keyStatus(ctx, key);
     if (status.standing === 'revoked') throw revokedError(key, 'key', status);
+    await useStatementOnce(ctx, 'device_enrollment', digest, exp);
     const existing = status.records?.enrollment;
     if (existing) return enrollmentAnswer(ctx, existing, true);
     const value = {
@@ -254,9 +256,20 @@ async function revocationAnswer(ctx: ServiceContext, f: StoredFact, already: boo
 }
 
 /**
- * POST /v1/device_platforms/revoke. `by` may be the key itself, the voucher its enrollment
- * names, or an operator-listed key; `by` must not be revoked itself (unless it revokes itself).
+ * Who may revoke `key` (docs/security.md, "Who may revoke"): the key itself (when it is known
+ * here), the voucher its enrollment names, or a key the operator lists for revocation
+ * (SVC_REVOKER_KEYS). Being listed to write (SVC_ATTESTER_KEYS) gives no power over other keys:
+ * otherwise any writer could silence every other writer for good.
  */
+function mayRevoke(ctx: ServiceContext, key: string, by: string, records: KeyRecords): 'self' | 'voucher' | 'revoker' | null {
+  if (by === key) return 'self';
+  const voucher = (records.enrollment?.body.value as { evidence?: { voucher?: unknown } } | undefined)?.evidence?.voucher;
+  if (voucher === by) return 'voucher';
+  if (ctx.config.revokerKeys.includes(by)) return 'revoker';
+  return null;
+}
+
+/** POST /v1/device_platforms/revoke. `by` must not be revoked itself (unless it revokes itself). */
 export async function revokeKey(ctx: ServiceContext, req: RevokeRequest) {
   const keyPub = publicKeyOf('key', req.key);
   const key = req.key as string;
@@ -267,29 +280,31 @@ export async function revokeKey(ctx: ServiceContext, req: RevokeRequest) {
   const by = req.by as string;
   const exp = checkExp(ctx, req.exp);
   const sig = signatureOf('signature', req.signature);
-  requireSignature(ctx, 'signature', sig, keyRevocationDigest(keyPub, reason, byPub, exp, ctx.keys.signer.publicKey, ctx.config.prefix), byPub, 'key_revocation');
+  const digest = keyRevocationDigest(keyPub, reason, byPub, exp, ctx.keys.signer.publicKey, ctx.config.prefix);
+  requireSignature(ctx, 'signature', sig, digest, byPub, 'key_revocation');
 
   return withKeyLock(ctx, key, async () => {
     const records = await keyRecords(ctx, key);
-    if (records.revocation) return revocationAnswer(ctx, records.revocation, true);
-    if (by === key) {
+    // Authority first: a stranger learns nothing, not even whether the key is revoked already.
+    const role = mayRevoke(ctx, key, by, records);
+    if (role === null) {
+      throw new SvcError('unauthorized', `by: key ${by} may not revoke ${key}: only the key itself, the voucher that enrolled it or a key the operator lists for revocation (SVC_REVOKER_KEYS) may`, {
+        field: 'by', reason: 'not_allowed_to_revoke',
+      }, { status: 403 });
+    }
+    if (role === 'self') {
       // A key revokes itself; a key unknown here has nothing to revoke (and mints nothing).
       const listed = ctx.config.attesterKeys.includes(key) || ctx.config.deviceKeys.includes(key) || ctx.config.revokedKeys.includes(key);
       if (!listed && !records.enrollment && !isScopeKey(ctx, key)) {
         throw new SvcError('unauthorized', `key: ${key} is neither enrolled, listed nor a configured scope key here: there is nothing to revoke`, { field: 'key', reason: 'unknown_key' }, { status: 403 });
       }
     } else {
-      const voucher = (records.enrollment?.body.value as { evidence?: { voucher?: unknown } } | undefined)?.evidence?.voucher;
-      if (voucher !== by && !ctx.config.attesterKeys.includes(by)) {
-        throw new SvcError('unauthorized', `by: key ${by} may not revoke ${key}: only the key itself, the voucher that enrolled it or an operator-listed key may`, {
-          field: 'by', reason: 'not_allowed_to_revoke',
-        }, { status: 403 });
-      }
       const byStatus = await keyStatus(ctx, by);
       if (byStatus.standing === 'revoked') throw revokedError(by, 'by', byStatus);
     }
+    await useStatementOnce(ctx, 'key_revocation', digest, exp);
+    if (records.revocation) return revocationAnswer(ctx, records.revocation, true);
     const value = { key, reason, requested_by: by, revoked_at: isoSeconds(ctx.now()) };
     return revocationAnswer(ctx, await mintRecord(ctx, REVOCATION_BAND, value, 'key_revoke'), false);
   });
 }
-

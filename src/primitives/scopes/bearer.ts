@@ -19,6 +19,7 @@ import { scopeBearerRequestDigest } from '../../protocol/scope-bearer.js';
 import { requestScope } from '../reads/common.js';
 import type { ServiceContext } from '../context.js';
 import { keyStatus, refuseRevoked, revokedError, type KeyRecords } from '../keys/standing.js';
+import { useStatementOnce } from '../keys/single-use.js';
 import { configuredKeys, isBound, notBound } from './binding.js';
 
 const VERSION = 'sb1';
@@ -92,6 +93,8 @@ export async function issueScopeBearer(ctx: ServiceContext, req: BearerRequest) 
   const writer = status.standing === 'device' || status.standing === 'operator';
   if (!configured && !writer) throw notBound('key', req.key);
   if (!(await isBound(ctx, req.key, scope, true))) throw notBound('key', req.key);
+  // Good once: a statement replayed later (after the bearers it gave were voided) gives nothing.
+  await useStatementOnce(ctx, 'scope_bearer_request', digest, exp);
   const payload = utf8(JSON.stringify({ v: 1, scope, key: req.key, exp, iat: nowS }));
   const signature = ctx.keys.signer.sign(payloadDigest(ctx, payload));
   return {
@@ -102,7 +105,7 @@ export async function issueScopeBearer(ctx: ServiceContext, req: BearerRequest) 
     expires_at: isoSeconds(exp * 1000),
     issued_at: isoSeconds(nowS * 1000),
     binding: configured ? 'configured' : 'claimed',
-    usage: 'Send as `Authorization: Bearer <bearer>` with any read that names this scope (REST).',
+    usage: 'Send as the HTTP header `Authorization: Bearer <bearer>` with any read that names this scope, on a REST request or on the MCP (Streamable HTTP) request.',
   };
 }
 

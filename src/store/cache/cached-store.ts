@@ -148,6 +148,8 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
     log: store.log,
     // Memory reads go to the driver: the index answers them in one query, nothing to cache.
     memory: store.memory,
+    // Short-lived state is the store's own and must never be answered from the cache.
+    transients: store.transients,
     cache,
     generation,
     readFact: reader.readFact,

@@ -13,11 +13,12 @@ import { b32encode } from '../../protocol/base32.js';
 import { SvcError } from '../../protocol/errors.js';
 import { isoSeconds, type Scope } from '../../protocol/receipt.js';
 import type {
-  AppendBatch, AppendResult, CorpusStats, FactQuery, LogEntryV1, LogReader, Store, StoreConfig, StoredFact, TreeHeadSigner, WitnessRecord,
+  AppendBatch, AppendResult, CorpusStats, FactQuery, LogEntryV1, LogReader, Store, StoreConfig, StoredFact, TransientStore, TreeHeadSigner, WitnessRecord,
 } from '../contract.js';
 import { expandEntry, scopeKey, type ExpandedFact } from '../entry.js';
 import type { MemoryReader } from '../memory.js';
 import { MemoryQueries } from './memory-queries.js';
+import { PgTransients } from './transients.js';
 import { pgFault } from './pg-db.js';
 import { PgLog } from './pg-log.js';
 import { Queries, type HistoryQuery } from './queries.js';
@@ -99,6 +100,7 @@ class PostgresStore implements Store {
   readonly driver = 'postgres' as const;
   readonly log: LogReader;
   readonly memory: MemoryReader;
+  readonly transients: TransientStore;
   private closed = false;
   private readonly inflight = new Set<Promise<unknown>>();
   private statsAt: { size: number; counts: Omit<CorpusStats, 'log_size'> } | undefined;
@@ -111,8 +113,14 @@ class PostgresStore implements Store {
     private readonly seq: Sequencer,
     private readonly now: () => Date,
     mem: MemoryQueries,
+    transients: PgTransients,
   ) {
     this.log = readerOf(pgLog);
+    this.transients = {
+      claimOnce: (ns, key, exp) => this.read('transients.claimOnce', () => transients.claimOnce(ns, key, exp)),
+      put: (ns, key, value, exp) => this.read('transients.put', () => transients.put(ns, key, value, exp)),
+      get: (ns, key) => this.read('transients.get', () => transients.get(ns, key)),
+    };
     // The same fault mapping and closed check as every other read.
     this.memory = {
       searchNotes: (q) => this.read('memory.searchNotes', () => mem.searchNotes(q)),
@@ -242,7 +250,7 @@ export async function createPostgresStore(config: StoreConfig, signer: TreeHeadS
     const t = tablesOf(schema);
     const log = new PgLog(pool, t, { signer, now, prefix: config.prefix });
     const seq = new Sequencer(pool, t, sequencerLockKey(schema), log, { now, logger, failCommit: opts.failCommit, onCommit: opts.onCommit });
-    const store = new PostgresStore(pool, config.scanCellLimit, log, new Queries(pool, t), seq, now, new MemoryQueries(pool, t));
+    const store = new PostgresStore(pool, config.scanCellLimit, log, new Queries(pool, t), seq, now, new MemoryQueries(pool, t), new PgTransients(pool, t, now));
     logger(`store postgres: schema ${schema}: log size ${await log.size()}`);
     return store;
   } catch (err) {

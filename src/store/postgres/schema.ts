@@ -59,6 +59,7 @@ export interface Tables {
   closures: string;
   derivations: string;
   sharedSlots: string;
+  transients: string;
 }
 
 /** The qualified names of the driver's tables in `schema`. */
@@ -68,6 +69,7 @@ export function tablesOf(schema: string): Tables {
     entries: `${s}.log_entries`, nodes: `${s}.log_nodes`, facts: `${s}.facts`, edges: `${s}.edges`, meta: `${s}.meta`, witnesses: `${s}.witnesses`,
     attesterDays: `${s}.attester_days`, scopeClaims: `${s}.scope_claims`, notes: `${s}.mem_notes`, aliases: `${s}.mem_aliases`,
     memEdges: `${s}.mem_edges`, closures: `${s}.mem_edge_closures`, derivations: `${s}.mem_derivations`, sharedSlots: `${s}.shared_slots`,
+    transients: `${s}.transients`,
   };
 }
 
@@ -248,6 +250,17 @@ CREATE TABLE IF NOT EXISTS ${s}.shared_slots (
   tslot     bigint NOT NULL,
   PRIMARY KEY (scope_key, cell, band, tslot)
 );
+
+-- Not derivable from the log: short-lived state (used statements, kept answer steps; see
+-- transients.ts). expires_at is Unix milliseconds; an expired row counts as absent.
+CREATE TABLE IF NOT EXISTS ${s}.transients (
+  ns         text COLLATE "C" NOT NULL,
+  key        text COLLATE "C" NOT NULL,
+  value      text,
+  expires_at bigint NOT NULL,
+  PRIMARY KEY (ns, key)
+);
+CREATE INDEX IF NOT EXISTS transients_expiry ON ${s}.transients (expires_at);
 
 -- Not derivable from the log: witnesses' co-signatures arrive over HTTP.
 CREATE TABLE IF NOT EXISTS ${s}.witnesses (

@@ -29,6 +29,7 @@ import { indexEntry, indexLoggedEntry, type IndexedEntry } from './indexed-entry
 import type { MemoryReader } from '../memory.js';
 import { MemoryIndexSqlite } from './memory-queries.js';
 import { internal, Queries } from './queries.js';
+import { SqliteTransients } from './transients.js';
 import { KIND_CODES, migrate, unpackAcceptedAt } from './schema.js';
 import { readerOf } from '../log-reader.js';
 
@@ -116,6 +117,7 @@ class SqliteStore implements Store {
     private readonly now: () => Date,
     private readonly logger: (line: string) => void,
     private readonly scanCellLimit: number,
+    readonly transients: SqliteTransients,
   ) {
     this.log = readerOf(appendLog);
     this.rows = new FactRows(q, appendLog);
@@ -477,6 +479,7 @@ class SqliteStore implements Store {
       this.commitFailed(err); // reopening replays what it held
     }
     this.db.close();
+    this.transients.close();
     await this.appendLog.close();
   }
 
@@ -531,7 +534,8 @@ export async function createSqliteStore(config: StoreConfig, log: AppendOnlyLog,
       throw new SvcError('internal', `index.sqlite has applied ${applied} log entries but the log holds ${size}; move index.sqlite aside to rebuild it from the log`);
     }
     const scanCellLimit = Number.isSafeInteger(config.scanCellLimit) && config.scanCellLimit > 0 ? config.scanCellLimit : Number.MAX_SAFE_INTEGER;
-    const store = new SqliteStore(db, q, log, applied, opts.now ?? (() => new Date()), logger, scanCellLimit);
+    const now = opts.now ?? (() => new Date());
+    const store = new SqliteStore(db, q, log, applied, now, logger, scanCellLimit, new SqliteTransients(config.dataDir, now));
     const t0 = performance.now();
     const r = await store.replay(applied, size);
     const ms = Math.round(performance.now() - t0);
