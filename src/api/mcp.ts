@@ -72,7 +72,7 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: 
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
   /** `ip` is the caller's address: per-address quotas (bundles) meter MCP calls as REST ones. */
-  function makeServer(tier: Tier, log: FastifyRequest['log'], ip: string): Server {
+  function makeServer(tier: Tier, log: FastifyRequest['log'], ip: string, authorization: string | undefined): Server {
     const path = ENDPOINT[tier];
     const server = new Server({ name: `${prefix}-responder`, version: '1.1.0' }, { capabilities: { tools: {} }, instructions, jsonSchemaValidator });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
@@ -93,7 +93,9 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: 
       try {
         // Bad arguments are a failed call like any other: the model reads the field and fixes it.
         if (!validate(args)) throw validationError(validate.errors?.[0] as AjvErrorLike, 'arguments');
-        const result = await runOperation(ctx, op, args, {}, 'mcp', ip);
+        // The transport's Authorization header travels with every call of the request, so a
+        // scoped read over MCP runs under the same bearer check as over REST (docs/scopes.md).
+        const result = await runOperation(ctx, op, args, authorization === undefined ? {} : { authorization }, 'mcp', ip);
         if (op.mcpResult) return op.mcpResult(result);
         return {
           // The REST serializer: served facts' JSON is kept once, not encoded again per call.
@@ -113,7 +115,7 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: 
     if (Array.isArray(req.body) && req.body.length === 0) return reply.status(400).send(emptyBatch(ENDPOINT[tier]));
     const malformed = malformedToolCall(req.body, ENDPOINT[tier]);
     if (malformed) return reply.send(malformed);
-    const server = makeServer(tier, req.log, req.ip);
+    const server = makeServer(tier, req.log, req.ip, req.headers.authorization);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     // Errors the SDK raises itself are McpErrors, whose message already holds "MCP error <code>: ";
     // SDK clients prefix it again, so it is dropped on the way out.

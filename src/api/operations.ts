@@ -46,7 +46,7 @@ export interface Operation {
 
 export const scopeSchema = {
   type: 'object',
-  description: 'multi-tenant binding: reads see only facts written under the same four-tuple; bound into the receipt. A read naming a scope needs `Authorization: Bearer` for it (POST /v1/scope_bearer; REST only, docs/scopes.md)',
+  description: 'multi-tenant binding: reads see only facts written under the same four-tuple; bound into the receipt. A read naming a scope needs `Authorization: Bearer` for it (POST /v1/scope_bearer), sent as the HTTP header of the REST or MCP request (docs/scopes.md)',
   properties: { user_id: { type: 'string', maxLength: 200 }, agent_id: { type: 'string', maxLength: 200 }, run_id: { type: 'string', maxLength: 200 }, org_id: { type: 'string', maxLength: 200 } },
   additionalProperties: false,
 } as const;

@@ -31,7 +31,7 @@ export const entityOp: Operation = {
     + 'name is trimmed (case kept); geometry is {cell} (a cell64, svc:cell: token or place name, stored as the cell64) or {polygon} (GeoJSON Polygon). '
     + 'Response {entity_cid, token, created, entity (the signed value), cells (its cell, or up to 64 sample cells of its polygon), fact (the responder-signed memory.entity record with its receipt), place (only when geometry.cell was a place name: check is_high_confidence), receipt}. '
     + 'Next: POST /v1/entity/alias to record other names for it (signed by you), POST /v1/entity/resolve to find it from a phrasing, POST /v1/entity/recall to read its facts and its cells\' facts; '
-    + 'file facts about it with subject (cell) svc:entity:<entity_cid>. A `scope` keeps it private to that scope (needs the scope\'s Authorization: Bearer; REST only). New entities count against a per-address quota (429 rate_limited).',
+    + 'file facts about it with subject (cell) svc:entity:<entity_cid>. A `scope` keeps it private to that scope (needs the scope\'s Authorization: Bearer header, over REST or MCP). New entities count against a per-address quota (429 rate_limited).',
   tags: ['entities'],
   input: {
     type: 'object',

@@ -14,15 +14,15 @@ import { checkBearerKey, readBearer } from './bearer.js';
 export type Authorization = string | string[] | undefined;
 
 /**
- * Throws unless the caller may read `scope`: `unauthorized` 401 without a valid bearer (the MCP
- * adapter passes none, so scoped reads over MCP are refused this way), `unauthorized` 403 for a
+ * Throws unless the caller may read `scope`: `unauthorized` 401 without a valid bearer (REST and
+ * MCP alike carry it in the HTTP Authorization header), `unauthorized` 403 for a
  * bearer of another scope or of a key no longer bound to it, `attester_revoked` 403 for a revoked
  * key, `unauthorized` 401 (`reason: bearer_revoked`) for a bearer its key voided.
  */
 export async function requireScopeReader(ctx: ServiceContext, authorization: Authorization, scope: Scope): Promise<void> {
   const claims = readBearer(ctx, authorization);
   if (!claims) {
-    throw new SvcError('unauthorized', 'scope: reading a scope needs `Authorization: Bearer <bearer>` for it (POST /v1/scope_bearer); anonymous reads and MCP calls see public facts only', {
+    throw new SvcError('unauthorized', 'scope: reading a scope needs `Authorization: Bearer <bearer>` for it (POST /v1/scope_bearer), sent as an HTTP header with the REST request or with the MCP request (Streamable HTTP); anonymous reads see public facts only', {
       field: 'scope', reason: 'scope_bearer_required', hint: 'docs/scopes.md',
     });
   }

@@ -305,21 +305,70 @@ function isolationSuite(driver: 'sqlite' | 'postgres') {
       assert.equal(grab.status, 403, grab.text);
     });
 
-    it('MCP: a read naming a scope is refused (no bearer travels over MCP); public reads are not', async () => {
-      const call = async (args: Record<string, unknown>) => {
-        const r = await fetch(`${base}/mcp`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: await bearerFor(t, alice, SCOPE) },
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_recall', arguments: args } }),
-        });
-        return (await r.json()).result;
-      };
-      const scoped = await call({ cell: X, scope: SCOPE });
-      assert.equal(scoped.isError, true);
-      assert.equal(scoped.structuredContent.code, 'unauthorized');
-      const open = await call({ cell: X, bands: ['indices.ndvi'] });
-      assert.notEqual(open.isError, true);
-      assert.deepEqual(open.structuredContent.facts.map((f: any) => f.value), [0.35]);
+    /** One tools/call over MCP (Streamable HTTP) with the given HTTP headers, as a REST-like reply. */
+    const mcp = async (path: string, args: object, headers: Record<string, string> = {}): Promise<Reply & { text: string; isError: boolean }> => {
+      const op = OPERATIONS.find((o) => o.path === path)!;
+      const r = await fetch(`${base}/mcp/full`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: `svc_${op.name}`, arguments: args } }),
+      });
+      const result = (await r.json()).result;
+      const body = result.structuredContent;
+      const isError = result.isError === true;
+      return { status: isError ? body.http_status : 200, body, text: JSON.stringify(body), isError };
+    };
+    const overMcp = () => Object.entries(scopedReads).filter(([, make]) => OPERATIONS.find((o) => o.path === make(SCOPE)[0])!.mcp !== false);
+
+    it('MCP: every scoped read is a tool, and without a bearer it is refused 401, the same answer for an empty scope', async () => {
+      assert.equal(overMcp().length, Object.keys(scopedReads).length, 'every operation taking a scope is an MCP tool');
+      for (const [name, make] of overMcp()) {
+        const [url, populated] = make(SCOPE);
+        const [, empty] = make(EMPTY_SCOPE);
+        const a = await mcp(url, populated);
+        const b = await mcp(url, empty);
+        assert.equal(a.isError, true, `${name}: ${a.text}`);
+        assert.equal(a.status, 401, `${name}: ${a.text}`);
+        assert.equal(a.body.code, 'unauthorized');
+        assert.deepEqual(a.body, b.body, `${name}: an empty scope and a populated one get the same refusal`);
+      }
+    });
+
+    it("MCP: the transport's Authorization header carries the bearer; another scope's bearer is refused 403", async () => {
+      const aliceBearer = await bearerFor(t, alice, SCOPE);
+      const malloryBearer = await bearerFor(t, mallory, { org_id: 'mallory-own' });
+      for (const [name, make] of overMcp()) {
+        const [url, body] = make(SCOPE);
+        const wrong = await mcp(url, body, { authorization: malloryBearer });
+        assert.equal(wrong.status, 403, `${name}: ${wrong.text}`);
+        assert.equal(wrong.body.code, 'unauthorized');
+        const own = await mcp(url, body, { authorization: aliceBearer });
+        assert.ok(own.status !== 401 && own.status !== 403, `${name}: ${own.text}`);
+      }
+      const r = await mcp('/v1/recall', { cell: X, bands: ['indices.ndvi', 'weather.temperature_2m'], scope: SCOPE }, { authorization: aliceBearer });
+      assert.equal(r.isError, false, r.text);
+      assert.deepEqual(r.body.facts.map((f: any) => f.value).sort(), [SECRET[0], SECRET[2]].sort());
+      assert.deepEqual(r.body.receipt.scope, SCOPE);
+      // A bearer does not widen a read that names no scope: it sees public facts only.
+      const open = await mcp('/v1/recall', { cell: X, bands: ['indices.ndvi'] }, { authorization: aliceBearer });
+      assert.deepEqual(open.body.facts.map((f: any) => f.value), [0.35]);
+      // A malformed header is refused as over REST, not ignored.
+      const junk = await mcp('/v1/recall', { cell: X, scope: SCOPE }, { authorization: 'Bearer not-a-bearer' });
+      assert.equal(junk.status, 401);
+    });
+
+    it('MCP: public tools answer the same before and after, and never name the scope', async () => {
+      const probesMcp: Array<[string, object]> = [
+        ['/v1/recall', { cell: X }], ['/v1/recall', { cell: Y }], ['/v1/recall_many', { cells: [X, Y] }],
+        ['/v1/fetch', { cell: X, band: 'indices.ndvi', tslot: 680 }], ['/v1/query_region', { bbox, bands: ['indices.ndvi'], agg: 'mean' }],
+        ['/v1/find_similar', { key: `inline:[${q.join(',')}]`, band: 'geotessera', k: 10 }], ['/v1/fetch', { cid: scopedCids[0] }],
+      ];
+      for (const [url, args] of probesMcp) {
+        const r = await mcp(url, args);
+        for (const secret of ['tenant-alice-org', 'u-7-secret', ...SECRET.map(String), ...scopedCids.slice(1)]) assert.ok(!r.text.includes(secret), `${url} ${JSON.stringify(args)} mentions ${secret}`);
+      }
+      const byCid = await mcp('/v1/fetch', { cid: scopedCids[0] });
+      assert.equal(byCid.body.code, 'cid_not_found');
     });
   });
 }
