@@ -1,5 +1,6 @@
 /** Fixed limits of spec part 8 (the configurable ones come from Config). */
 import { HUNT_MAX_AREA_KM2 } from '../primitives/hunt/region.js';
+import { MAX_FUTURE_SKEW_S } from '../primitives/fact-rules.js';
 import { MAX_EDGES_PER_WRITE, MAX_EDGES_RETURNED } from '../primitives/memory/edges.js';
 import { MAX_NOTES_PER_WRITE, MAX_RADIUS_M, MAX_RESULTS, TEXT_CANDIDATES, VECTOR_SCAN } from '../primitives/memory/notes.js';
 
@@ -47,5 +48,7 @@ export const LIMITS = {
     edges_per_write: MAX_EDGES_PER_WRITE, edges_per_recall: MAX_EDGES_RETURNED,
   },
   log_segment_bytes: 1024 ** 3,
+  /** How far a written fact's signed_at, captured_at or slot start may lie ahead of the responder's clock. */
+  fact_future_skew_s: MAX_FUTURE_SKEW_S,
   http: HTTP_LIMITS,
 } as const;

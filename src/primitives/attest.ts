@@ -21,7 +21,7 @@ import { attesterDigest } from '../protocol/tree-head.js';
 import type { AppendResult, FactKind, NewFact, ProvenanceClass } from '../store/contract.js';
 import { reserveDailyFacts } from './attester-quota.js';
 import { issueReceipt, type ServiceContext } from './context.js';
-import { checkAgainstBand, checkDerivatives, derivativeFn, derivativeParents, type AttesterKind } from './fact-rules.js';
+import { checkAgainstBand, checkDerivatives, checkFactTimes, derivativeFn, derivativeParents, type AttesterKind } from './fact-rules.js';
 import { checkRecord } from './memory/record-rules.js';
 import { keyStanding } from './keys/standing.js';
 import { batchScope, checkScopeWrite } from './scopes/write.js';
@@ -123,6 +123,7 @@ function checkFact(ctx: ServiceContext, raw: unknown, at: string, attester: stri
   } else {
     tslot = tslotOf(Math.floor((signedAtMs ?? nowMs) / 1000), entry.tempo);
   }
+  checkFactTimes(at, body, entry, tslot, signedAtMs, nowMs);
   checkAgainstBand(at, body, kind as FactKind, cell, entry, writer);
   checkRecord(at, body, kind, cell, band, tslot);
   const parents = kind === 'derivative' ? derivativeParents(at, body) : undefined;

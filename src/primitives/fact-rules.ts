@@ -1,13 +1,16 @@
 /**
  * The band registry's rules for one submitted fact (docs/writes.md): value against the band's
  * kind, dimension, classes and physical range; unit; absence reason; writer level; privacy;
- * derivative parents, function and recomputation. Every refusal names the fact index and the
- * field. Nothing here writes, and only checkDerivatives reads the store. Reads never re-apply these rules: facts stored
- * before a rule existed stay readable as they were signed.
+ * times against the responder's clock; derivative parents, function and recomputation. Every
+ * refusal names the fact index and the field. Nothing here writes, and only checkDerivatives reads
+ * the store. Reads never re-apply these rules: facts stored before a rule existed stay readable as
+ * they were signed.
  */
 import { isCell } from '../protocol/cell64.js';
 import { SvcError, invalidArgument } from '../protocol/errors.js';
 import type { Scope } from '../protocol/receipt.js';
+import { parseRfc3339 } from '../protocol/rfc3339.js';
+import { tslotRange } from '../protocol/tslot.js';
 import type { BandEntry, FunctionEntry, ValueKind } from '../registry/registry.js';
 import type { AbsenceReason } from '../sources/contract.js';
 import type { FactKind, StoredFact } from '../store/contract.js';
@@ -29,6 +32,66 @@ export const ABSENCE_REASONS = [
 /** Parents one derivative may name: bounds the store lookups a single fact can cause. */
 export const MAX_PARENTS = 64;
 const FACT_CID_RE = /^[a-z2-7]{52}$/;
+
+/**
+ * How far ahead of this responder's clock a fact's signed_at, its derivation.captured_at or the
+ * start of its tslot may lie: clock skew between a writer and the responder, not a window for
+ * dating facts ahead. Published in /v1/limits (fact_future_skew_s).
+ */
+export const MAX_FUTURE_SKEW_S = 300;
+
+/**
+ * Provenance classes whose values are observations, or computed from observations, or a person's
+ * reading of them: such a value cannot describe a slot that has not begun. Left out on purpose:
+ * `model_output` (a model may legitimately speak of a slot ahead, as a forecast does; those keep
+ * the protocol's one-slot allowance of checkTslot) and `unclassified` (nothing is known, so
+ * nothing is clearly wrong).
+ */
+const OBSERVED_CLASSES: ReadonlySet<string> = new Set(['direct_sensor', 'deterministic_index', 'human_curated']);
+
+function isoSecond(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** Refusal of a time (`what` names it in the message) more than MAX_FUTURE_SKEW_S ahead of `nowMs`. */
+function inFuture(field: string, what: string, ms: number, nowMs: number, code: 'invalid_argument' | 'tslot_mismatch' = 'invalid_argument', extra: Record<string, unknown> = {}): SvcError {
+  const ahead = Math.ceil((ms - nowMs) / 1000);
+  return new SvcError(code, `${field}: ${what} ${isoSecond(ms)} lies ${ahead} s ahead of this responder's clock (${isoSecond(nowMs)}); at most ${MAX_FUTURE_SKEW_S} s of clock skew is allowed`, {
+    field, reason: 'in_future', ahead_s: ahead, max_skew_s: MAX_FUTURE_SKEW_S, responder_time: isoSecond(nowMs), ...extra,
+  });
+}
+
+/**
+ * A fact's times against the responder's clock (docs/writes.md, "Times"): a fact signed in the
+ * future, or describing an observation not yet made, would later be read as a fresh value (its age
+ * is measured from those times). `signedAtMs` is the body's signed_at, already checked as RFC 3339
+ * (undefined when the body has none); `tslot` is the fact's resolved tslot on the band's grid.
+ * - signed_at, derivation.captured_at: at most MAX_FUTURE_SKEW_S ahead → invalid_argument,
+ *   reason in_future; captured_at, when present, must be RFC 3339 like signed_at.
+ * - tslot: for bands in OBSERVED_CLASSES only, the slot must have begun (its start at most
+ *   MAX_FUTURE_SKEW_S ahead) → tslot_mismatch, reason in_future. The protocol's own grid check
+ *   (checkTslot) lets any band name the slot after the current one; for an observed band that is
+ *   a whole unit (a day, 30 days, a year) of claimed future, which is what this closes.
+ */
+export function checkFactTimes(at: string, body: Record<string, unknown>, band: BandEntry, tslot: number, signedAtMs: number | undefined, nowMs: number): void {
+  const limit = nowMs + MAX_FUTURE_SKEW_S * 1000;
+  if (signedAtMs !== undefined && signedAtMs > limit) throw inFuture(`${at}.signed_at`, 'signed_at', signedAtMs, nowMs);
+  const derivation = body.derivation;
+  if (typeof derivation === 'object' && derivation !== null && !Array.isArray(derivation) && 'captured_at' in derivation) {
+    const field = `${at}.derivation.captured_at`;
+    const captured = parseRfc3339((derivation as Record<string, unknown>).captured_at);
+    if (!Number.isFinite(captured)) throw invalidArgument(field, 'expected an RFC 3339 timestamp (when the observation was made)');
+    if (captured > limit) throw inFuture(field, 'captured_at', captured, nowMs);
+  }
+  if (band.tempo !== 'static' && OBSERVED_CLASSES.has(band.provenance_class)) {
+    const startMs = tslotRange(tslot, band.tempo).start_unix * 1000;
+    if (startMs > limit) {
+      throw inFuture(`${at}.tslot`, `${band.key} holds ${band.provenance_class} values, which cannot describe a slot that has not begun; tslot ${tslot} starts at`, startMs, nowMs, 'tslot_mismatch', {
+        band: band.key, tempo: band.tempo, slot_start: isoSecond(startMs),
+      });
+    }
+  }
+}
 
 /** A short rendering of a refused value for a message (vectors can be long). */
 function show(v: unknown): string {

@@ -16,6 +16,7 @@ const a = makeAttester('insight-temporal-a');
 const A = P.cellOf(47.01, 8.01);
 const B = P.cellOf(47.02, 8.02);
 const C = P.cellOf(47.03, 8.03);
+const D = P.cellOf(47.04, 8.04);
 const SCOPE = { org_id: 'insight-temporal-acme' };
 const DAY = Math.floor(NOW / 86_400_000);
 const MONTH = Math.floor(NOW / 2_592_000_000);
@@ -42,6 +43,14 @@ before(async () => {
   assert.equal(r.statusCode, 200, r.body);
   const s = await t.app.inject({ method: 'POST', url: '/v1/attest', payload: a.batch([{ ...facts[0], cell: C, scope: SCOPE }], t.service.manifests) });
   assert.equal(s.statusCode, 200, s.body);
+  // A year-old observation signed a second ago: a temperature for the day a year back, and an NDVI
+  // for the 30-day slot a year back, the latter with its capture time.
+  const stale = [
+    { kind: 'primary', cell: D, band: 'weather.temperature_2m', tslot: DAY - 365, value: 3.5, unit: 'degC', signed_at: iso(1000) },
+    { kind: 'primary', cell: D, band: 'indices.ndvi', tslot: MONTH - 12, value: 0.4, signed_at: iso(1000), derivation: { fn: 'x@1', sources: ['s2'], captured_at: iso(370 * 86_400_000) } },
+  ];
+  const u = await t.app.inject({ method: 'POST', url: '/v1/attest', payload: a.batch(stale, t.service.manifests) });
+  assert.equal(u.statusCode, 200, u.body);
 });
 after(async () => t?.close());
 
@@ -117,6 +126,29 @@ describe('POST /v1/temporal_route', () => {
     assert.equal(x.reasoning.newest_age_s, (NOW - Date.parse('2026-11-20T00:00:00Z')) / 1000);
     assert.equal(x.decision, 'fetch_for_intent');
     assert.equal(x.follow_up.materializes, false, 'the stored fact is in the current slot: a fetch answers it unchanged');
+  });
+
+  it('measures a value from the observation it describes, not from when it was signed: a year-old slot signed now is a year old', async () => {
+    for (const intent of ['current temperature', undefined]) {
+      const r = await post({ cell: D, bands: ['weather.temperature_2m', 'indices.ndvi'], ...(intent ? { intent } : {}) });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const temp = route(r.body, 'weather.temperature_2m');
+      // The slot of the day a year back ended 364 days before NOW's day began, plus NOW's 12 hours.
+      const slotEnd = (DAY - 364) * 86_400_000;
+      assert.deepEqual([temp.reasoning.newest_age_s, temp.reasoning.age_from], [(NOW - slotEnd) / 1000, 'tslot_end']);
+      assert.ok(temp.reasoning.newest_age_s > 364 * 86_400, 'about a year');
+      assert.equal(temp.reasoning.newest_signed_age_s, 1, 'the signing age is shown apart and decides nothing');
+      assert.equal(temp.decision, 'fetch_for_intent');
+      assert.match(temp.reasoning.because, /observation \d+ s old \(from the end of its tslot\); it was signed 1 s ago/);
+      const ndvi = route(r.body, 'indices.ndvi');
+      assert.deepEqual([ndvi.reasoning.newest_age_s, ndvi.reasoning.age_from, ndvi.reasoning.newest_signed_age_s], [370 * 86_400, 'captured_at', 1]);
+      assert.equal(ndvi.decision, 'fetch_for_intent');
+      assert.deepEqual(r.body.facts, [], 'nothing is offered for citing');
+    }
+    // Asked about the past, the same value may be cited, with its true age.
+    const hist = await post({ cell: D, bands: ['weather.temperature_2m'], intent: 'temperature history' });
+    const h = route(hist.body, 'weather.temperature_2m');
+    assert.deepEqual([h.decision, h.reasoning.age_from], ['cite_now', 'tslot_end']);
   });
 
   it('a scope\'s facts route only with its bearer', async () => {

@@ -4,17 +4,30 @@
  * attested fact's signed_at. The probe had "1", "2026-02-31" (read as March 3) and
  * "+010000-01-01T00:00Z" (signed as a malformed as_of) accepted. src/protocol/rfc3339.ts has the
  * grammar's own table; this checks the routes use it.
+ *
+ * And no fact's times lie ahead of the responder's clock beyond the published skew: a signed_at
+ * in 2099 or a capture time not yet reached is refused on every write path (attest, and the
+ * responder's own materialization and backfill, which skip such an upstream value).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as P from '../../src/protocol/index.js';
 import { build, type TestApp } from '../support/app.js';
 import { makeAttester, sampleFact } from '../support/attester.js';
+import { fakeConnector } from '../support/fake-connector.js';
 
 const op = makeAttester('timestamps');
+/** The responder's clock in the tests below: fixed, so "ahead" means ahead of this. */
+const NOW = Date.parse('2026-11-24T12:00:00Z');
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+/** A connector that reports an observation captured a day after the responder's now, for every slot. */
+const ahead = fakeConnector(['weather.temperature_2m'], {
+  'weather.temperature_2m': () => ({ status: 'value', value: 12, provenance: { source: 'fake', ref: 'r', captured_at: iso(NOW + 86_400_000) }, fn: 'fake@1' }),
+});
+(ahead as { history: boolean }).history = true;
 let t: TestApp;
 before(async () => {
-  t = await build({ attesterKeys: [op.publicKey] }, {}, { materializers: [] });
+  t = await build({ attesterKeys: [op.publicKey] }, {}, { materializers: [ahead], now: () => new Date(NOW) });
 });
 after(async () => t.close());
 
@@ -56,5 +69,61 @@ describe('client timestamps are strict RFC 3339', () => {
     const body = await res.json();
     assert.equal(body.result.isError, true);
     assert.equal(body.result.structuredContent.code, 'invalid_argument');
+  });
+});
+
+describe('fact times ahead of the responder clock', () => {
+  const sth = async () => {
+    const r = await t.app.inject({ method: 'GET', url: '/v1/log/sth' });
+    const { tree_size, root } = r.json();
+    return { tree_size, root, size: await t.service.store.log.size() };
+  };
+  const attest = (facts: Record<string, unknown>[]) => t.app.inject({ method: 'POST', url: '/v1/attest', payload: op.batch(facts, t.service.manifests) });
+
+  it('signed_at in 2099 → 422 invalid_argument naming the field, with the reason and the skew; nothing written', async () => {
+    const before = await sth();
+    const f = sampleFact({ tslot: Math.floor(NOW / 86_400_000), signed_at: '2099-01-01T00:00:00Z' });
+    const r = await attest([sampleFact({ signed_at: iso(NOW - 60_000) }), f]);
+    assert.equal(r.statusCode, 422, r.body);
+    const e = r.json();
+    assert.deepEqual([e.code, e.details.field, e.details.reason, e.details.max_skew_s], ['invalid_argument', 'facts[1].signed_at', 'in_future', 300]);
+    assert.match(e.message, /^facts\[1\]\.signed_at: signed_at 2099-01-01T00:00:00Z lies \d+ s ahead of this responder's clock \(2026-11-24T12:00:00Z\); at most 300 s/);
+    assert.deepEqual(await sth(), before);
+    assert.equal(await t.service.store.getFact(P.factCid(f)), null);
+  });
+
+  it('captured_at ahead → 422 naming derivation.captured_at; 301 s ahead is refused, 300 s accepted', async () => {
+    const before = await sth();
+    const at = (ms: number) => sampleFact({ signed_at: iso(NOW), derivation: { fn: 'x@1', sources: ['upstream'], captured_at: iso(ms) } });
+    const r = await attest([at(NOW + 301_000)]);
+    assert.equal(r.statusCode, 422, r.body);
+    assert.deepEqual([r.json().code, r.json().details.field, r.json().details.reason], ['invalid_argument', 'facts[0].derivation.captured_at', 'in_future']);
+    assert.deepEqual(await sth(), before);
+    const ok = await attest([at(NOW + 300_000), sampleFact({ signed_at: iso(NOW + 300_000) })]);
+    assert.equal(ok.statusCode, 200, ok.body);
+  });
+
+  it('/v1/limits publishes the skew', async () => {
+    const r = await t.app.inject({ method: 'GET', url: '/v1/limits' });
+    assert.equal(r.json().fact_future_skew_s, 300);
+  });
+
+  it('an upstream value captured ahead is skipped by materialization and backfill, never signed', async () => {
+    const before = await sth();
+    const cell = P.cellOf(12.75, 7.5);
+    const rec = await t.app.inject({ method: 'POST', url: '/v1/recall', payload: { cell, bands: ['weather.temperature_2m'] } });
+    assert.equal(rec.statusCode, 200, rec.body);
+    const note = rec.json().materialize_notes[0];
+    assert.deepEqual([note.status, note.fact_cid], ['skipped', null]);
+    assert.match(note.reason, /captured_at .* ahead of this responder's clock/);
+
+    const body = { cell, band: 'weather.temperature_2m', start_unix: NOW / 1000 - 3 * 86_400, end_unix: NOW / 1000, responder: t.service.keys.publicKeyB32, nonce: 'n'.repeat(26), expires_unix: NOW / 1000 + 60, attester: op.publicKey };
+    const sig = P.portableEd25519.sign(P.blake3(P.encodeCanonical(body as P.CborValue)), op.seed);
+    const bf = await t.app.inject({ method: 'POST', url: '/v1/backfill', payload: { ...body, signature: P.b32encode(sig) } });
+    assert.equal(bf.statusCode, 200, bf.body);
+    const steps = JSON.stringify(bf.json());
+    assert.doesNotMatch(steps, /"status":"materialized"/);
+    assert.match(steps, /captured_at .* ahead of this responder's clock/);
+    assert.deepEqual(await sth(), before);
   });
 });

@@ -64,8 +64,8 @@ export const temporalRouteOp: Operation = {
   description: [
     'Use before answering a question that depends on time ("is it raining now", "trend since 2020") to know which stored facts are fresh enough to cite.',
     'Give cell (cell64 or place), bands (1..32; default: the bands stored at the cell), intent (your task in words), max_age_s (seconds for every band, or {band: seconds}; overrides the rules), scope.',
-    `Rules, first that applies: max_age_s; static band → any age; intent words ${FRESH_WORDS.join('/')} → one cadence; ${HISTORY_WORDS.join('/')} → any age; otherwise ${DEFAULT_CADENCE_FACTOR} × cadence. Age runs from the fact's capture time, else its signed_at.`,
-    'Returns routes[] {band, decision: cite_now | fetch_for_intent, reasoning {cadence_s, newest_fact_cid, newest_age_s, age_from, intent_class, max_age_s (null: any), rule, because}, follow_up (the literal call: method, path, body; materializes false when it would bring nothing new)},',
+    `Rules, first that applies: max_age_s; static band → any age; intent words ${FRESH_WORDS.join('/')} → one cadence; ${HISTORY_WORDS.join('/')} → any age; otherwise ${DEFAULT_CADENCE_FACTOR} × cadence. Age is the observation's: from the fact's capture time, else the end of its tslot, never later than its signed_at (a value signed now about a slot a year back is a year old).`,
+    'Returns routes[] {band, decision: cite_now | fetch_for_intent, reasoning {cadence_s, newest_fact_cid, newest_age_s, age_from, newest_signed_age_s (shown, never decides), intent_class, max_age_s (null: any), rule, because}, follow_up (the literal call: method, path, body; materializes false when it would bring nothing new)},',
     'facts[] (the cite_now facts, each signed) and a receipt binding every fact the routes name. Nothing is fetched here.',
     'Next: replay each follow_up, then recall or fetch the band; cite the facts of cite_now routes directly.',
   ].join(' '),

@@ -1,9 +1,11 @@
 /**
  * temporal_route (docs/memory-insight.md): per band at one cell, whether the newest stored fact
  * can be cited now for what the caller means to do, or a fresh value should be fetched first.
- * Deterministic, from four things only: the band's cadence (registry), the newest fact's age
- * (its capture time when the body records one, else its signed_at, else when it was accepted),
- * the stated intent classified by fixed word lists, and an explicit max_age_s when given.
+ * Deterministic, from four things only: the band's cadence (registry), the age of the observation
+ * the newest fact describes (observedAt: its capture time, else the end of its tslot, never later
+ * than its signature), the stated intent classified by fixed word lists, and an explicit
+ * max_age_s when given. When it was signed is shown beside it, but decides nothing: a value signed
+ * a second ago about a slot a year back is a year old.
  *
  * Maximum age per band, first rule that applies:
  * 1. max_age_s given (one number, or per band) → that;
@@ -35,6 +37,9 @@ export const HISTORY_WORDS = ['history', 'historical', 'trend', 'trends', 'basel
 /** Without an intent word, a value may be this many cadences old. */
 export const DEFAULT_CADENCE_FACTOR = 1.5;
 
+/** What an observation's age is measured from (see observedAt). */
+export type AgeFrom = 'captured_at' | 'tslot_end' | 'signed_at' | 'accepted_at';
+
 export type IntentClass = 'fresh' | 'historical' | 'default';
 export type RouteRule = 'max_age_s_override' | 'static_band_any_age' | 'fresh_intent_one_cadence' | 'historical_intent_any_age' | 'default_1_5_cadence';
 
@@ -64,9 +69,12 @@ export interface BandRoute {
     cadence_s: number;
     newest_fact_cid: string | null;
     newest_kind: string | null;
+    /** Age in seconds of the observation the newest fact describes (see observedAt); decides. */
     newest_age_s: number | null;
-    /** What the age is measured from. */
-    age_from: 'captured_at' | 'signed_at' | 'accepted_at' | null;
+    /** What that age is measured from. */
+    age_from: AgeFrom | null;
+    /** Seconds since the newest fact was signed (null: no signed_at); shown only, never decides. */
+    newest_signed_age_s: number | null;
     intent_class: IntentClass;
     /** null: any age. */
     max_age_s: number | null;
@@ -106,17 +114,38 @@ export function maxAgeFor(band: BandEntry, intent: IntentClass, override: number
   return { max_age_s: Math.round(band.cadence_s * DEFAULT_CADENCE_FACTOR), rule: 'default_1_5_cadence' };
 }
 
-/** Age of a fact in seconds at `nowMs`, and what it is measured from. */
-export function factAge(f: StoredFact, nowMs: number): { age_s: number; from: 'captured_at' | 'signed_at' | 'accepted_at' } {
-  const pick = (): [number, 'captured_at' | 'signed_at' | 'accepted_at'] => {
-    const cap = parseRfc3339(capturedAt(f));
-    if (Number.isFinite(cap)) return [cap, 'captured_at'];
-    const signed = parseRfc3339(f.body.signed_at);
-    if (Number.isFinite(signed)) return [signed, 'signed_at'];
-    return [Date.parse(f.accepted_at), 'accepted_at'];
-  };
-  const [t, from] = pick();
-  return { age_s: Math.max(0, Math.round((nowMs - t) / 1000)), from };
+/**
+ * The latest instant the observation a fact describes can have been made, and what fixes it:
+ * - `captured_at`: the upstream capture time its derivation records;
+ * - else the end of its tslot (`tslot_end`): the observation lies inside its slot. The end, not
+ *   the start, so that a value is never made to look older than it may be: the age is "at least
+ *   this old", and a slot wholly in the past (a year-old slot signed now) reads its true age;
+ * - but never after the fact was signed (`signed_at`; `accepted_at` when unsigned): nothing can
+ *   be signed before it was observed. This is what places a value in the current, unfinished
+ *   slot, and a static band's value, which has no slot to place it in.
+ */
+export function observedAt(f: StoredFact, band: BandEntry): { ms: number; from: AgeFrom } {
+  const cap = parseRfc3339(capturedAt(f));
+  if (Number.isFinite(cap)) return { ms: cap, from: 'captured_at' };
+  const signed = parseRfc3339(f.body.signed_at);
+  const bound: { ms: number; from: AgeFrom } = Number.isFinite(signed) ? { ms: signed, from: 'signed_at' } : { ms: Date.parse(f.accepted_at), from: 'accepted_at' };
+  if (band.tempo !== 'static') {
+    const end = tslotRange(f.tslot, band.tempo).end_unix! * 1000;
+    if (end < bound.ms) return { ms: end, from: 'tslot_end' };
+  }
+  return bound;
+}
+
+/** Age in seconds at `nowMs` of the observation a fact describes, and what it is measured from. */
+export function factAge(f: StoredFact, band: BandEntry, nowMs: number): { age_s: number; from: AgeFrom } {
+  const { ms, from } = observedAt(f, band);
+  return { age_s: Math.max(0, Math.round((nowMs - ms) / 1000)), from };
+}
+
+/** Seconds since a fact was signed, or null when its body has no valid signed_at. */
+function signedAge(f: StoredFact, nowMs: number): number | null {
+  const signed = parseRfc3339(f.body.signed_at);
+  return Number.isFinite(signed) ? Math.max(0, Math.round((nowMs - signed) / 1000)) : null;
 }
 
 /** Whether a fetch now would go upstream for this band (as recall decides: missing, or the stored fact fell due). */
@@ -171,9 +200,13 @@ function because(route: BandRoute['reasoning'], decision: BandRoute['decision'])
     historical_intent_any_age: 'the intent asks about the past',
     default_1_5_cadence: `no intent word decided it, so ${DEFAULT_CADENCE_FACTOR} × the cadence (${route.cadence_s} s)`,
   };
+  const from: Record<AgeFrom, string> = {
+    captured_at: 'its capture time', tslot_end: 'the end of its tslot', signed_at: 'its signed_at', accepted_at: 'when it was accepted here',
+  };
+  const signed = route.newest_signed_age_s !== null && route.age_from !== 'signed_at' ? `; it was signed ${route.newest_signed_age_s} s ago` : '';
   const fact = route.newest_fact_cid === null
     ? 'no fact is stored for this band at the cell'
-    : `the newest fact is ${route.newest_age_s} s old (from its ${route.age_from})`;
+    : `the newest fact describes an observation ${route.newest_age_s} s old (from ${from[route.age_from!]})${signed}`;
   return `${fact}; ${limit}: ${why[route.rule]}. ${decision === 'cite_now' ? 'Cite it now.' : 'Fetch before citing.'}`;
 }
 
@@ -211,12 +244,12 @@ export async function temporalRoute(ctx: ServiceContext, req: TemporalRouteReque
   for (const band of bands) {
     const f = byBand.get(band.key);
     const { max_age_s, rule } = maxAgeFor(band, intent.class, overrides.get(band.key));
-    const age = f ? factAge(f, nowMs) : null;
+    const age = f ? factAge(f, band, nowMs) : null;
     const fresh = f !== undefined && (max_age_s === null || age!.age_s <= max_age_s);
     const decision: BandRoute['decision'] = fresh ? 'cite_now' : 'fetch_for_intent';
     const reasoning: BandRoute['reasoning'] = {
       cadence_s: band.cadence_s, newest_fact_cid: f?.fact_cid ?? null, newest_kind: f?.kind ?? null, newest_age_s: age?.age_s ?? null,
-      age_from: age?.from ?? null, intent_class: intent.class, max_age_s, rule, because: '',
+      age_from: age?.from ?? null, newest_signed_age_s: f ? signedAge(f, nowMs) : null, intent_class: intent.class, max_age_s, rule, because: '',
     };
     reasoning.because = because(reasoning, decision);
     routes.push({ band: band.key, decision, reasoning, follow_up: fresh ? null : followUp(ctx, cell, band, scope, f, nowMs) });

@@ -128,6 +128,11 @@ const REFUSALS: Array<[string, () => TestAttester, () => Record<string, unknown>
   ['negative precipitation', () => op, () => fact('weather.precipitation', { value: -0.1 }), 'invalid_argument', 422, 'facts[1].value'],
   ['an air temperature of 80 degC', () => op, () => fact('weather.temperature_2m', { value: 80 }), 'invalid_argument', 422, 'facts[1].value'],
   ['a tslot off the band grid', () => op, () => fact('copdem30m.elevation_mean', { tslot: 3 }), 'tslot_mismatch', 422, 'facts[1].tslot'],
+  // Times ahead of the responder's clock (docs/writes.md, "Times"; more in test/routes/timestamps.test.ts).
+  ['a signed_at in 2099', () => op, () => fact('weather.temperature_2m', { signed_at: '2099-01-01T00:00:00Z' }), 'invalid_argument', 422, 'facts[1].signed_at'],
+  ['a captured_at a day ahead', () => op, () => fact('indices.ndvi', { derivation: { fn: 'x@1', sources: ['s2'], captured_at: new Date(Date.now() + 86_400_000).toISOString() } }), 'invalid_argument', 422, 'facts[1].derivation.captured_at'],
+  ['a captured_at that is no RFC 3339 time', () => op, () => fact('indices.ndvi', { derivation: { fn: 'x@1', sources: ['s2'], captured_at: '2099-01-01' } }), 'invalid_argument', 422, 'facts[1].derivation.captured_at'],
+  ['an NDVI for the 30-day slot that has not begun', () => op, () => fact('indices.ndvi', { tslot: MEDIUM + 1 }), 'tslot_mismatch', 422, 'facts[1].tslot'],
   ['a derivative without a derivation', () => op, () => fact('indices.ndvi', { kind: 'derivative' }), 'invalid_argument', 422, 'facts[1].derivation'],
   ['a derivative naming no parents', () => op, () => fact('indices.ndvi', { kind: 'derivative', derivation: { fn: 'normalized_difference@1', parents: [] } }), 'invalid_argument', 422, 'facts[1].derivation.parents'],
   ['a derivative naming a malformed parent', () => op, () => fact('indices.ndvi', { kind: 'derivative', derivation: { fn: 'normalized_difference@1', parents: ['nope'] } }), 'invalid_argument', 422, 'facts[1].derivation.parents[0]'],
@@ -180,6 +185,15 @@ for (const via of ['json', 'cbor'] as const) {
         const d = fact('indices.ndvi', { cell, kind: 'derivative', value: 0.4, derivation: { fn: 'normalized_difference@1', sources: [], parents: [P.factCid(a), P.factCid(b)] } });
         await expectAccepted(via, op, [d]);
         assert.equal((await t.service.store.getFact(P.factCid(d)))!.provenance_class, 'deterministic_index');
+      });
+
+      it('times within the clock skew, a past capture time, and a model output for the next slot (forecasts may speak of it)', async () => {
+        const soon = new Date(Date.now() + 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+        await expectAccepted(via, op, [
+          fact('weather.temperature_2m', { signed_at: soon }),
+          fact('indices.ndvi', { derivation: { fn: 'x@1', sources: ['s2'], captured_at: '2026-01-01T10:00:00.5+01:00' } }),
+          fact('weather.temperature_2m', { tslot: FAST + 1 }),
+        ]);
       });
 
       it('a restricted band from a device key at a cell, and from an operator key on an entity', async () => {

@@ -20,7 +20,8 @@ let clock = Date.parse('2026-05-01T10:00:00Z');
 
 before(async () => {
   t = await build({ attesterKeys: [op.publicKey], bundleQuota: { count: 5, bytes: 4000, windowSecs: 600 } }, {}, { now: () => new Date(clock) });
-  const r = await t.app.inject({ method: 'POST', url: '/v1/attest', payload: op.batch(Array.from({ length: 40 }, () => sampleFact()), t.service.manifests) });
+  // Signed before the responder's clock above: a fact signed ahead of it is refused.
+  const r = await t.app.inject({ method: 'POST', url: '/v1/attest', payload: op.batch(Array.from({ length: 40 }, () => sampleFact({ signed_at: '2026-05-01T09:00:00Z' })), t.service.manifests) });
   assert.equal(r.statusCode, 200, r.body);
   cids = r.json().fact_cids;
 });
