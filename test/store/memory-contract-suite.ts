@@ -110,6 +110,59 @@ export function runMemoryContractSuite(driverName: string, makeStore: MakeStore)
           assert.equal(hits.length, 5);
         }));
 
+      it('public notes holding letters a tokenizer may split never move a scoped search (results or scores)', async () => {
+        // Letters to this service's word rule that FTS5's unicode61 took for separators: a public
+        // word `x<letter>1qpump` would have lost its own scope prefix behind `1qpump`, a scoped
+        // term. The control writes the same notes with a plain letter instead, so row count and
+        // lengths are equal and only a planted word could make the two searches differ.
+        const SPLIT = [...Array.from({ length: 17 }, (_, i) => String.fromCodePoint(0x19b0 + i)), '\u19c8', '\u19c9', '\u1cf2', '\u1cf3'];
+        async function scopedSearch(letter: (i: number) => string) {
+          const { store, cleanup } = await makeStore({ now: steppingClock().now });
+          try {
+            const s1 = note({ text: 'pump valve pump house' }, { scope: A });
+            const s2 = note({ text: 'valve check at the house' }, { scope: A });
+            await store.append(makeBatch([s1, s2], { provenance_class: 'human_curated', sign: false }));
+            for (let b = 0; b < 9; b++) {
+              const bodies = Array.from({ length: 460 }, (_, i) => {
+                const planted = [1, 2, 3, 4].map((id) => `x${letter(b + i + id)}${id}qpump x${letter(b + i + id + 1)}${id}qvalve`);
+                return note({ text: `public ${b}-${i} ${planted.join(' ')}` });
+              });
+              await store.append(makeBatch(bodies, { provenance_class: 'human_curated', sign: false }));
+            }
+            const hits = await store.memory.searchNotes({ scope: A, text: 'pump valve', limit: 10 });
+            return { cids: hits.map((h) => h.fact_cid), scores: hits.map((h) => h.text_score), expected: [factCid(s1), factCid(s2)] };
+          } finally {
+            await cleanup();
+          }
+        }
+        const control = await scopedSearch(() => 'a');
+        assert.deepEqual(control.cids, control.expected);
+        const planted = await scopedSearch((i) => SPLIT[i % SPLIT.length]);
+        assert.deepEqual(planted.cids, control.cids, 'the scope still finds its two notes');
+        assert.deepEqual(planted.scores, control.scores, 'and scores them as without the planted words');
+      });
+
+      it('normalizes case the same way in notes and queries (İstanbul)', () =>
+        withStore(async (store) => {
+          const n = note({ text: 'Ferry from İstanbul to the Asian shore at dawn, then up ΟΔΟΣ ΑΘΗΝΑΣ' });
+          const other = note({ text: 'Ferry timetable for the islands' });
+          await store.append(makeBatch([n, other], { provenance_class: 'human_curated' }));
+          // JavaScript lowercases İ to i + U+0307 and a final Σ to ς; a database (or FTS5) may not.
+          for (const text of ['İstanbul', 'İSTANBUL', 'ferry İstanbul', 'ΟΔΟΣ']) {
+            const hits = await store.memory.searchNotes({ scope: null, text, limit: 5 });
+            assert.equal(hits[0]?.fact_cid, factCid(n), text);
+          }
+          const byAlias = record('memory.alias', { entity: anchorId({ city: 'ist' }), phrase: 'İstanbul old town' });
+          await store.append(makeBatch([byAlias], { provenance_class: 'human_curated' }));
+          assert.deepEqual((await store.memory.aliases({ scope: null, text: 'İstanbul', limit: 5 })).map((h) => h.fact_cid), [factCid(byAlias)]);
+          if (driverName.startsWith('sqlite')) {
+            // The embedded store folds case and diacritics itself (memory-text.ts): every spelling meets.
+            for (const text of ['istanbul', 'ISTANBUL', 'Istanbul']) {
+              assert.equal((await store.memory.searchNotes({ scope: null, text, limit: 5 }))[0]?.fact_cid, factCid(n), text);
+            }
+          }
+        }));
+
       it('returns agent-supplied vectors, and with_vector keeps only notes carrying one', () =>
         withStore(async (store) => {
           const v = note({ text: 'vector note', vector: [0.6, 0.8, 0] });

@@ -33,13 +33,19 @@ const WORD = /[\p{L}\p{N}]+/gu;
  * a literal word to `to_tsquery`: `"north`, `NEAR(pump`, `pump*`, `!@#` come out as words or
  * nothing. The english configuration then stems the words and drops stop words (a text of stop
  * words only, such as `AND`, makes an empty query that matches nothing).
+ *
+ * The words go to to_tsquery as the caller wrote them, never lowercased here: the note's
+ * tsvector was lowercased by the database (the english configuration's lower(), by the
+ * database's ctype), so the query must be lowercased by that same function, not by
+ * JavaScript's. The two differ: "İstanbul" is "i̇stanbul" (with U+0307) to JavaScript and
+ * "istanbul" to glibc, so a note saying İstanbul was never found, not even by "İstanbul".
  */
 export function tsqueryWords(text: unknown): string[] | null {
   if (text === undefined || text === null) return null;
   if (typeof text !== 'string') throw new TypeError('text: expected a string');
   const words = new Set<string>();
   for (const m of text.matchAll(WORD)) {
-    const w = m[0].toLowerCase();
+    const w = m[0];
     if (Buffer.byteLength(w) > MAX_WORD_BYTES) continue;
     words.add(w);
     if (words.size === MAX_WORDS) break;

@@ -234,9 +234,19 @@ export class MemoryIndexSqlite implements MemoryReader {
     return n <= SPARSE_BOX;
   }
 
-  /** Matches of a MATCH expression, counted up to `cap` + 1. */
-  private matches(t: TextTable, match: string, cap: number): number {
-    return this.prepared(`SELECT count(*) FROM (SELECT 1 FROM ${t.fts} WHERE ${t.fts} MATCH ? LIMIT ${cap + 1})`).pluck().get(match) as number;
+  /**
+   * The scope's matches of a MATCH expression, counted up to `cap` + 1. The terms carry the
+   * scope already; the row's own scope is checked as well, so that even a token that reached
+   * another scope's posting list (a tokenizer disagreement, memory-text.ts) could never count
+   * here, push the search off its exact path or fill its newest window.
+   */
+  private matches(t: TextTable, scopeId: number, match: string, cap: number): number {
+    return this.prepared(
+      `SELECT count(*) FROM (SELECT 1 FROM ${t.fts} CROSS JOIN ${t.rows} n ON n.id = ${t.fts}.rowid
+        WHERE ${t.fts} MATCH @match AND n.scope_id = @scope LIMIT ${cap + 1})`,
+    )
+      .pluck()
+      .get({ match, scope: scopeId }) as number;
   }
 
   /**
@@ -256,13 +266,17 @@ export class MemoryIndexSqlite implements MemoryReader {
     ).all({ ...args, match, limit }) as Array<{ id: number; score: number }>;
   }
 
-  /** Best first by bm25 among the NEWEST_WINDOW newest matches of `match` that pass the filters. */
+  /**
+   * Best first by bm25 among the NEWEST_WINDOW newest matches of `match` in the scope (checked
+   * on the row, as in `matches`) that pass the filters.
+   */
   private newestRanked(t: TextTable, match: string, where: string[], args: Record<string, unknown>, limit: number): Array<{ id: number; score: number }> {
     const rest = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
     return this.prepared(
       `SELECT ${t.cols}, r.score FROM (
          SELECT n.id AS id, c.score AS score FROM (
-           SELECT rowid AS id, -bm25(${t.fts}) AS score FROM ${t.fts} WHERE ${t.fts} MATCH @match ORDER BY rowid DESC LIMIT ${NEWEST_WINDOW}) c
+           SELECT ${t.fts}.rowid AS id, -bm25(${t.fts}) AS score FROM ${t.fts} CROSS JOIN ${t.rows} s ON s.id = ${t.fts}.rowid
+            WHERE ${t.fts} MATCH @match AND s.scope_id = @scope ORDER BY ${t.fts}.rowid DESC LIMIT ${NEWEST_WINDOW}) c
          CROSS JOIN ${t.rows} n ON n.id = c.id${rest} ORDER BY c.score DESC, n.id DESC LIMIT @limit) r
        JOIN ${t.rows} n ON n.id = r.id ORDER BY r.score DESC, r.id DESC`,
     ).all({ ...args, match, limit }) as Array<{ id: number; score: number }>;
@@ -275,8 +289,8 @@ export class MemoryIndexSqlite implements MemoryReader {
     const where = ['n.scope_id = @scope', ...filters];
     const args = { ...filterArgs, scope: scopeId };
     const all = matchOf(terms);
-    if (this.matches(t, all, EXACT_MATCHES) <= EXACT_MATCHES) return this.ranked(t, all, where, args, limit);
-    const counted = terms.map((term) => ({ term, n: this.matches(t, term, RARE_NOTES) })).sort((a, b) => a.n - b.n);
+    if (this.matches(t, scopeId, all, EXACT_MATCHES) <= EXACT_MATCHES) return this.ranked(t, all, where, args, limit);
+    const counted = terms.map((term) => ({ term, n: this.matches(t, scopeId, term, RARE_NOTES) })).sort((a, b) => a.n - b.n);
     const rare: string[] = [];
     let budget = EXACT_MATCHES;
     for (const { term, n } of counted) {

@@ -2,13 +2,23 @@
  * Text as the SQLite memory index's FTS5 tables see it (notes_fts, aliases_fts), for writing and
  * for searching alike.
  *
- * Words are runs of letters and digits (`\p{L}\p{N}`); everything else separates them and is
- * never seen by FTS5. Each word is indexed as `<scope id>q<word>`: the scope id is digits and the
- * `q` ends it (a scope id has no `q`, so the split is unambiguous whatever the word), and FTS5's
- * unicode61 tokenizer keeps the whole run as one token, folding case and diacritics, then porter
- * stems it. The prefix is digits and one consonant, so porter's measure of the word, which counts
- * vowel-consonant sequences after any leading consonants, stays what it was: "pumps" and "pump"
- * still meet. A query builds its terms the same way, so both sides always agree.
+ * This module is the only tokenizer. Words are runs of letters, digits and the marks attached to
+ * them (`[\p{L}\p{N}\p{M}]`); everything else separates them and is never seen by FTS5. Each word
+ * is folded here (see `fold`) and indexed as `<scope id>q<word>`: the scope id is digits and the
+ * `q` ends it (a scope id has no `q`, so the split is unambiguous whatever the word).
+ *
+ * Why FTS5's `ascii` tokenizer (FTS_TOKENIZE) rather than `unicode61`: a word must reach FTS5 as
+ * one token, or its part after a split loses the scope prefix and lands in whatever posting list
+ * its own leading digits name (a public note holding `xᦰ2qpump` would add `2qpump`, scope 2's
+ * "pump"). unicode61 decides what separates words from a Unicode table of its own, older than
+ * the one this runtime's `\p{L}` uses (U+19B0–19C0, U+19C8–19C9 and U+1CF2–1CF3 are letters here
+ * and separators there), and either table can change with an upgrade. `ascii` separates only at
+ * ASCII characters other than letters and digits, and a folded word holds none (it is re-split
+ * after folding), so FTS5 cannot split what this module joined, whatever Unicode either side
+ * knows. Case and diacritics are therefore folded here, on both sides by one function; porter
+ * then stems the ASCII suffix of each token. The prefix is digits and one consonant, so porter's
+ * measure of the word (vowel-consonant sequences after any leading consonants) is unchanged:
+ * "pumps" and "pump" still meet.
  *
  * Why a prefix rather than a scope column ANDed into the MATCH: a term's posting list then holds
  * one scope's documents only, so a search walks the scope's own matches, and bm25's document
@@ -22,9 +32,42 @@
  * (`"north`, `NEAR(pump`, `pump*`, `AND`, `title:pump` come out as plain words or nothing).
  */
 
-const WORD = /[\p{L}\p{N}]+/gu;
+/** The FTS5 tokenizer of notes_fts and aliases_fts (schema.ts); see above for why. */
+export const FTS_TOKENIZE = 'porter ascii';
+
 /** Distinct words a query keeps: an OR over more ranks no better and costs more. */
 export const MAX_QUERY_WORDS = 32;
+
+const WORD = /[\p{L}\p{N}\p{M}]+/gu;
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+const ASCII_WORD = /^[A-Za-z0-9]+$/;
+/**
+ * Diacritics folded away: the general-purpose combining blocks (Latin, Greek, Cyrillic accents).
+ * Marks that are part of a script's spelling (Indic vowel signs, viramas, kana voicing marks)
+ * stay: dropping them would make different words one.
+ */
+const DIACRITIC = /[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]/gu;
+
+/**
+ * One word as indexed and searched: lower case (Unicode default mapping, word by word so no
+ * neighbour changes it), decomposed, diacritics dropped, recomposed, final sigma as sigma.
+ * "İstanbul", "ISTANBUL" and "istanbul" are one word; so are "café" and "cafe".
+ */
+function fold(word: string): string {
+  return word.toLowerCase().normalize('NFD').replace(DIACRITIC, '').normalize('NFC').replace(/ς/g, 'σ');
+}
+
+/** The folded words of `text`, in order: each holds a letter or digit and no ASCII separator. */
+export function* textWords(text: string): Generator<string> {
+  for (const m of text.matchAll(WORD)) {
+    if (ASCII_WORD.test(m[0])) {
+      yield m[0].toLowerCase();
+      continue;
+    }
+    // Re-split: folding keeps letters, digits and marks only in principle; this makes it a rule.
+    for (const w of fold(m[0]).matchAll(WORD)) if (LETTER_OR_DIGIT.test(w[0])) yield w[0];
+  }
+}
 
 /** The token prefix of a scope id. */
 function prefixOf(scopeId: number): string {
@@ -35,17 +78,17 @@ function prefixOf(scopeId: number): string {
 export function indexedWords(scopeId: number, text: string): string {
   const p = prefixOf(scopeId);
   let out = '';
-  for (const m of text.matchAll(WORD)) out += out === '' ? p + m[0] : ' ' + p + m[0];
+  for (const w of textWords(text)) out += out === '' ? p + w : ' ' + p + w;
   return out;
 }
 
-/** The distinct words of a caller's text (case folded), at most MAX_QUERY_WORDS; [] without a word. */
+/** The distinct words of a caller's text (folded), at most MAX_QUERY_WORDS; [] without a word. */
 export function queryWords(text: unknown): string[] {
   if (text === undefined || text === null) return [];
   if (typeof text !== 'string') throw new TypeError('text: expected a string');
   const words = new Set<string>();
-  for (const m of text.matchAll(WORD)) {
-    words.add(m[0].toLowerCase());
+  for (const w of textWords(text)) {
+    words.add(w);
     if (words.size === MAX_QUERY_WORDS) break;
   }
   return [...words];

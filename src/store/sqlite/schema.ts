@@ -21,12 +21,17 @@
  * table, tags, aliases, bi-temporal edges and their closures, derivations, and the shared slots
  * (keys written by two attesters) of every fact. Ordinary facts add nothing to these tables
  * except, when they supersede another attester's version, one shared-slot row.
+ *
+ * Version 4 indexes note and alias words with FTS5's `ascii` tokenizer over words folded by
+ * memory-text.ts, so FTS5 can no longer split a scope-prefixed word (memory-text.ts says why);
+ * a version-3 index is rebuilt from the log like any older one.
  */
 import type { Database } from 'better-sqlite3';
 import { SvcError } from '../../protocol/errors.js';
 import type { FactKind, ProvenanceClass } from '../contract.js';
+import { FTS_TOKENIZE } from './memory-text.js';
 
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** On-disk codes: append only, never reorder (rows store the position). */
 export const KIND_CODES: readonly FactKind[] = ['primary', 'absence', 'derivative'];
@@ -142,7 +147,7 @@ CREATE TABLE IF NOT EXISTS note_tags (
 -- Words of each note, every one prefixed with its scope id (memory-text.ts), so a term's
 -- posting list holds one scope's notes only: a search, bm25's document frequencies included,
 -- reads nothing of another scope. Contentless: the text is in the log already.
-CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(words, content='', tokenize='porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(words, content='', tokenize='${FTS_TOKENIZE}');
 
 -- memory.alias phrases and memory.entity names; aliases_fts as notes_fts.
 CREATE TABLE IF NOT EXISTS aliases (
@@ -153,7 +158,7 @@ CREATE TABLE IF NOT EXISTS aliases (
   attester_id INTEGER NOT NULL,
   phrase      TEXT NOT NULL
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS aliases_fts USING fts5(words, content='', tokenize='porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS aliases_fts USING fts5(words, content='', tokenize='${FTS_TOKENIZE}');
 
 -- Edges as stated (memory.edge records, derivatives' derived_from), in log order. Cids are kept
 -- as their 32-byte digests: stated is the stating fact's, edge_cid the edge's own when it is
