@@ -51,6 +51,8 @@ export interface Config {
   witnessKeys: Record<string, string>;
   /** Furthest ahead a backfill request's signed expires_unix may lie (also how long its nonce is kept). */
   backfillMaxTtlSecs: number;
+  /** How long an answer step of /v1/ask stays resolvable when kept outside the log (the default). */
+  askStateRetentionSecs: number;
 }
 
 export interface VarSpec {
@@ -88,6 +90,7 @@ export const CONFIG_VARS: readonly VarSpec[] = [
   { name: 'SVC_BUNDLE_QUOTA_WINDOW_SECS', default: '3600', description: 'window of the bundle quota, 1..86400 s; beyond it: 429 rate_limited with retry_after' },
   { name: 'SVC_WITNESS_KEYS', default: '', description: 'witness keys the operator knows: <b32 key>=<operator name>, comma-separated; only these count in independent_operators, others are listed as unverified' },
   { name: 'SVC_BACKFILL_MAX_TTL_SECS', default: '300', description: 'furthest ahead (10..3600 s) a backfill request may set its signed expires_unix; its nonce is kept until then' },
+  { name: 'SVC_ASK_STATE_RETENTION_SECS', default: '604800', description: 'how long an answer step of /v1/ask (its question text included) stays resolvable when kept outside the log, the default (60..31536000 s); then it is deleted' },
   { name: 'SVC_ATTESTER_DAILY_FACTS', default: '', description: 'facts each attester key may have accepted per UTC day (integer >= 1; unset: unlimited; the responder key is never counted)' },
 ];
 
@@ -207,6 +210,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     },
     witnessKeys: witnessKeys(env),
     backfillMaxTtlSecs: Math.floor(int(env, 'SVC_BACKFILL_MAX_TTL_SECS', 300, 10, 3600)),
+    askStateRetentionSecs: Math.floor(int(env, 'SVC_ASK_STATE_RETENTION_SECS', 604_800, 60, 31_536_000)),
   };
   return { ...cfg, ...overrides };
 }

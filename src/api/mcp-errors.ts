@@ -59,7 +59,7 @@ export function suggestTool(name: string, tools: readonly string[], prefix: stri
 export function unknownTool(name: string, tools: readonly string[], prefix: string, path: string): RpcError {
   const guess = suggestTool(name, tools, prefix);
   const message = guess ? `unknown tool ${name}; did you mean ${guess}?` : `unknown tool ${name}`;
-  const hint = guess ? `Call ${guess}.` : 'Call a name from tools/list; /mcp/full lists every tool, writes are REST only.';
+  const hint = guess ? `Call ${guess}.` : 'Call a name from tools/list; /mcp/full lists every tool, signed writes are REST only.';
   const se = new SvcError('not_found', message, { tool: name, did_you_mean: guess ?? null, hint });
   return new RpcError(ERROR_CATALOGUE.not_found.mcp, message, errorData(se, path));
 }

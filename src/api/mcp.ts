@@ -80,7 +80,7 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: 
         name: toolName(ctx, op),
         description: `${op.summary}${op.description ? ` — ${op.description}` : ''} (REST: ${op.method} ${op.path})`,
         inputSchema: op.input as { type: 'object'; properties?: Record<string, unknown> },
-        annotations: { readOnlyHint: true, openWorldHint: true },
+        annotations: op.readOnly === false ? { readOnlyHint: false, destructiveHint: false, openWorldHint: true } : { readOnlyHint: true, openWorldHint: true },
       })),
     }));
     server.setRequestHandler(CallToolRequestSchema, async (req) => {

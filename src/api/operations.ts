@@ -33,6 +33,12 @@ export interface Operation {
   input: JsonSchema;
   /** MCP exposure: in the 18 core tools, only in /mcp/full, or never (writes). */
   mcp: 'core' | 'full' | false;
+  /**
+   * False for a tool that keeps something on the caller's behalf (an answer step, an entity, a
+   * bundle): MCP's readOnlyHint says so. Default true: reads, including the lazy fetch that
+   * signs public upstream data into the shared cache.
+   */
+  readOnly?: boolean;
   run(ctx: ServiceContext, input: any, call: OperationCall): Promise<unknown>;
   /**
    * MCP-only shaping of a result (default: structuredContent = the result, plus its JSON as a

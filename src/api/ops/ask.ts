@@ -3,8 +3,8 @@ import { ask, type AskRequest } from '../../primitives/ask/ask.js';
 import { ASK_REPLY_CAP_BYTES } from '../../primitives/ask/size.js';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../../primitives/context.js';
-import { resolveState } from '../../primitives/ask/state-store.js';
-import type { Operation } from '../operations.js';
+import { STATE_KEEPS, resolveState } from '../../primitives/ask/state-store.js';
+import { scopeSchema, type Operation } from '../operations.js';
 import { runOperation } from '../routes/operations.js';
 
 const DESCRIPTION = [
@@ -14,7 +14,7 @@ const DESCRIPTION = [
   'Returns: answer (deterministic text built only from the signed facts returned: value, unit, date, source), topic_routing (matched_topics, matched_keywords = why it was routed, out_of_scope),',
   'facts.facts (each signed, with its own receipt), algorithms_for_question (formula and, where the cell has the inputs, the output), place_resolved (check selected.is_high_confidence: the place name is not signed),',
   'foundation_embeddings (neighbours for "places like X", the embedding change for "what changed since Y"), next_steps (literal calls: method, url, body — replay them to fill missing bands, sample the area, compare years),',
-  'state.token (an svc:state: token for this answer step) and one receipt at the root binding every fact_cid (verify it with verify_receipt).',
+  'state.token (an svc:state: token for this answer step; by default kept outside the public log until state.kept_until, keep:"public" or keep:"scope" keeps it durably) and one receipt at the root binding every fact_cid (verify it with verify_receipt).',
   'Out of scope (no Earth-observation topic, e.g. "who is the mayor of Lyon") gives matched_topic null and topic_inventory. "Where are floods in X" is a hunt: /v1/hunt is not served yet, so next_steps holds the call and a workaround read.',
   `Missing or slow bands are said plainly in answer with the retry in next_steps, never filled with zeros. verbose:false (default) keeps the reply under ${ASK_REPLY_CAP_BYTES / 1000} KB; include_image adds the cell's scene.png URL.`,
   'Next: follow next_steps, or call recall / find_similar / trajectory with the cell and bands it names.',
@@ -39,9 +39,16 @@ export const askOp: Operation = {
       lng: { type: 'number', minimum: -180, maximum: 180, description: 'WGS-84 longitude (with lat)' },
       include_image: { type: 'boolean', description: 'add image_url, the cell\'s true-colour scene.png (default false)' },
       verbose: { type: 'boolean', description: `full formulas, band metadata and place polygons (default false: reply under ${ASK_REPLY_CAP_BYTES / 1000} KB)` },
+      keep: {
+        type: 'string', enum: [...STATE_KEEPS],
+        description: 'where the answer step (your question text included) is kept for its svc:state: token: "transient" (default) outside the public log, deleted after the retention window (see /v1/limits); "public" as a signed fact in the public append-only log, forever; "scope" as a signed fact in your scope (with scope and its bearer)',
+      },
+      scope: { ...scopeSchema, description: 'with keep: "scope" only: the scope the answer step is kept in (send its bearer as Authorization: Bearer)' },
     },
   },
   mcp: 'core',
+  // It keeps the answer step (outside the log by default): not a pure read.
+  readOnly: false,
   run: (ctx, input: AskRequest, call) => ask(ctx, input, { deadline: call.deadline }),
 };
 
@@ -55,13 +62,14 @@ export const stateResolveOp: Operation = {
   description: [
     'Use when an agent hands you an svc:state: token, or to re-read an answer of /v1/ask later exactly as it was given.',
     'Returns token, state (the step: question, routing, place, the cells and fact_cids its receipt bound, the answer text, and that receipt\'s request_id, served_at and signature),',
-    'fact (the step as a responder-signed fact, with its own receipt; fact_meta gives its log position) and a receipt. Unknown ids → cid_not_found.',
+    'kept (transient: outside the log until kept_until; public or scope: a durable fact), record_cid (recompute it from state), fact (durable steps: the step as a responder-signed fact with its own receipt) and a receipt.',
+    'Unknown or expired ids → cid_not_found; a step kept in a scope resolves only with that scope\'s bearer.',
     'Next: fetch any of state.fact_cids with fetch, or verify the whole answer with verify_receipt.',
   ].join(' '),
   tags: ['ask'],
   input: { type: 'object', required: ['token'], additionalProperties: false, properties: { token: stateToken } },
   mcp: 'full',
-  run: (ctx, input: { token: string }) => resolveState(ctx, input.token),
+  run: (ctx, input: { token: string }, call) => resolveState(ctx, input.token, call.headers.authorization),
 };
 
 /** The operations of this file, for the operation table. */
@@ -71,5 +79,5 @@ export const ASK_OPS: readonly Operation[] = [askOp, stateResolveOp];
 export async function stateRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
   app.get('/v1/state/:cid', {
     schema: { summary: stateResolveOp.summary, tags: stateResolveOp.tags, params: { type: 'object', required: ['cid'], properties: { cid: stateToken } } },
-  }, async (req) => runOperation(ctx, stateResolveOp, { token: (req.params as { cid: string }).cid }, req.headers, 'rest'));
+  }, async (req) => runOperation(ctx, stateResolveOp, { token: (req.params as { cid: string }).cid }, req.headers, 'rest', req.ip));
 }

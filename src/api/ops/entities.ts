@@ -51,6 +51,8 @@ export const entityOp: Operation = {
     },
   },
   mcp: 'full',
+  // It stores what it mints (an entity record in the log; a bundle definition): not a pure read.
+  readOnly: false,
   run: (ctx, input, call) => mintEntity(ctx, input, { ip: call.ip }),
 };
 

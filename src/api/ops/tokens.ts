@@ -63,6 +63,8 @@ export const memoryBundleOp: Operation = {
     },
   },
   mcp: 'full',
+  // It stores what it mints (an entity record in the log; a bundle definition): not a pure read.
+  readOnly: false,
   run: (ctx, input, call) => mintBundle(ctx, input, call),
 };
 

@@ -5,9 +5,10 @@
  * signed them (request_id, served_at, signature). Its content id is the BLAKE3 of its canonical
  * CBOR, like every record id here, so anyone holding the record recomputes the cid.
  *
- * The record is kept as a responder-signed fact (state-store.ts): the token names that fact's
- * fact_cid, resolvable at GET /v1/state/<fact_cid>; `record_cid` is the record's own content id.
- * When it could not be kept (a full disk, a stalled writer) the answer says `persisted: false`.
+ * By default the record is kept outside the log for a retention window, its token naming the
+ * record cid; on request it is kept durably as a responder-signed fact, its token naming that
+ * fact's fact_cid (state-store.ts). Either resolves at GET /v1/state/<id>. When it could not be
+ * kept (a full disk, a stalled writer) the answer says `persisted: false`.
  */
 import { contentId } from '../../protocol/cid.js';
 import type { Receipt } from '../../protocol/receipt.js';
@@ -51,6 +52,10 @@ export interface AskState {
   record: AskStateRecord;
   /** Whether GET /v1/state/<cid> can serve the record on this responder. */
   persisted: boolean;
+  /** Where it is kept (state-store.ts); null when it could not be kept. */
+  kept: 'transient' | 'public' | 'scope' | null;
+  /** For a transient step: when it stops resolving (ISO seconds); null for a durable one. */
+  kept_until: string | null;
 }
 
 export interface StateParts {
@@ -86,5 +91,5 @@ export function stateRecord(ctx: ServiceContext, p: StateParts): AskState {
     schema_cid: ctx.manifests.schema_cid,
   };
   const cid = contentId(record);
-  return { token: `${ctx.config.prefix}:state:${cid}`, cid, record_cid: cid, record, persisted: false };
+  return { token: `${ctx.config.prefix}:state:${cid}`, cid, record_cid: cid, record, persisted: false, kept: null, kept_until: null };
 }

@@ -265,6 +265,7 @@ function isolationSuite(driver: 'sqlite' | 'postgres') {
       memory_contradictions: (scope) => ['/v1/memory_contradictions', { cell: X, scope }],
       temporal_route: (scope) => ['/v1/temporal_route', { cell: X, bands: ['indices.ndvi'], scope }],
       explain: (scope) => ['/v1/explain', { fact_cids: [NEVER], scope }],
+      ask: (scope) => ['/v1/ask', { q: 'how green is it here', cell: X, keep: 'scope', scope }],
     };
 
     it('lists every operation that takes a scope', () => {
