@@ -21,6 +21,7 @@ import { attesterDigest } from '../protocol/tree-head.js';
 import type { AppendResult, FactKind, NewFact, ProvenanceClass } from '../store/contract.js';
 import { reserveDailyFacts } from './attester-quota.js';
 import { issueReceipt, type ServiceContext } from './context.js';
+import { derivativeFunctionRefusal } from './memory/derive-functions.js';
 import { checkAgainstBand, checkDerivatives, checkFactTimes, derivativeFn, derivativeParents, type AttesterKind } from './fact-rules.js';
 import { checkRecord } from './memory/record-rules.js';
 import { keyStanding } from './keys/standing.js';
@@ -128,6 +129,12 @@ function checkFact(ctx: ServiceContext, raw: unknown, at: string, attester: stri
   checkRecord(at, body, kind, cell, band, tslot);
   const parents = kind === 'derivative' ? derivativeParents(at, body) : undefined;
   const fn = kind === 'derivative' ? derivativeFn(at, body, ctx.registry.functions) : undefined;
+  const fnRefusal = fn === undefined ? null : derivativeFunctionRefusal(entry, fn);
+  if (fnRefusal) {
+    throw new SvcError('invalid_argument', `${at}.derivation.fn: ${fn} is not allowed here: ${fnRefusal.reason}`, {
+      field: `${at}.derivation.fn`, reason: 'function_not_allowed', allowed: fnRefusal.allowed,
+    });
+  }
   let scope: Scope | null = null;
   if (body.scope !== undefined) {
     const s = body.scope as Record<string, unknown>;

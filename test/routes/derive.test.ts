@@ -115,6 +115,41 @@ describe('POST /v1/derive', () => {
     assert.equal(free.json().edges.length, 1);
   });
 
+  it('a band that is recomputed accepts only its own function; a sourced band only the function that produces it', async () => {
+    const cell = freshCell();
+    const ps = [0.1, 0.5].map((v, i) => ndvi(cell, v, MEDIUM - i));
+    await attest(ps);
+    const cids = ps.map((p) => P.factCid(p));
+    const size = await t.service.store.log.size();
+    for (const [band, fn, value] of [
+      ['derived.mean', 'attested@1', 7777],
+      ['derived.mean', 'nd.delta@1', -0.4],
+      ['derived.delta', 'mean@1', 0.3],
+      ['indices.ndvi', 'attested@1', 0.9],
+      ['indices.ndvi', 'mean@1', 0.3],
+    ] as const) {
+      const body = derivative(cell, band, fn, cids, value, band === 'indices.ndvi' ? { tslot: MEDIUM } : {});
+      const r = await derive(body);
+      assert.equal(r.statusCode, 422, `${band} ${fn}: ${r.body}`);
+      assert.equal(r.json().details.field, 'facts[0].derivation.fn');
+      assert.equal(r.json().details.reason, 'function_not_allowed');
+    }
+    assert.equal(await t.service.store.log.size(), size, 'nothing was written');
+  });
+
+  it('no derivative can put a value into elevation under another recipe (ask keeps answering from the real reading)', async () => {
+    const cell = freshCell();
+    const real = { kind: 'primary', cell, band: 'copdem30m.elevation_mean', tslot: 0, value: 171, unit: 'm_msl', signed_at: SIGNED_AT };
+    await attest([real]);
+    const fake = derivative(cell, 'copdem30m.elevation_mean', 'attested@1', [P.factCid(real)], 8000, { tslot: 0 });
+    const r = await derive(fake);
+    assert.equal(r.statusCode, 422, r.body);
+    assert.equal(r.json().details.reason, 'function_not_allowed');
+    assert.deepEqual(r.json().details.allowed, ['open_meteo_elevation@1']);
+    const got = await t.app.inject({ method: 'POST', url: '/v1/recall', payload: { cell, bands: ['copdem30m.elevation_mean'] } });
+    assert.deepEqual(got.json().facts.map((f: any) => f.value), [171]);
+  });
+
   it('refuses a value that does not recompute (recomputation_mismatch, with expected and got); nothing is written', async () => {
     const { cell, cids } = await parents(0.6, 0.4);
     const body = derivative(cell, 'derived.delta', 'nd.delta@1', cids, 0.3);
