@@ -11,22 +11,17 @@
  * fact and per reference what was checked and which coded failures occurred.
  */
 import { isCell } from './cell64.js';
-import { factCid } from './cid.js';
+import { factCid, isFactCid } from './cid.js';
 import { b32decode } from './base32.js';
 import { batchRootFromProof, proofFromJson } from './merkle-batch.js';
 import { equalBytes } from './bytes.js';
 import { verifyReceipt, type ReceiptFailure, type VerifyOptions } from './receipt.js';
+import { isObject, newCheck, fail as failCheck, type CheckInput, type CheckReport, type Json, type ResponseFailure } from './response-checks.js';
+import { checkAnswer, isAnswer } from './verify-answer.js';
+import { checkHotspots } from './verify-hunt.js';
+import { checkSearchResults, isSearchResponse } from './verify-search.js';
 
-/** Closed set of reasons a response fails beyond its receipts' own. */
-export type ResponseFailure =
-  | ReceiptFailure
-  | 'no_receipt'
-  | 'cid_mismatch'
-  | 'unbound_fact'
-  | 'cell_not_in_receipt'
-  | 'cell_mismatch'
-  | 'unbound_reference'
-  | 'reference_mismatch';
+export type { CheckReport, ResponseFailure } from './response-checks.js';
 
 /** Receipt fields a verifier shows but the signature does not cover (spec 2.4). */
 export const UNSIGNED_RECEIPT_FIELDS = ['schema_cid', 'registry_cid', 'responder_key_epoch', 'cost', 'intent'] as const;
@@ -88,7 +83,7 @@ export interface ReferenceReport {
 }
 
 export interface ResponseVerdict {
-  /** Every receipt verifies, every fact recomputes and is bound, every reference is bound. */
+  /** Every receipt verifies, every fact recomputes and is bound, every reference is bound, every check passes. */
   valid: boolean;
   /** `valid` and every receipt is signed by the pinned (or a trusted) key. */
   trusted: boolean;
@@ -98,6 +93,8 @@ export interface ResponseVerdict {
   receipts: ReceiptReport[];
   facts: FactReport[];
   references: ReferenceReport[];
+  /** What the response shows against what its receipts bind: bound cids shown, search results, hotspots, answers. */
+  checks: CheckReport[];
   failures: ResponseFailure[];
   errors: string[];
   /** What a reader should know the signatures do not cover. */
@@ -109,8 +106,6 @@ const FACT_KINDS = new Set(['primary', 'absence', 'derivative']);
 const NOT_EVIDENCE = new Set(['materialize_notes', 'fact_meta', 'merkle_proofs', 'duplicates']);
 const REFERENCE_LISTS = new Set(['fact_cids', 'evidence_cids']);
 
-type Json = Record<string, unknown>;
-const isObject = (x: unknown): x is Json => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /** A receipt-shaped object (what `receipt` keys hold, or a bare receipt document). */
 export function looksLikeReceipt(x: unknown): x is Json {
@@ -131,19 +126,29 @@ function looksLikeFact(o: Json): boolean {
 
 interface Covering {
   path: string;
+  receipt: Json;
   report: ReceiptReport;
   cids: Set<string>;
   cells: Set<string>;
 }
 
+/** A part of the response a shape check reads once every fact is known. */
+interface Shape {
+  run: (x: CheckInput) => CheckReport;
+  node: Json;
+  path: string;
+  chain: Covering[];
+}
+
 /** Verify every receipt, fact and fact reference in a response (or a bare receipt). */
 export function verifyResponse(doc: unknown, opts: VerifyOptions = {}): ResponseVerdict {
   const v: ResponseVerdict = {
-    valid: false, trusted: false, bare_receipt: false, signers: [], receipts: [], facts: [], references: [],
+    valid: false, trusted: false, bare_receipt: false, signers: [], receipts: [], facts: [], references: [], checks: [],
     failures: [], errors: [],
     unsigned: [
       `receipt fields ${UNSIGNED_RECEIPT_FIELDS.join(', ')} are shown but not signed`,
       'response fields outside facts and receipts (captions, caveats, notes, aggregates, fact_meta) are not signed',
+      'search scores, answer words between facts (titles, place labels, interpretations) and hunt sample reports are shown, not signed',
     ],
   };
   const memo = new Map<string, ReceiptReport>();
@@ -163,13 +168,33 @@ export function verifyResponse(doc: unknown, opts: VerifyOptions = {}): Response
     memo.set(key, rep);
     return rep;
   };
-  const covering = (r: Json, path: string): Covering => ({
-    path, report: checkReceipt(r, path),
-    cids: new Set((r.fact_cids as unknown[]).filter((c): c is string => typeof c === 'string')),
-    cells: new Set(Array.isArray(r.cells) ? (r.cells as unknown[]).filter((c): c is string => typeof c === 'string') : []),
-  });
+  const coverings: Covering[] = [];
+  const covering = (r: Json, path: string): Covering => {
+    const c: Covering = {
+      path, receipt: r, report: checkReceipt(r, path),
+      cids: new Set((r.fact_cids as unknown[]).filter((c): c is string => typeof c === 'string')),
+      cells: new Set(Array.isArray(r.cells) ? (r.cells as unknown[]).filter((c): c is string => typeof c === 'string') : []),
+    };
+    coverings.push(c);
+    return c;
+  };
+  // fact_cids each receipt occurrence covers that the response shows (as a body or a citation).
+  const shown = new Map<Covering, Set<string>>();
+  const show = (cid: string, chain: Covering[]) => {
+    for (const c of chain) {
+      let set = shown.get(c);
+      if (!set) shown.set(c, (set = new Set()));
+      set.add(cid);
+    }
+  };
+  const shapes: Shape[] = [];
 
   function walk(node: unknown, path: string, chain: Covering[], cellKey: string | undefined): void {
+    // A fact_cid under any other name (newest_fact_cid, fact_cid_a …) still shows the fact to a reader.
+    if (typeof node === 'string') {
+      if (isFactCid(node)) show(node, chain);
+      return;
+    }
     if (Array.isArray(node)) {
       node.forEach((x, i) => walk(x, `${path}[${i}]`, chain, cellKey));
       return;
@@ -188,6 +213,10 @@ export function verifyResponse(doc: unknown, opts: VerifyOptions = {}): Response
         fail(c.report, 'cell_mismatch', `${path}.receipt: the per-cell receipt does not name its cell ${cellKey}`);
       }
     }
+    const primitive = here[0] && typeof here[0].receipt.primitive === 'string' ? here[0].receipt.primitive : undefined;
+    if (isSearchResponse(node, primitive)) shapes.push({ run: checkSearchResults, node, path, chain: here });
+    if (Array.isArray(node.hotspots)) shapes.push({ run: checkHotspots, node, path, chain: here });
+    if (isAnswer(node, here !== chain ? primitive : undefined)) shapes.push({ run: checkAnswer, node, path, chain: here });
     for (const [k, x] of Object.entries(node)) {
       if (k === 'receipt' || NOT_EVIDENCE.has(k)) continue;
       const sub = `${path}.${k}`;
@@ -253,6 +282,7 @@ export function verifyResponse(doc: unknown, opts: VerifyOptions = {}): Response
     }
     rep.ok = rep.failures.length === 0 && rep.bound_by.length > 0;
     if (rep.recomputed_cid === claimed) fullFacts.set(claimed, o);
+    show(claimed, local);
     v.facts.push(rep);
   }
 
@@ -260,6 +290,7 @@ export function verifyResponse(doc: unknown, opts: VerifyOptions = {}): Response
   const pendingRefs: { cid: string; path: string; chain: Covering[]; holder: Json | undefined }[] = [];
   function checkReference(cid: string, path: string, chain: Covering[], holder: Json | undefined): void {
     pendingRefs.push({ cid, path, chain, holder });
+    show(cid, chain);
   }
 
   if (looksLikeReceipt(doc)) {
@@ -306,6 +337,21 @@ export function verifyResponse(doc: unknown, opts: VerifyOptions = {}): Response
   // Merkle proofs handed out by a write (attest's `merkle_proofs`: fact_cid → proof).
   checkProofMaps(doc, '$', v);
 
+  // A receipt binds what the answer rests on: a bound fact the response no longer shows was cut.
+  for (const c of coverings) {
+    if (!c.report.valid) continue;
+    const missing = [...c.cids].filter((cid) => !shown.get(c)?.has(cid));
+    if (missing.length === 0) continue;
+    const rep = newCheck('bound_shown', c.path);
+    for (const cid of missing) failCheck(rep, 'bound_not_shown', `${c.path} binds ${cid}, which the response shows nowhere (no fact body, no citation): it was left out`);
+    v.checks.push(rep);
+  }
+  // Shape checks, now that every fact body is known: search results, hotspots, answers.
+  for (const sh of shapes) {
+    const cover = sh.chain[0];
+    v.checks.push(sh.run({ node: sh.node, path: sh.path, receipt: cover?.report.valid ? cover.receipt : undefined, facts: fullFacts }));
+  }
+
   if (v.receipts.length === 0) {
     v.failures.push('no_receipt');
     v.errors.push('no_receipt: the document carries no receipt to verify');
@@ -315,12 +361,12 @@ export function verifyResponse(doc: unknown, opts: VerifyOptions = {}): Response
     v.errors.push(...r.errors.map((e) => (e.startsWith('$') ? e : `${r.path}: ${e}`)));
     if (r.signer && !v.signers.includes(r.signer)) v.signers.push(r.signer);
   }
-  for (const item of [...v.facts, ...v.references]) {
+  for (const item of [...v.facts, ...v.references, ...v.checks]) {
     for (const f of item.failures) if (!v.failures.includes(f)) v.failures.push(f);
     v.errors.push(...item.errors);
   }
   const factsOk = v.facts.every((f) => f.ok);
-  v.valid = v.receipts.length > 0 && v.receipts.every((r) => r.valid) && factsOk && v.references.every((r) => r.ok);
+  v.valid = v.receipts.length > 0 && v.receipts.every((r) => r.valid) && factsOk && v.references.every((r) => r.ok) && v.checks.every((c) => c.ok);
   v.trusted = v.valid && v.receipts.every((r) => r.trusted);
   return v;
 }

@@ -7,6 +7,7 @@
  * question as its (unsigned) intent; the answer step gets an `svc:state:` token.
  */
 import type { LocateResp } from '../../geo/types.js';
+import type { AnswerParts } from '../../protocol/answer-parts.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { tslotOf } from '../../protocol/tslot.js';
 import type { Receipt } from '../../protocol/receipt.js';
@@ -45,6 +46,8 @@ export interface AskResponse {
   hunt?: Pick<HuntResult, 'event' | 'algorithm' | 'region' | 'cells_sampled' | 'hotspots' | 'summary'> & { empty_reason?: string };
   answer: string;
   answer_md: string;
+  /** The sentences `answer` and `answer_md` render from: words, and slots citing the signed facts and cells (docs/verification.md). */
+  answer_parts: AnswerParts;
   /** The top-1 topic; null when out of scope (then topic_inventory lists all 26). */
   matched_topic: string | null;
   topic_routing: { matched_topics: string[]; matched_keywords: MatchedKeyword[]; out_of_scope: boolean; routing: Record<string, unknown> };
@@ -179,6 +182,7 @@ export async function ask(ctx: ServiceContext, req: AskRequest, opts: { deadline
   const reply: AskResponse = {
     answer: composed.text,
     answer_md: composed.md,
+    answer_parts: composed.parts,
     matched_topic: r.out_of_scope ? null : r.topic,
     topic_routing: { matched_topics: r.matched_topics, matched_keywords: r.matched_keywords, out_of_scope: r.out_of_scope, routing: routingBlock(u, place) },
     facts: { facts: g.facts, bands_already_attested_at_cell: g.bandsAttested.length ? g.bandsAttested : attestedHere },

@@ -3,13 +3,19 @@
  * model). Each sentence is filled only from what the answer returns: served facts (value, unit,
  * observation date, source), algorithm outputs, materialize notes, the resolved place and the
  * time window. A band that is missing is said to be missing, with why; nothing is estimated.
+ *
+ * Sentences are built as parts (protocol/answer-parts.ts): words, and slots that print a
+ * reading, a date, a cell or a hotspot from a signed fact or cell. The text is rendered from
+ * the parts by the same pure code a verifier runs on `answer_parts`, so an edited number in a
+ * saved answer no longer matches what its facts render.
  */
 import type { LocateResp } from '../../geo/types.js';
+import { renderAnswer, type AnswerParts, type Piece, type Sentence } from '../../protocol/answer-parts.js';
 import type { Registry, TopicEntry } from '../../registry/registry.js';
 import type { ServedFact } from '../facts-view.js';
 import type { MaterializeNote } from '../materialize.js';
 import type { AlgorithmForQuestion } from './evaluate.js';
-import { formatNumber, formatValue, observedOn, sourceName } from './format.js';
+import { formatNumber, sourceName } from './format.js';
 import { interpret } from './interpret.js';
 import type { RouteResult } from './router.js';
 import type { TimeWindow } from './time.js';
@@ -18,52 +24,85 @@ import type { HuntResult } from '../hunt/hunt.js';
 export interface Composed {
   text: string;
   md: string;
+  /** The sentences as parts (served as `answer_parts`): what `text` and `md` render from. */
+  parts: AnswerParts;
 }
+
+type FactBody = Readonly<Record<string, unknown>> & { fact_cid: string };
 
 /** Sentences of an answer: plain text joins them, markdown lists them. */
 class Doc {
-  private readonly head: string[] = [];
-  private readonly items: string[] = [];
-  private readonly tail: string[] = [];
-  lead(s: string): this { this.head.push(s); return this; }
-  item(s: string): this { this.items.push(s); return this; }
-  note(s: string): this { this.tail.push(s); return this; }
-  done(): Composed {
-    const sentence = (s: string) => (/[.!?]$/.test(s) ? s : `${s}.`);
-    const text = [...this.head, ...this.items, ...this.tail].map(sentence).join(' ');
-    const md = [
-      ...this.head.map(sentence),
-      ...(this.items.length ? ['', ...this.items.map((i) => `- ${sentence(i)}`)] : []),
-      ...(this.tail.length ? ['', ...this.tail.map(sentence)] : []),
-    ].join('\n');
-    return { text, md };
+  private readonly parts: AnswerParts = { lead: [], items: [], notes: [] };
+  lead(...s: Piece[]): this { this.parts.lead.push(compact(s)); return this; }
+  item(...s: Piece[]): this { this.parts.items.push(compact(s)); return this; }
+  note(...s: Piece[]): this { this.parts.notes.push(compact(s)); return this; }
+  /** Render with the facts the slots cite (the ones the answer carries). */
+  done(facts: Iterable<FactBody> = []): Composed {
+    const byCid = new Map<string, FactBody>();
+    for (const f of facts) byCid.set(f.fact_cid, f);
+    const r = renderAnswer(this.parts, { fact: (cid) => byCid.get(cid) });
+    return { text: r.text, md: r.md, parts: this.parts };
   }
 }
 
-/** "Lyon, Auvergne-Rhône-Alpes, FR (cell defi.…)"; coordinates first for a point ("45.76, 4.83 (near Lyon, FR; cell …)"). */
-export function placePhrase(loc: LocateResp): string {
-  if (loc.via === 'direct_latlng') {
-    const near = loc.label.startsWith('near ') ? `${loc.label}; ` : '';
-    return `${formatNumber(loc.lat, 'deg')}, ${formatNumber(loc.lng, 'deg')} (${near}cell ${loc.cell64})`;
+/** Adjacent words merged, empty words dropped: the parts stay short. */
+function compact(s: readonly Piece[]): Sentence {
+  const out: Sentence = [];
+  for (const p of s) {
+    if (typeof p === 'string') {
+      if (p === '') continue;
+      if (typeof out[out.length - 1] === 'string') out[out.length - 1] = (out[out.length - 1] as string) + p;
+      else out.push(p);
+    } else out.push(p);
   }
-  return `${loc.label} (cell ${loc.cell64})`;
+  return out;
 }
 
-/** One fact as a clause: value with its unit in words, what it means, when, from where. */
-export function factClause(reg: Registry, f: ServedFact): string {
+/** Render one sentence's parts alone (the facts they cite given). */
+function renderOne(s: readonly Piece[], facts: readonly FactBody[]): string {
+  const byCid = new Map(facts.map((f) => [f.fact_cid, f]));
+  return renderAnswer({ lead: [compact(s)], items: [], notes: [] }, { fact: (cid) => byCid.get(cid) }).text.replace(/\.$/, '');
+}
+
+/**
+ * The place as parts: "Lyon, Auvergne-Rhône-Alpes, FR (cell defi.…)"; coordinates first for a
+ * point ("45.76, 4.83 (near Lyon, FR; cell …)"). `read`: the cell was read, so the receipt binds
+ * it and the cell (and the point inside it) are slots; otherwise the place is words only.
+ */
+export function placeParts(loc: LocateResp, read: boolean): Piece[] {
+  const near = loc.via === 'direct_latlng' && loc.label.startsWith('near ') ? `${loc.label}; ` : '';
+  if (!read) {
+    return loc.via === 'direct_latlng'
+      ? [`${formatNumber(loc.lat, 'deg')}, ${formatNumber(loc.lng, 'deg')} (${near}cell ${loc.cell64})`]
+      : [`${loc.label} (cell ${loc.cell64})`];
+  }
+  if (loc.via === 'direct_latlng') return [{ point: [loc.lat, loc.lng], cell: loc.cell64 }, ` (${near}cell `, { cell: loc.cell64 }, ')'];
+  return [`${loc.label} (cell `, { cell: loc.cell64 }, ')'];
+}
+
+/** One fact as parts: value with its unit in words, what it means, when, from where. */
+export function factParts(reg: Registry, f: FactBody): Piece[] {
   const band = reg.bands.get(String(f.band));
   const title = band?.title ?? String(f.band);
-  if (f.kind === 'absence') return `${title}: no data here (signed absence: ${String(f.absence_reason ?? 'no reason given').replace(/_/g, ' ')})`;
+  const cid = f.fact_cid;
+  if (f.kind === 'absence') return [`${title}: no data here (signed absence: `, { absence: cid }, ')'];
   const v = f.value;
-  let body: string;
-  if (band?.value_kind === 'categorical' && band.classes) body = `${title}: ${band.classes[String(v)] ?? 'unknown class'} (class ${String(v)})`;
-  else if (Array.isArray(v)) body = `${title}: a ${v.length}-dimensional embedding (a signature of the surface, not a quantity)`;
+  let body: Piece[];
+  if (band?.value_kind === 'categorical' && band.classes) body = [`${title}: ${band.classes[String(v)] ?? 'unknown class'} (class `, { code: cid }, ')'];
+  else if (Array.isArray(v)) body = [`${title}: a `, { dims: cid }, '-dimensional embedding (a signature of the surface, not a quantity)'];
   else if (typeof v === 'number') {
     const meaning = interpret(String(f.band), v);
-    body = `${title} ${formatValue(v, String(f.unit ?? band?.unit ?? 'unitless'))}${meaning ? ` (${meaning})` : ''}`;
-  } else body = `${title}: ${JSON.stringify(v)}`;
-  const src = sourceName(reg, f);
-  return `${body}, ${observedOn(f, band)}${src ? `, source ${src}` : ''}`;
+    // The band's unit stands in only for a body that names none (attested without a unit).
+    const reading = f.unit === undefined || f.unit === null ? { reading: cid, unit: band?.unit ?? 'unitless' } : { reading: cid };
+    body = [`${title} `, reading, meaning ? ` (${meaning})` : ''];
+  } else body = [`${title}: `, { json: cid }];
+  const src = sourceName(reg, f as ServedFact);
+  return [...body, ', ', { observed: cid, tempo: band?.tempo ?? 'static' }, src ? `, source ${src}` : ''];
+}
+
+/** One fact as a clause (see factParts). */
+export function factClause(reg: Registry, f: ServedFact): string {
+  return renderOne(factParts(reg, f), [f]);
 }
 
 /** Why bands are missing, from the materialize notes (timeouts and failures retry; unwired bands do not). */
@@ -132,9 +171,9 @@ export function topicalAnswer(x: TopicalInput): Composed {
   }
   const topicBands = new Set(x.topic.bands);
   const shown = x.facts.filter((f) => topicBands.has(String(f.band)));
-  if (shown.length === 0) d.lead(`${x.topic.title} for ${placePhrase(x.loc)}: none of the topic's bands are materialized at this cell yet`);
-  else d.lead(`${x.topic.title} for ${placePhrase(x.loc)}`);
-  for (const f of shown) d.item(factClause(x.reg, f));
+  if (shown.length === 0) d.lead(`${x.topic.title} for `, ...placeParts(x.loc, true), ': none of the topic\'s bands are materialized at this cell yet');
+  else d.lead(`${x.topic.title} for `, ...placeParts(x.loc, true));
+  for (const f of shown) d.item(...factParts(x.reg, f));
   for (const a of x.algorithms) {
     const c = algorithmClause(a);
     if (c) d.item(c);
@@ -147,7 +186,7 @@ export function topicalAnswer(x: TopicalInput): Composed {
   const c = confidenceClause(x.loc, x.query);
   if (c) d.note(c);
   if (x.routing.negated) d.note('The question is phrased with a negation; the readings above answer it either way');
-  return d.done();
+  return d.done(shown);
 }
 
 /** A hunt question: the hunt primitive is not served yet, said plainly (no hotspots invented). */
@@ -171,10 +210,10 @@ export function huntResultAnswer(h: HuntResult, term: string, region: string | u
     if (h.empty_reason) d.note(h.empty_reason);
   } else {
     d.lead(`Hunting for ${event}${term !== h.event ? ` ("${term}")` : ''}${where}: ${h.hotspots.length} hotspot(s) among ${h.cells_sampled} sampled cells (${withValue} with a value), ranked by ${h.algorithm.primary_band} (${h.algorithm.key})`);
-    for (const s of h.hotspots.slice(0, 5)) d.item(`#${s.rank} cell ${s.cell64} (${formatNumber(s.lat, 'deg')}, ${formatNumber(s.lng, 'deg')}): ${formatNumber(s.value, s.unit ?? 'unitless')}${s.unit ? ` ${s.unit}` : ''}`);
+    for (const s of h.hotspots.slice(0, 5)) d.item({ hotspot: s.fact_cid, rank: s.rank });
   }
   d.note(`Threshold: ${h.algorithm.threshold}${h.algorithm.gate_rule ? `; cells must pass ${h.algorithm.gate_rule}` : ''}; the full hunt answer is under hunt`);
-  return d.done();
+  return d.done(h.hotspots.map((s) => s.fact as FactBody));
 }
 
 /** Similar places by the embedding. */
@@ -183,13 +222,13 @@ export function similarAnswer(loc: LocateResp | null, placeError: string | undef
   if (!loc) return d.lead(`Similar places: ${placeError ?? 'the question names no place to compare with'}`).done();
   const e = emb.geotessera as { neighbors?: Array<{ cell: string; score: number; place_label_cached: string | null }>; searched?: { candidates: number } } | undefined;
   if (!e?.neighbors) {
-    d.lead(`Similar places to ${placePhrase(loc)}: no GeoTessera embedding is available at this cell, so nothing can be ranked`);
+    d.lead('Similar places to ', ...placeParts(loc, true), ': no GeoTessera embedding is available at this cell, so nothing can be ranked');
     d.note('next_steps holds the recall that would fetch it');
     return d.done();
   }
-  d.lead(`Places most similar to ${placePhrase(loc)} by the GeoTessera embedding (cosine, ${e.searched?.candidates ?? 0} stored cells searched)`);
+  d.lead('Places most similar to ', ...placeParts(loc, true), ` by the GeoTessera embedding (cosine, ${e.searched?.candidates ?? 0} stored cells searched)`);
   if (e.neighbors.length === 0) d.note('No other stored cell carries an embedding yet: only stored public vectors are searched');
-  for (const n of e.neighbors.slice(0, 5)) d.item(`${n.place_label_cached ? `near ${n.place_label_cached}` : 'unnamed place'} (cell ${n.cell}): cosine ${formatNumber(n.score, 'unitless')}`);
+  for (const n of e.neighbors.slice(0, 5)) d.item(`${n.place_label_cached ? `near ${n.place_label_cached}` : 'unnamed place'} (cell `, { cell: n.cell }, `): cosine ${formatNumber(n.score, 'unitless')}`);
   return d.done();
 }
 
@@ -199,21 +238,22 @@ export function changeAnswer(reg: Registry, loc: LocateResp | null, placeError: 
   if (!loc) return d.lead(`What changed: ${placeError ?? 'the question names no place'}`).done();
   const e = emb.geotessera as { year_a: number; year_b: number; cosine: number | null; change: number | null; l2: number | null } | undefined;
   if (!e || e.cosine === null) {
-    d.lead(`What changed at ${placePhrase(loc)}: the embeddings of both years are needed and ${e ? `the ${e.year_a} or ${e.year_b} vector is not stored` : 'none is stored'}`);
+    d.lead('What changed at ', ...placeParts(loc, true), `: the embeddings of both years are needed and ${e ? `the ${e.year_a} or ${e.year_b} vector is not stored` : 'none is stored'}`);
     d.note('next_steps holds the calls that fetch and compare them');
   } else {
-    d.lead(`What changed at ${placePhrase(loc)} between ${e.year_a} and ${e.year_b}: the GeoTessera embeddings have cosine ${formatNumber(e.cosine, 'unitless')}, a change of ${formatNumber(e.change ?? 0, 'unitless')} (1 − cosine; embedding_change_cosine@1)${e.change !== null && e.change < 0.05 ? ', little change of the surface' : ''}`);
+    d.lead('What changed at ', ...placeParts(loc, true), ` between ${e.year_a} and ${e.year_b}: the GeoTessera embeddings have cosine ${formatNumber(e.cosine, 'unitless')}, a change of ${formatNumber(e.change ?? 0, 'unitless')} (1 − cosine; embedding_change_cosine@1)${e.change !== null && e.change < 0.05 ? ', little change of the surface' : ''}`);
   }
-  for (const f of facts) if (f.band !== 'geotessera') d.item(factClause(reg, f));
+  const shown = facts.filter((f) => f.band !== 'geotessera');
+  for (const f of shown) d.item(...factParts(reg, f));
   if (time) d.note(`Time: "${time.expression}" read as ${time.label}; the earlier embedding is the one of ${e?.year_a ?? 'that year'}`);
-  return d.done();
+  return d.done(shown);
 }
 
 /** The corpus: what this responder holds. */
 export function corpusAnswer(reg: Registry, stats: { cells: number; bands: number; facts_scanned: number; as_of: string; log: { tree_size: number } }, topic: TopicEntry | undefined, availability: Array<{ band: string; materializer: string | null; history: boolean; tempo: string }> | undefined, loc: LocateResp | null, attested: readonly string[]): Composed {
   const d = new Doc();
   d.lead(`This responder holds ${stats.facts_scanned} signed public facts over ${stats.cells} cells and ${stats.bands} bands (transparency log size ${stats.log.tree_size}, as of ${stats.as_of})`);
-  if (loc) d.lead(`At ${placePhrase(loc)}: ${attested.length ? `${attested.length} bands attested (${attested.join(', ')})` : 'no facts stored yet; a recall fetches them on demand'}`);
+  if (loc) d.lead('At ', ...placeParts(loc, true), `: ${attested.length ? `${attested.length} bands attested (${attested.join(', ')})` : 'no facts stored yet; a recall fetches them on demand'}`);
   if (topic && availability) {
     d.lead(`The ${topic.title.toLowerCase()} bands, each fetched on demand where a connector is wired`);
     for (const a of availability) d.item(`${reg.bands.get(a.band)?.title ?? a.band} (${a.band}): ${a.materializer ? `connector ${a.materializer}` : 'no connector wired (attested facts only)'}, ${a.tempo} tempo${a.history ? ', history can be backfilled' : ''}`);
@@ -228,6 +268,6 @@ export function outOfScopeAnswer(reg: Registry, routing: RouteResult, loc: Locat
   const why = routing.off_topic ? ` ("${routing.off_topic}" is not an Earth-observation matter)` : '';
   d.lead(`This question is outside what this service answers${why}: it reads signed Earth-observation facts at places`);
   d.note(`It answers questions on ${reg.topicList.length} topics, listed in topic_inventory (${reg.topicList.slice(0, 6).map((t) => t.title.toLowerCase()).join(', ')} …)`);
-  if (loc) d.note(`The place named resolves to ${placePhrase(loc)}; ask about one of those topics there`);
+  if (loc) d.note('The place named resolves to ', ...placeParts(loc, false), '; ask about one of those topics there');
   return d.done();
 }

@@ -4,11 +4,13 @@
  * band and its gate band in one parallel fan-out (recall's materialization coalesces identical
  * upstream reads and runs them in the shared pool), gate failures are dropped with their
  * reason, and the rest is ranked by the primary band alone. ONE receipt binds every fact_cid
- * the answer cites, so the whole answer verifies offline; every sample is reported.
+ * the answer cites (the hotspots' first, in rank order), and each hotspot carries its fact's
+ * body, so its value, cell and place in the ranking verify offline; every sample is reported.
  */
 import type { Receipt } from '../../protocol/receipt.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
 import type { NextStep } from '../ask/next-steps.js';
+import type { ServedFact } from '../facts-view.js';
 import type { MaterializeNote } from '../materialize.js';
 import { recall } from '../recall.js';
 import { mapLimit } from '../reads/common.js';
@@ -48,6 +50,8 @@ export interface Hotspot {
   fact_cid: string;
   scene_png: string;
   gate: SampleReport['gate'] | null;
+  /** The signed fact the value comes from (its body; the hunt receipt binds it), so the value and cell check offline. */
+  fact: Record<string, unknown>;
 }
 
 export interface HuntResult {
@@ -81,11 +85,12 @@ export async function hunt(ctx: ServiceContext, req: HuntRequest, opts: HuntOpti
   // Every sample at once: the materializer pool bounds upstream fan-out and coalesces repeats.
   const reads = await mapLimit(sample.cells, sample.cells.length, (cell) =>
     recall(ctx, { cell, bands }, { primitive: 'hunt', deadline: opts.deadline }).then(
-      (r) => ({ report: readSample(cell, r, ev.primary.key, ev.gate), notes: r.materialize_notes }),
-      (e: unknown) => ({ report: failedSample(cell, ev.primary.key, e), notes: [] as MaterializeNote[] }),
+      (r) => ({ report: readSample(cell, r, ev.primary.key, ev.gate), notes: r.materialize_notes, fact: r.facts.find((f) => f.band === ev.primary.key) }),
+      (e: unknown) => ({ report: failedSample(cell, ev.primary.key, e), notes: [] as MaterializeNote[], fact: undefined }),
     ));
   const samples = reads.map((r) => r!.report);
   const notes = reads.flatMap((r) => r!.notes);
+  const primaryFacts = new Map(reads.flatMap((r) => (r!.fact ? [[r!.fact.fact_cid, r!.fact] as const] : [])));
 
   const gated = samples.filter((s) => s.status === 'candidate');
   const threshold = thresholdFor(ev.event, gated.map((s) => s.primary.value!));
@@ -97,15 +102,17 @@ export async function hunt(ctx: ServiceContext, req: HuntRequest, opts: HuntOpti
   const candidates = gated.filter((s) => s.status === 'candidate').map((s) => ({ ...s, value: s.primary.value! }));
   const hotspots: Hotspot[] = rankCandidates(candidates, ev.rank).slice(0, HUNT_TOP).map((s, i) => ({
     rank: i + 1, cell64: s.cell64, lat: s.lat, lng: s.lng, value: s.value, unit: s.primary.unit, fact_cid: s.primary.fact_cid!,
-    scene_png: `/v1/cells/${s.cell64}/scene.png`, gate: s.gate ?? null,
+    scene_png: `/v1/cells/${s.cell64}/scene.png`, gate: s.gate ?? null, fact: factBody(primaryFacts.get(s.primary.fact_cid!)!),
   }));
 
   const summary: Record<string, number> = {};
   for (const s of samples) summary[s.status] = (summary[s.status] ?? 0) + 1;
   const withData = samples.filter((s) => s.primary.value !== undefined).length;
 
-  // The receipt binds every fact the answer cites (values, signed absences and gate readings), over every sampled cell.
-  const cids = [...new Set(samples.flatMap((s) => [s.primary.fact_cid, s.gate?.fact_cid]).filter((c): c is string => typeof c === 'string'))];
+  // The receipt binds every fact the answer cites (values, signed absences and gate readings), over every sampled cell;
+  // the hotspots' come first, in rank order, so that the signature binds the ranking too.
+  const cited = samples.flatMap((s) => [s.primary.fact_cid, s.gate?.fact_cid]).filter((c): c is string => typeof c === 'string');
+  const cids = [...new Set([...hotspots.map((h) => h.fact_cid), ...cited])];
   const receipt = issueReceipt(ctx, 'hunt', sample.cells, cids);
 
   const out: HuntResult = {
@@ -127,6 +134,12 @@ export async function hunt(ctx: ServiceContext, req: HuntRequest, opts: HuntOpti
   };
   if (hotspots.length === 0) out.empty_reason = emptyReason(ev.primary.key, summary, sample.cells.length, threshold.rule);
   return out;
+}
+
+/** A served fact without its per-fact receipt: the hunt receipt binds it, and the body alone recomputes its fact_cid. */
+function factBody(f: ServedFact): Record<string, unknown> {
+  const { receipt: _r, ...body } = f;
+  return body;
 }
 
 function caveats(ev: ReturnType<typeof resolveEvent>, max: number, n: number, withData: number, summary: Record<string, number>): string[] {
