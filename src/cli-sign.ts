@@ -9,14 +9,39 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { parseCommand, usageError, type CommandSpec } from './cli-args.js';
 import * as P from './protocol/index.js';
 
-const USAGE = `usage:
-  svc agent-key <file>                      create an agent key file (mode 0600) if missing; print its public key
-  svc sign --key <file> (--url <base> | --registry-cid <cid> --schema-cid <cid>) < bodies.json
-      bodies.json: a JSON array; each item a full fact body, or {band, value, scope?} for a record
-      (memory.note, memory.edge, memory.alias, device.trace) filed by the subject rule; prints the
-      envelope {batch_root, attester, signature, facts} to POST to the matching endpoint`;
+export const AGENT_KEY_SPEC: CommandSpec = {
+  name: 'agent-key',
+  usage: `usage: svc agent-key <file>
+
+Creates an agent key file (Ed25519 seed, mode 0600) at <file> if it does not exist, and prints
+{created, path, public_key}; an existing file is read, never replaced. List the public key in
+SVC_ATTESTER_KEYS for the responder to accept the agent's writes.`,
+  positionals: { min: 1, max: 1, names: ['<file>'] },
+};
+
+export const SIGN_SPEC: CommandSpec = {
+  name: 'sign',
+  usage: `usage: svc sign --key <file> (--url <base> | --registry-cid <cid> --schema-cid <cid>) < bodies.json
+
+  bodies.json: a JSON array; each item a full fact body, or {band, value, scope?} for a record
+  (memory.note, memory.edge, memory.alias, device.trace) filed by the subject rule; prints the
+  envelope {batch_root, attester, signature, facts} to POST to the matching endpoint.
+
+options:
+  --key <file>            the agent key file (svc agent-key)
+  --url <base>            a responder base URL: its registry and schema CIDs are read from /v1/manifests
+  --registry-cid <cid>    the registry CID to sign under (instead of --url)
+  --schema-cid <cid>      the schema CID to sign under (instead of --url)`,
+  options: {
+    key: { type: 'string' },
+    url: { type: 'string' },
+    'registry-cid': { type: 'string' },
+    'schema-cid': { type: 'string' },
+  },
+};
 
 interface KeyFile {
   seed_b32: string;
@@ -30,11 +55,10 @@ function readKey(path: string): { seed: Uint8Array; publicKey: string } {
 }
 
 export function agentKeyCommand(args: string[]): number {
-  const path = args[0];
-  if (!path) {
-    console.error(USAGE);
-    return 2;
-  }
+  const p = parseCommand(AGENT_KEY_SPEC, args);
+  if (!p.run) return p.code;
+  const path = p.positionals[0];
+  if (path === '') return usageError(AGENT_KEY_SPEC, 'the key file name is empty');
   let created = false;
   try {
     readFileSync(path);
@@ -46,11 +70,6 @@ export function agentKeyCommand(args: string[]): number {
   }
   console.log(JSON.stringify({ created, path, public_key: readKey(path).publicKey }));
   return 0;
-}
-
-function flag(args: string[], name: string): string | undefined {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : undefined;
 }
 
 /** Complete `{band, value, scope?}` items into record bodies signed now; full bodies pass through. */
@@ -74,14 +93,14 @@ export function signEnvelope(facts: Record<string, unknown>[], seed: Uint8Array,
 }
 
 export async function signCommand(args: string[]): Promise<number> {
-  const keyPath = flag(args, '--key');
-  const url = flag(args, '--url');
-  let registryCid = flag(args, '--registry-cid');
-  let schemaCid = flag(args, '--schema-cid');
-  if (!keyPath || (!url && (!registryCid || !schemaCid))) {
-    console.error(USAGE);
-    return 2;
-  }
+  const p = parseCommand(SIGN_SPEC, args);
+  if (!p.run) return p.code;
+  const keyPath = p.values.key as string | undefined;
+  const url = p.values.url as string | undefined;
+  let registryCid = p.values['registry-cid'] as string | undefined;
+  let schemaCid = p.values['schema-cid'] as string | undefined;
+  if (!keyPath) return usageError(SIGN_SPEC, '--key <file> is required');
+  if (!url && (!registryCid || !schemaCid)) return usageError(SIGN_SPEC, 'give --url <base>, or both --registry-cid and --schema-cid');
   try {
     if (url) {
       const m = (await (await fetch(new URL('/v1/manifests', url))).json()) as { registry_cid?: string; schema_cid?: string };

@@ -4,6 +4,7 @@
  * with `--log`, each fact's place in the transparency log. Exit 0 valid, 1 invalid, 2 unreadable.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { parseCommand, usageError, type CommandSpec } from './cli-args.js';
 import { nodeEd25519 } from './crypto/node-ed25519.js';
 import { verifyResponse, type FactReport, type ResponseVerdict } from './protocol/verify-response.js';
 import { verifyFactInLog, verifyTreeHead, type LogEvidence, type LogPlacement, type TreeHeadVerdict } from './protocol/verify-log.js';
@@ -23,39 +24,43 @@ options:
                         signed tree head, entries and inclusion proofs) or an evidence file
                         written earlier with --save-log
   --save-log <file>     with --log <url>: write the fetched log evidence for offline use
+  -h, --help            print this and exit 0
 
-exit status: 0 valid, 1 invalid (or signed by another key than --pubkey), 2 unreadable input`;
+exit status: 0 valid, 1 invalid (or signed by another key than --pubkey), 2 unreadable input
+or a usage error`;
+
+export const VERIFY_SPEC: CommandSpec = {
+  name: 'verify',
+  usage: VERIFY_USAGE,
+  options: {
+    pubkey: { type: 'string' },
+    prefix: { type: 'string', default: 'svc' },
+    json: { type: 'boolean', default: false },
+    log: { type: 'string' },
+    'save-log': { type: 'string' },
+  },
+  positionals: { min: 1, max: 1, names: ['<response.json|receipt.json|->'] },
+};
 
 interface Options {
-  file?: string;
+  file: string;
   pubkey?: string;
   prefix: string;
   json: boolean;
   log?: string;
   saveLog?: string;
-  help: boolean;
 }
 
-function parseArgs(args: string[]): Options | string {
-  const o: Options = { prefix: 'svc', json: false, help: false };
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    const value = (): string | undefined => args[++i];
-    switch (a) {
-      case '--help': case '-h': o.help = true; break;
-      case '--json': o.json = true; break;
-      case '--pubkey': o.pubkey = value(); if (!o.pubkey) return '--pubkey needs a key'; break;
-      case '--prefix': o.prefix = value() ?? ''; break;
-      case '--log': o.log = value(); if (!o.log) return '--log needs a URL or a file'; break;
-      case '--save-log': o.saveLog = value(); if (!o.saveLog) return '--save-log needs a file'; break;
-      default:
-        if (a.startsWith('--')) return `unknown option ${a}`;
-        if (o.file !== undefined) return `one input file only (got ${o.file} and ${a})`;
-        o.file = a;
-    }
-  }
-  if (!/^[a-z][a-z0-9_-]{0,31}$/.test(o.prefix)) return `--prefix: expected a short lowercase word, got ${o.prefix}`;
-  return o;
+/** The options of a run, or the exit status when help was shown or the arguments were refused. */
+function parseOptions(args: string[]): Options | number {
+  const p = parseCommand(VERIFY_SPEC, args);
+  if (!p.run) return p.code;
+  const v = p.values as { pubkey?: string; prefix: string; json: boolean; log?: string; 'save-log'?: string };
+  if (v.pubkey === '') return usageError(VERIFY_SPEC, '--pubkey needs a key');
+  if (v.log === '') return usageError(VERIFY_SPEC, '--log needs a URL or a file');
+  if (v['save-log'] === '') return usageError(VERIFY_SPEC, '--save-log needs a file');
+  if (!/^[a-z][a-z0-9_-]{0,31}$/.test(v.prefix)) return usageError(VERIFY_SPEC, `--prefix: expected a short lowercase word, got ${JSON.stringify(v.prefix)}`);
+  return { file: p.positionals[0], pubkey: v.pubkey, prefix: v.prefix, json: v.json, log: v.log, saveLog: v['save-log'] };
 }
 
 async function getJson(url: string): Promise<any> {
@@ -125,19 +130,8 @@ function print(v: ResponseVerdict, log: LogReport | undefined, o: Options): void
 
 /** Run `svc verify`; returns the exit status. */
 export async function verifyCommand(args: string[]): Promise<number> {
-  const o = parseArgs(args);
-  if (typeof o === 'string') {
-    console.error(`${o}\n\n${VERIFY_USAGE}`);
-    return 2;
-  }
-  if (o.help) {
-    console.log(VERIFY_USAGE);
-    return 0;
-  }
-  if (!o.file) {
-    console.error(VERIFY_USAGE);
-    return 2;
-  }
+  const o = parseOptions(args);
+  if (typeof o === 'number') return o;
   let doc: unknown;
   try {
     doc = JSON.parse(o.file === '-' ? readFileSync(0, 'utf8') : readFileSync(o.file, 'utf8'));
