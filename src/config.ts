@@ -36,6 +36,13 @@ export interface Config {
    * means unlimited. Counted from the store, so it holds across restarts and shared PostgreSQL.
    */
   attesterDailyFacts?: number;
+  /**
+   * Facts one key (not the responder's) may have accepted per UTC day when it writes notes
+   * (POST /v1/memory/notes), from the same store count; undefined: unlimited (SVC_NOTE_DAILY_QUOTA=0).
+   */
+  noteDailyQuota?: number;
+  /** Note searches (POST /v1/memory/search, memory_search) one process runs at once; more are refused 503 overloaded. */
+  memorySearchConcurrency: number;
   /** Open connections one remote address may hold; more are closed on accept. */
   maxConnectionsPerIp: number;
   /**
@@ -53,6 +60,10 @@ export interface Config {
   backfillMaxTtlSecs: number;
   /** How long an answer step of /v1/ask stays resolvable when kept outside the log (the default). */
   askStateRetentionSecs: number;
+  /** Records the responder signs on behalf of one anonymous client address per window (contradiction edges). */
+  signingQuota: { count: number; windowSecs: number };
+  /** Co-signatures by witness keys the operator does not list, per client address per window. */
+  witnessQuota: { count: number; windowSecs: number };
 }
 
 export interface VarSpec {
@@ -60,6 +71,10 @@ export interface VarSpec {
   default: string;
   description: string;
 }
+
+/** Defaults of the memory limits (docs/memory.md), also listed by /v1/limits. */
+export const NOTE_DAILY_QUOTA_DEFAULT = 10_000;
+export const MEMORY_SEARCH_CONCURRENCY_DEFAULT = 4;
 
 /** Every variable the service reads (README and /v1/limits list them from here). */
 export const CONFIG_VARS: readonly VarSpec[] = [
@@ -91,7 +106,13 @@ export const CONFIG_VARS: readonly VarSpec[] = [
   { name: 'SVC_WITNESS_KEYS', default: '', description: 'witness keys the operator knows: <b32 key>=<operator name>, comma-separated; only these count in independent_operators, others are listed as unverified' },
   { name: 'SVC_BACKFILL_MAX_TTL_SECS', default: '300', description: 'furthest ahead (10..3600 s) a backfill request may set its signed expires_unix; its nonce is kept until then' },
   { name: 'SVC_ASK_STATE_RETENTION_SECS', default: '604800', description: 'how long an answer step of /v1/ask (its question text included) stays resolvable when kept outside the log, the default (60..31536000 s); then it is deleted' },
+  { name: 'SVC_SIGNING_QUOTA_COUNT', default: '200', description: 'records the responder signs on behalf of one anonymous client address (an IPv6 /64) per window, e.g. contradicts edges of memory_contradictions record:true (1..1000000)' },
+  { name: 'SVC_SIGNING_QUOTA_WINDOW_SECS', default: '3600', description: 'window of the signing quota, 1..86400 s; beyond it: 429 rate_limited with retry_after' },
+  { name: 'SVC_WITNESS_QUOTA_COUNT', default: '60', description: 'co-signatures by witness keys not in SVC_WITNESS_KEYS one client address may submit per window (1..1000000); listed keys are not metered' },
+  { name: 'SVC_WITNESS_QUOTA_WINDOW_SECS', default: '3600', description: 'window of the witness quota, 1..86400 s' },
   { name: 'SVC_ATTESTER_DAILY_FACTS', default: '', description: 'facts each attester key may have accepted per UTC day (integer >= 1; unset: unlimited; the responder key is never counted)' },
+  { name: 'SVC_NOTE_DAILY_QUOTA', default: String(NOTE_DAILY_QUOTA_DEFAULT), description: 'facts a key may have accepted per UTC day and still write notes (POST /v1/memory/notes; its other records count too); 0..100000000, 0: no quota; over it: 429 compute_quota_exceeded with retry_after (to 00:00 UTC)' },
+  { name: 'SVC_MEMORY_SEARCH_CONCURRENCY', default: String(MEMORY_SEARCH_CONCURRENCY_DEFAULT), description: 'note searches (POST /v1/memory/search) one process runs at once, 1..1024; more are refused at once with 503 overloaded, retry_after 1' },
 ];
 
 export class ConfigError extends Error {}
@@ -200,6 +221,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel: env.SVC_LOG_LEVEL || 'info',
     segmentMaxBytes: int(env, 'SVC_SEGMENT_MAX_BYTES', 1024 ** 3, 4096, 1024 ** 3),
     attesterDailyFacts: optionalCount(env, 'SVC_ATTESTER_DAILY_FACTS'),
+    noteDailyQuota: Math.floor(int(env, 'SVC_NOTE_DAILY_QUOTA', NOTE_DAILY_QUOTA_DEFAULT, 0, 100_000_000)) || undefined,
+    memorySearchConcurrency: Math.floor(int(env, 'SVC_MEMORY_SEARCH_CONCURRENCY', MEMORY_SEARCH_CONCURRENCY_DEFAULT, 1, 1024)),
     maxConnectionsPerIp: Math.floor(int(env, 'SVC_MAX_CONNECTIONS_PER_IP', 64, 1, 1_000_000)),
     scopeKeys: scopeKeys(env),
     scopeBearerTtlSecs: Math.floor(int(env, 'SVC_SCOPE_BEARER_TTL_SECS', 900, 60, 86_400)),
@@ -211,6 +234,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     witnessKeys: witnessKeys(env),
     backfillMaxTtlSecs: Math.floor(int(env, 'SVC_BACKFILL_MAX_TTL_SECS', 300, 10, 3600)),
     askStateRetentionSecs: Math.floor(int(env, 'SVC_ASK_STATE_RETENTION_SECS', 604_800, 60, 31_536_000)),
+    signingQuota: {
+      count: Math.floor(int(env, 'SVC_SIGNING_QUOTA_COUNT', 200, 1, 1_000_000)),
+      windowSecs: Math.floor(int(env, 'SVC_SIGNING_QUOTA_WINDOW_SECS', 3600, 1, 86_400)),
+    },
+    witnessQuota: {
+      count: Math.floor(int(env, 'SVC_WITNESS_QUOTA_COUNT', 60, 1, 1_000_000)),
+      windowSecs: Math.floor(int(env, 'SVC_WITNESS_QUOTA_WINDOW_SECS', 3600, 1, 86_400)),
+    },
   };
   return { ...cfg, ...overrides };
 }

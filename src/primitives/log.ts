@@ -1,4 +1,5 @@
 /** Transparency-log primitives (spec 4.13): tree head, inclusion, consistency, witnesses. */
+import { AddressQuota, addressKey } from './address-quota.js';
 import { b32decode, b32encode } from '../protocol/base32.js';
 import { fromHex, toHex } from '../protocol/bytes.js';
 import { decodeTrusted, type CborValue } from '../protocol/cbor.js';
@@ -129,8 +130,14 @@ export interface WitnessRequest {
   operator?: string;
 }
 
-/** Record a witness co-signature; refused unless the root is this log's root at that size. */
-export async function submitWitness(ctx: ServiceContext, req: WitnessRequest) {
+const witnessQuotas = new WeakMap<ServiceContext, AddressQuota>();
+
+/**
+ * Record a witness co-signature; refused unless the root is this log's root at that size. A key
+ * the operator does not list costs nothing to make, so its co-signatures are metered per client
+ * address (SVC_WITNESS_QUOTA_*): otherwise throwaway keys grow the listing without bound.
+ */
+export async function submitWitness(ctx: ServiceContext, req: WitnessRequest, ip?: string) {
   const size = await ctx.store.log.size();
   const treeSize = sizeArg('tree_size', req.tree_size, size);
   const root = digestArg('root', req.root);
@@ -148,7 +155,19 @@ export async function submitWitness(ctx: ServiceContext, req: WitnessRequest) {
   // The label as sent is kept; what it counts for is decided when listed (asWitnessOf).
   const operator = typeof req.operator === 'string' && req.operator.trim() !== '' ? req.operator.trim().slice(0, 200) : req.witness;
   const record = { tree_size: treeSize, root: b32encode(root), witness: req.witness, signature: req.signature, operator, received_at: isoSeconds(ctx.now()) };
-  await ctx.store.addWitness(record);
+  const listed = Object.prototype.hasOwnProperty.call(ctx.config.witnessKeys, req.witness);
+  let refund = () => undefined as void;
+  if (!listed) {
+    let q = witnessQuotas.get(ctx);
+    if (!q) witnessQuotas.set(ctx, (q = new AddressQuota({ ...ctx.config.witnessQuota, bytes: Number.MAX_SAFE_INTEGER }, 'co-signatures by unlisted witness keys')));
+    refund = q.take(addressKey(ip), 0, ctx.now().getTime());
+  }
+  try {
+    await ctx.store.addWitness(record);
+  } catch (err) {
+    refund();
+    throw err;
+  }
   return { accepted: true, ...asWitnessOf(ctx, record) };
 }
 
@@ -162,15 +181,40 @@ function asWitnessOf<W extends { witness: string; operator: string }>(ctx: Servi
   return known === undefined ? { ...w, verified: false } : { ...w, operator: known, verified: true };
 }
 
-export async function listWitnesses(ctx: ServiceContext) {
+export const WITNESS_PAGE = { default: 100, max: 1000 } as const;
+
+/** A page of `rows` after the cursor `<tree_size>:<witness>` (rows in the store's order: tree_size, witness). */
+function pageOf<W extends { tree_size: number; witness: string }>(rows: W[], after: { size: number; key: string } | null, limit: number) {
+  const start = after === null ? 0 : rows.findIndex((w) => w.tree_size > after.size || (w.tree_size === after.size && w.witness > after.key));
+  const page = start < 0 ? [] : rows.slice(start, start + limit);
+  const more = start >= 0 && start + limit < rows.length;
+  const last = page[page.length - 1];
+  return { page, total: rows.length, ...(more && last ? { next_after: `${last.tree_size}:${last.witness}` } : {}) };
+}
+
+/** GET /v1/log/witnesses?limit=&after=: the co-signatures, each list paged; the counts cover all. */
+export async function listWitnesses(ctx: ServiceContext, q: { limit?: unknown; after?: unknown } = {}) {
+  const limit = q.limit === undefined ? WITNESS_PAGE.default : Number(q.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > WITNESS_PAGE.max) throw invalidArgument('limit', `expected an integer 1..${WITNESS_PAGE.max}`);
+  let after: { size: number; key: string } | null = null;
+  if (q.after !== undefined) {
+    const m = typeof q.after === 'string' ? /^(\d{1,15}):([a-z2-7]{52})$/.exec(q.after) : null;
+    if (!m) throw invalidArgument('after', 'expected <tree_size>:<witness key>, the next_after of a previous page');
+    after = { size: Number(m[1]), key: m[2] };
+  }
   const all = (await ctx.store.witnesses()).map((w) => asWitnessOf(ctx, w));
   const known = all.filter((w) => w.verified);
   const unverified = all.filter((w) => !w.verified);
+  const k = pageOf(known, after, limit);
+  const u = pageOf(unverified, after, limit);
   return {
-    witnesses: known,
+    witnesses: k.page,
+    total: k.total,
+    ...(k.next_after ? { next_after: k.next_after } : {}),
     independent_operators: new Set(known.map((w) => w.operator)).size,
     distinct_witness_keys: new Set(known.map((w) => w.witness)).size,
-    unverified: { witnesses: unverified, distinct_witness_keys: new Set(unverified.map((w) => w.witness)).size },
+    unverified: { witnesses: u.page, total: u.total, ...(u.next_after ? { next_after: u.next_after } : {}), distinct_witness_keys: new Set(unverified.map((w) => w.witness)).size },
+    paging: `limit per list (default ${WITNESS_PAGE.default}, at most ${WITNESS_PAGE.max}); pass a list's next_after as after for its next page`,
     rule: 'only witness keys this responder\'s operator lists (SVC_WITNESS_KEYS, key=operator name) count, once per operator name; co-signatures by other keys verify but are listed under unverified and count for nothing',
   };
 }

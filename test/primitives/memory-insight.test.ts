@@ -123,12 +123,13 @@ describe('reputation scan', () => {
     },
   } as unknown as ServiceContext;
 
-  it('counts per attester fact: agreeing with one and disagreeing with another counts as both', async () => {
+  it('counts the other keys that agree and disagree, not facts: one critic counts once however many facts it wrote', async () => {
     const t = await computeReputation(ctx, 3);
+    // p and q disagree on three slots and agree on four: one key on each side of each other.
     assert.deepEqual(Object.fromEntries(t.by_attester), {
-      p: { accepted: 7, corroborated: 4, contradicted: 4 },
-      q: { accepted: 7, corroborated: 4, contradicted: 4 },
-      r: { accepted: 1, corroborated: 0, contradicted: 1 },
+      p: { accepted: 7, corroborated: 1, contradicted: 2 },
+      q: { accepted: 7, corroborated: 1, contradicted: 2 },
+      r: { accepted: 1, corroborated: 0, contradicted: 2 },
     });
     assert.deepEqual([t.slots_scanned, t.truncated, t.available, t.log_size], [7, false, true, 3]);
   });

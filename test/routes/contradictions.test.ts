@@ -202,10 +202,11 @@ describe('GET /v1/contributors reputation', () => {
   it('counts accepted, corroborated and contradicted facts per attester, public facts only', async () => {
     const body = (await t.app.inject({ method: 'GET', url: '/v1/contributors' })).json();
     const rep = Object.fromEntries(body.attesters.map((x: Json) => [x.attester, x.reputation]));
-    // a: temperature X (agrees with b, contradicts c), ndvi (agrees), landcover and geotessera (contradict b), temperature Y (agrees).
-    assert.deepEqual(rep[a.publicKey], { accepted: 5, corroborated: 3, contradicted: 3 });
-    assert.deepEqual(rep[b.publicKey], { accepted: 5, corroborated: 3, contradicted: 3 });
-    assert.deepEqual(rep[c.publicKey], { accepted: 1, corroborated: 0, contradicted: 1 });
+    // a: temperature X (agrees with b, contradicts c), ndvi (agrees), landcover and geotessera (contradict b), temperature Y (agrees):
+    // agreed with by one other key (b), contradicted by two (b and c). Keys are counted, not facts.
+    assert.deepEqual(rep[a.publicKey], { accepted: 5, corroborated: 1, contradicted: 2 });
+    assert.deepEqual(rep[b.publicKey], { accepted: 5, corroborated: 1, contradicted: 2 });
+    assert.deepEqual(rep[c.publicKey], { accepted: 1, corroborated: 0, contradicted: 2 });
     assert.equal(body.reputation.available, true);
     assert.equal(body.reputation.truncated, false);
     assert.ok(body.reputation.slots_scanned >= 5);
@@ -224,7 +225,55 @@ describe('GET /v1/contributors reputation', () => {
     }
     assert.equal(body.reputation.log_size, size);
     const rep = Object.fromEntries(body.attesters.map((x: Json) => [x.attester, x.reputation]));
-    assert.deepEqual(rep[c.publicKey], { accepted: 2, corroborated: 1, contradicted: 1 });
-    assert.deepEqual(rep[a.publicKey], { accepted: 5, corroborated: 3, contradicted: 3 });
+    assert.deepEqual(rep[c.publicKey], { accepted: 2, corroborated: 2, contradicted: 2 });
+    assert.deepEqual(rep[a.publicKey], { accepted: 5, corroborated: 2, contradicted: 2 });
+  });
+
+  it('one batch of 20 disagreeing facts moves another key\'s contradicted count by one', async () => {
+    const before_ = (await t.app.inject({ method: 'GET', url: '/v1/contributors' })).json();
+    const was = Object.fromEntries(before_.attesters.map((x: Json) => [x.attester, x.reputation]))[b.publicKey];
+    // b and a already disagree; now a writes 20 more disagreeing facts at slots b also wrote.
+    const cells = Array.from({ length: 20 }, (_, i) => P.cellOf(46.3 + i / 1000, 6.2));
+    const wb = await post('/v1/attest', b.batch(cells.map((cell) => temp(cell, 20, '1T11:00:00')), t.service.manifests));
+    assert.equal(wb.status, 200, JSON.stringify(wb.body));
+    const wc = await post('/v1/attest', c.batch(cells.map((cell) => temp(cell, 35, '1T12:00:00')), t.service.manifests));
+    assert.equal(wc.status, 200, JSON.stringify(wc.body));
+    const size = await t.service.store.log.size();
+    let body: Json = {};
+    for (let i = 0; i < 200; i++) {
+      body = (await t.app.inject({ method: 'GET', url: '/v1/contributors' })).json();
+      if (body.reputation.log_size === size) break;
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    const now = Object.fromEntries(body.attesters.map((x: Json) => [x.attester, x.reputation]))[b.publicKey];
+    // c already disagreed with b at X: twenty more disagreements from c change nothing.
+    assert.equal(now.contradicted, was.contradicted);
+    assert.equal(now.accepted, was.accepted + 20);
+  });
+});
+
+describe('record: true is metered per client address', () => {
+  it('the responder signs at most SVC_SIGNING_QUOTA_COUNT records per window for one address: all of a request or none', async () => {
+    const m = await build({ attesterKeys: [a.publicKey, b.publicKey], signingQuota: { count: 2, windowSecs: 3600 } }, {}, { materializers: [] });
+    try {
+      const cells = [0, 1, 2].map((i) => P.cellOf(47.1 + i / 1000, 7.1));
+      for (const [who, v] of [[a, 10], [b, 30]] as const) {
+        const r = await m.app.inject({ method: 'POST', url: '/v1/attest', payload: who.batch(cells.map((cell) => temp(cell, v, '1T10:00:00')), m.service.manifests) });
+        assert.equal(r.statusCode, 200, r.body);
+      }
+      const size = await m.service.store.log.size();
+      const three = await m.app.inject({ method: 'POST', url: '/v1/memory_contradictions', payload: { cells, record: true } });
+      assert.equal(three.statusCode, 429, three.body);
+      assert.equal(three.json().code, 'rate_limited');
+      assert.ok(three.json().details.retry_after > 0);
+      assert.equal(await m.service.store.log.size(), size, 'nothing signed');
+      const listed = await m.app.inject({ method: 'POST', url: '/v1/memory_contradictions', payload: { cells } });
+      assert.equal(listed.json().contradictions.length, 3, 'listing is not metered');
+      const two = await m.app.inject({ method: 'POST', url: '/v1/memory_contradictions', payload: { cells: cells.slice(0, 2), record: true } });
+      assert.equal(two.statusCode, 200, two.body);
+      assert.equal(two.json().recorded.created, 2);
+    } finally {
+      await m.close();
+    }
   });
 });

@@ -53,7 +53,7 @@ export const memoryContradictionsOp: Operation = {
     },
   },
   mcp: 'full',
-  run: (ctx, input, call) => memoryContradictions(ctx, input, { allowRecord: overRest(call), deadline: call.deadline }),
+  run: (ctx, input, call) => memoryContradictions(ctx, input, { allowRecord: overRest(call), deadline: call.deadline, ip: call.ip }),
 };
 
 export const temporalRouteOp: Operation = {

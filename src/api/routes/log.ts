@@ -34,6 +34,12 @@ export async function logRoutes(app: FastifyInstance, ctx: ServiceContext): Prom
         properties: { tree_size: { type: 'integer', minimum: 0 }, root: { type: 'string' }, witness: { type: 'string' }, signature: { type: 'string' }, operator: { type: 'string', maxLength: 200 } },
       },
     },
-  }, async (req) => submitWitness(ctx, req.body as WitnessRequest));
-  app.get('/v1/log/witnesses', { schema: { summary: 'Co-signatures on record and the count of independent operators', tags: ['log'] } }, async () => listWitnesses(ctx));
+  }, async (req) => submitWitness(ctx, req.body as WitnessRequest, req.ip));
+  app.get('/v1/log/witnesses', {
+    schema: {
+      summary: 'Co-signatures on record (paged: limit, after = a list\'s next_after) and the count of independent operators',
+      tags: ['log'],
+      querystring: { type: 'object', additionalProperties: false, properties: { limit: { type: 'integer', minimum: 1, maximum: 1000 }, after: { type: 'string', maxLength: 80 } } },
+    },
+  }, async (req) => listWitnesses(ctx, req.query as { limit?: unknown; after?: unknown }));
 }

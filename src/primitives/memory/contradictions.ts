@@ -18,6 +18,7 @@
  */
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { recordBody } from '../../protocol/memory-records.js';
+import { AddressQuota, addressKey } from '../address-quota.js';
 import { isoSeconds, type Receipt, type Scope } from '../../protocol/receipt.js';
 import { parseRfc3339 } from '../../protocol/rfc3339.js';
 import { AGREEMENT_RELATIVE_DEFAULT, type BandEntry } from '../../registry/registry.js';
@@ -294,7 +295,7 @@ async function parseRequest(ctx: ServiceContext, req: ContradictionsRequest): Pr
  * List contradictions under one scope (null: public facts only). `allowRecord` is false for
  * callers that may not trigger writes (MCP): `record: true` is then refused, naming the field.
  */
-export async function memoryContradictions(ctx: ServiceContext, req: ContradictionsRequest, opts: { allowRecord?: boolean; deadline?: number } = {}): Promise<ContradictionsResult> {
+export async function memoryContradictions(ctx: ServiceContext, req: ContradictionsRequest, opts: { allowRecord?: boolean; deadline?: number; ip?: string } = {}): Promise<ContradictionsResult> {
   const p = await parseRequest(ctx, req ?? {});
   if (p.record && opts.allowRecord === false) {
     throw invalidArgument('record', 'recording contradictions is a write the responder performs: REST only (POST /v1/memory_contradictions); over MCP this tool only lists');
@@ -349,7 +350,7 @@ export async function memoryContradictions(ctx: ServiceContext, req: Contradicti
   if (p.region && !p.region.exhaustive) caveats.push(`The area was narrowed to ${p.cells!.length} cells (${p.region.method}); name cells to cover the rest.`);
 
   let recorded: ContradictionsResult['recorded'];
-  if (p.record && out.length > 0) recorded = await recordContradictions(ctx, mem, out, p.scope);
+  if (p.record && out.length > 0) recorded = await recordContradictions(ctx, mem, out, p.scope, opts.ip);
   else if (p.record) recorded = { edges: [], edge_fact_cids: [], created: 0 };
 
   const cells = [...new Set(out.map((c) => c.cell))];
@@ -387,6 +388,25 @@ export function contradictionReason(c: Contradiction, band: BandEntry | undefine
   return `${text} at ${c.cell} tslot ${c.tslot}`.replace(/\s+/g, ' ').slice(0, 500);
 }
 
+const signingQuotas = new WeakMap<ServiceContext, AddressQuota>();
+
+/** Charge `n` responder-signed records to the caller's address; returns the refund. */
+function chargeSigning(ctx: ServiceContext, ip: string | undefined, n: number): () => void {
+  let q = signingQuotas.get(ctx);
+  if (!q) signingQuotas.set(ctx, (q = new AddressQuota({ ...ctx.config.signingQuota, bytes: Number.MAX_SAFE_INTEGER }, 'responder-signed records')));
+  const now = ctx.now().getTime();
+  const refunds: Array<() => void> = [];
+  try {
+    for (let i = 0; i < n; i++) refunds.push(q.take(addressKey(ip), 0, now));
+  } catch (err) {
+    for (const r of refunds) r();
+    throw err;
+  }
+  return () => {
+    for (const r of refunds) r();
+  };
+}
+
 // Recordings are serialised per responder process, so two concurrent calls do not both write an edge.
 const recordingChains = new WeakMap<object, Promise<unknown>>();
 
@@ -402,7 +422,7 @@ function serialised<T>(ctx: ServiceContext, fn: () => Promise<T>): Promise<T> {
  * responder in `scope` and written as one batch; pairs already joined by a contradicts edge (in
  * either direction, by any key) keep that edge.
  */
-async function recordContradictions(ctx: ServiceContext, mem: MemoryReader, pairs: readonly Contradiction[], scope: Scope | null): Promise<NonNullable<ContradictionsResult['recorded']>> {
+async function recordContradictions(ctx: ServiceContext, mem: MemoryReader, pairs: readonly Contradiction[], scope: Scope | null, ip: string | undefined): Promise<NonNullable<ContradictionsResult['recorded']>> {
   return serialised(ctx, async () => {
     const edges: RecordedEdge[] = [];
     const bodies: Record<string, unknown>[] = [];
@@ -428,7 +448,16 @@ async function recordContradictions(ctx: ServiceContext, mem: MemoryReader, pair
       bodies.push(body);
     }
     if (bodies.length > 0) {
-      const res = await mintFacts(ctx, bodies, 'memory_contradictions');
+      // The caller is anonymous and the responder signs: every new edge counts against the
+      // caller's address, all of them or none (docs/security.md, "Quotas").
+      const refund = chargeSigning(ctx, ip, bodies.length);
+      let res;
+      try {
+        res = await mintFacts(ctx, bodies, 'memory_contradictions');
+      } catch (err) {
+        refund();
+        throw err;
+      }
       let k = 0;
       for (const e of edges) if (e.created) e.edge_cid = res.fact_cids[k++];
     }

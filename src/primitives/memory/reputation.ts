@@ -2,8 +2,11 @@
  * Attester reputation (spec part 3, "attester reputation updated (best effort)";
  * docs/memory-insight.md): per attester key, over PUBLIC facts only,
  * - accepted: its public facts stored here (FactReader.publicFactsByAttester);
- * - corroborated: its facts that agree with another attester's newest fact at a shared public slot;
- * - contradicted: its facts that disagree with another attester's newest fact at such a slot.
+ * - corroborated: the other attester keys whose newest fact at some shared public slot agrees
+ *   with its newest fact there;
+ * - contradicted: the other attester keys that disagree with it at some such slot.
+ * Independent disagreements are counted, not facts: one key writing 20 disagreeing facts (in one
+ * batch or twenty) moves another key's count by one, so a key cannot be buried by a single critic.
  * Agreement follows the contradiction rules (contradictions.ts): the band's scalar tolerance,
  * the vector cosine threshold, class equality; each attester counts with its newest comparable
  * fact per slot, and one fact may count as both (three attesters, two sides). Scoped facts are
@@ -22,8 +25,8 @@ import { VECTOR_AGREEMENT_COSINE, comparable, compareValues, newestPerAttester, 
 export const REPUTATION_MAX_SLOTS = 10_000;
 
 /** What the counts mean, as GET /v1/contributors states it. */
-export const REPUTATION_NOTE = 'Per attester, public facts only: accepted = its public facts stored here; corroborated / contradicted = its newest facts at (cell, band, tslot) slots another attester also wrote that agree / disagree with another attester\'s newest fact there '
-  + `(scalar: the band's agreement_tolerance, else 1e-6 relative; vector: cosine >= ${VECTOR_AGREEMENT_COSINE}; categorical: the same class). A fact may count as both. `
+export const REPUTATION_NOTE = 'Per attester, public facts only: accepted = its public facts stored here; corroborated / contradicted = how many OTHER attester keys agree / disagree with its newest fact at some (cell, band, tslot) slot both wrote '
+  + `(scalar: the band's agreement_tolerance, else 1e-6 relative; vector: cosine >= ${VECTOR_AGREEMENT_COSINE}; categorical: the same class). Each other key counts once however many facts it wrote; a key may count on both sides. `
   + 'Best effort: at most 10 000 shared slots are scanned (truncated says when more exist), recomputed when the log grows (docs/memory-insight.md).';
 const SLOT_PAGE = 500;
 /** Slots whose versions are read in parallel. */
@@ -49,20 +52,18 @@ export interface ReputationTable {
 
 const zero = (): AttesterReputation => ({ accepted: 0, corroborated: 0, contradicted: 0 });
 
+/** Per attester: the other keys that agreed and disagreed with it at some slot. */
+type Peers = (attester: string) => { agreed: Set<string>; disagreed: Set<string> };
+
 /** Adds one slot's agreements: each attester's newest fact against every other attester's. */
-function countSlot(get: (attester: string) => AttesterReputation, band: BandEntry, history: readonly StoredFact[]): void {
+function countSlot(peers: Peers, band: BandEntry, history: readonly StoredFact[]): void {
   const facts = newestPerAttester(history, band);
   for (let i = 0; i < facts.length; i++) {
-    let agrees = false;
-    let disagrees = false;
-    for (let j = 0; j < facts.length && !(agrees && disagrees); j++) {
+    const p = peers(facts[i].fact.attester);
+    for (let j = 0; j < facts.length; j++) {
       if (i === j) continue;
-      if (compareValues(band, facts[i].value, facts[j].value).agree) agrees = true;
-      else disagrees = true;
+      (compareValues(band, facts[i].value, facts[j].value).agree ? p.agreed : p.disagreed).add(facts[j].fact.attester);
     }
-    const r = get(facts[i].fact.attester);
-    if (agrees) r.corroborated++;
-    if (disagrees) r.contradicted++;
   }
 }
 
@@ -78,6 +79,15 @@ export async function computeReputation(
     return r;
   };
   for (const a of opts.publicFacts ?? (await ctx.store.publicFactsByAttester())) get(a.attester).accepted = a.facts;
+  const seen = new Map<string, { agreed: Set<string>; disagreed: Set<string> }>();
+  const peers: Peers = (k) => {
+    let p = seen.get(k);
+    if (!p) seen.set(k, (p = { agreed: new Set(), disagreed: new Set() }));
+    return p;
+  };
+  const settle = () => {
+    for (const [k, p] of seen) Object.assign(get(k), { corroborated: p.agreed.size, contradicted: p.disagreed.size });
+  };
   const mem = (ctx.store as { memory?: MemoryReader }).memory;
   const table: ReputationTable = { by_attester: by, slots_scanned: 0, truncated: false, available: false, log_size: logSize, computed_at: ctx.now().toISOString() };
   if (!mem || typeof mem.sharedSlots !== 'function') return table;
@@ -90,13 +100,17 @@ export async function computeReputation(
     for (let i = 0; i < page.length; i += HISTORY_CHUNK) {
       const chunk = page.slice(i, i + HISTORY_CHUNK).filter((s) => comparable(ctx.registry.bands.get(s.band)));
       const histories = await Promise.all(chunk.map((slot) => slotHistory(ctx, slot, null)));
-      chunk.forEach((slot, k) => countSlot(get, ctx.registry.bands.get(slot.band)!, histories[k]));
+      chunk.forEach((slot, k) => countSlot(peers, ctx.registry.bands.get(slot.band)!, histories[k]));
     }
-    if (page.length < want) return table;
+    if (page.length < want) {
+      settle();
+      return table;
+    }
     after = page[page.length - 1];
   }
   // The bound was reached: one more key says whether anything was left unscanned.
   table.truncated = (await mem.sharedSlots({ scope: null, after, limit: 1 })).length > 0;
+  settle();
   return table;
 }
 

@@ -66,11 +66,53 @@ describe('witness operators', () => {
     assert.equal(list.unverified.distinct_witness_keys, 41);
   });
 
+  it('the listing is paged: limit per list and next_after, the counts covering everything', async () => {
+    const first = (await t.app.inject({ method: 'GET', url: '/v1/log/witnesses?limit=10' })).json();
+    assert.equal(first.unverified.witnesses.length, 10);
+    assert.equal(first.unverified.total, 41);
+    assert.equal(first.unverified.distinct_witness_keys, 41);
+    const seen = new Set(first.unverified.witnesses.map((w: any) => w.witness));
+    let next = first.unverified.next_after;
+    while (next) {
+      const page = (await t.app.inject({ method: 'GET', url: `/v1/log/witnesses?limit=10&after=${next}` })).json();
+      for (const w of page.unverified.witnesses) seen.add(w.witness);
+      next = page.unverified.next_after;
+    }
+    assert.equal(seen.size, 41, 'every co-signature once, across the pages');
+    const bad = await t.app.inject({ method: 'GET', url: '/v1/log/witnesses?limit=100000' });
+    assert.equal(bad.statusCode, 422);
+  });
+
   it('SVC_WITNESS_KEYS refuses entries that are not <key>=<operator name>', async () => {
     const { loadConfig, ConfigError } = await import('../../../src/config.js');
     assert.throws(() => loadConfig({ SVC_WITNESS_KEYS: 'not-a-key=Someone' }), ConfigError);
     assert.throws(() => loadConfig({ SVC_WITNESS_KEYS: `${beta.key}` }), ConfigError);
     assert.throws(() => loadConfig({ SVC_WITNESS_KEYS: `${beta.key}=` }), ConfigError);
     assert.deepEqual(loadConfig({ SVC_WITNESS_KEYS: ` ${beta.key} = Beta Watch ` }).witnessKeys, { [beta.key]: 'Beta Watch' });
+  });
+});
+
+describe('witness quota', () => {
+  it('co-signatures by unlisted keys are metered per client address; listed keys are not', async () => {
+    const env = { SVC_WITNESS_KEYS: `${beta.key}=Beta Watch`, SVC_WITNESS_QUOTA_COUNT: '3' };
+    const q = await build({ attesterKeys: [op.publicKey] }, env);
+    try {
+      const r = await q.app.inject({ method: 'POST', url: '/v1/attest', payload: op.batch([sampleFact()], q.service.manifests) });
+      const h = r.json().tree_head as { tree_size: number; root: string };
+      const send = (w: { seed: Uint8Array; key: string }) => {
+        const signature = P.b32encode(P.portableEd25519.sign(P.witnessDigest(h.tree_size, P.b32decode(h.root, 32), P.b32decode(w.key, 32)), w.seed));
+        return q.app.inject({ method: 'POST', url: '/v1/log/witness', payload: { tree_size: h.tree_size, root: h.root, witness: w.key, signature } });
+      };
+      for (let i = 0; i < 3; i++) assert.equal((await send(witness(`throwaway ${i}`))).statusCode, 200);
+      const over = await send(witness('throwaway 3'));
+      assert.equal(over.statusCode, 429, over.body);
+      assert.equal(over.json().code, 'rate_limited');
+      assert.ok(over.json().details.retry_after > 0);
+      assert.equal((await send(beta)).statusCode, 200, 'a listed key is not metered');
+      const list = (await q.app.inject({ method: 'GET', url: '/v1/log/witnesses' })).json();
+      assert.equal(list.unverified.total, 3);
+    } finally {
+      await q.close();
+    }
   });
 });
