@@ -67,7 +67,7 @@ export function observedPhrase(f: Readonly<Record<string, unknown>>, tempo: stri
 
 const READING_WORDS = [...new Set(Object.values(UNIT_WORDS).map((u) => u.words).filter((w) => /^[a-z]/.test(w)))]
   .sort((a, b) => b.length - a.length);
-const READING_IN_TEXT = new RegExp(`\\d\\s*(?:${READING_WORDS.join('|')})\\b|\\bpH\\s*-?\\d|\\b(?:observed|for) \\d{4}-\\d\\d-\\d\\d|for the slot \\d{4}`);
+const READING_IN_TEXT = new RegExp(`\\d[\\d.,]*\\s*(?:${READING_WORDS.join('|')})\\b|\\bpH\\s*-?\\d|\\b(?:observed|for) \\d{4}-\\d\\d-\\d\\d|for the slot \\d{4}`);
 
 /**
  * A reading or an observation date written as plain words (a number followed by a unit in

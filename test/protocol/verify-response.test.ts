@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as P from '../../src/protocol/index.js';
+import { HUNT_RANKING } from '../../src/protocol/hunt-ranking.js';
 import { editsOf, fixtureApp, savedResponses } from '../support/tamper.js';
 import type { TestApp } from '../support/app.js';
 
@@ -63,6 +64,15 @@ describe('verifyResponse (protocol.md §4–§6)', () => {
       assert.equal(v.facts.filter((f) => f.ok).length, v.facts.length - 1);
     });
 
+    it('reports a fact the receipt binds but the response left out (bound_not_shown)', () => {
+      const doc = structuredClone(saved.recall) as { facts: { fact_cid: string }[] };
+      const [gone] = doc.facts.splice(0, 1);
+      const v = P.verifyResponse(doc, { publicKey: key });
+      assert.equal(v.valid, false);
+      assert.deepEqual(v.failures, ['bound_not_shown']);
+      assert.match(v.errors[0], new RegExp(`^bound_not_shown: \\$\\.receipt binds ${gone.fact_cid}, which the response shows nowhere`));
+    });
+
     it('refuses a fact filed under another cell in by_cell', () => {
       const doc = structuredClone(saved.recall_many) as { by_cell: Record<string, { facts: unknown[] }> };
       const [a, b] = Object.keys(doc.by_cell);
@@ -94,6 +104,70 @@ describe('verifyResponse (protocol.md §4–§6)', () => {
       P.verifyResponse(saved.recall_many);
       assert.equal(JSON.stringify(saved.recall_many), before);
     });
+  });
+});
+
+describe('verifyResponse: what ask, hunt and memory search show', () => {
+  it('checks the answer, the hotspots and the search results of untouched responses', () => {
+    const checks = (name: string) => P.verifyResponse(saved[name], { publicKey: key }).checks.map((c) => `${c.check}:${c.ok}`);
+    assert.deepEqual(checks('ask'), ['answer:true']);
+    assert.deepEqual(checks('ask_hunt').sort(), ['answer:true', 'hotspots:true']);
+    assert.deepEqual(checks('hunt'), ['hotspots:true']);
+    assert.deepEqual(checks('memory_search'), ['search_results:true']);
+    assert.deepEqual(checks('memory_search_hybrid'), ['search_results:true']);
+  });
+
+  it('an ask answer edited from "8000 metres" to "12 metres" fails as answer_mismatch, showing where', () => {
+    const doc = structuredClone(saved.ask) as { answer: string; answer_md: string };
+    assert.match(doc.answer, /Elevation 8000 metres above mean sea level/);
+    doc.answer = doc.answer.replace('8000 metres', '12 metres');
+    const v = P.verifyResponse(doc, { publicKey: key });
+    assert.deepEqual(v.failures, ['answer_mismatch']);
+    assert.match(v.errors[0], /"….*Elevation 12 metres.*" where the facts give ".*Elevation 8000 metres/);
+  });
+
+  it('a reading slipped into the answer\'s words is refused even when parts and text agree', () => {
+    const doc = structuredClone(saved.ask) as any;
+    doc.answer_parts.items[0].push(' (about 12 metres at the hut)');
+    doc.answer = doc.answer.replace(/source fake\.$/, 'source fake (about 12 metres at the hut).');
+    doc.answer_md = doc.answer_md.replace(/source fake\.$/, 'source fake (about 12 metres at the hut).');
+    const v = P.verifyResponse(doc, { publicKey: key });
+    assert.deepEqual(v.failures, ['answer_mismatch']);
+    assert.match(v.errors.join('\n'), /the words "12 metres" print a reading/);
+  });
+
+  it('a hunt\'s hotspot value, cell and order are checked against its facts and the event\'s direction', () => {
+    const hunt = saved.hunt as any;
+    assert.ok(hunt.hotspots.length > 1);
+    assert.deepEqual(hunt.receipt.fact_cids.slice(0, hunt.hotspots.length), hunt.hotspots.map((h: any) => h.fact_cid), 'hotspots first, in rank order');
+    const value = structuredClone(hunt);
+    value.hotspots[1].value = 99;
+    assert.ok(P.verifyResponse(value, { publicKey: key }).failures.includes('hotspot_mismatch'));
+    const swapped = structuredClone(hunt);
+    [swapped.hotspots[0], swapped.hotspots[1]] = [swapped.hotspots[1], swapped.hotspots[0]];
+    swapped.hotspots.forEach((h: any, i: number) => { h.rank = i + 1; });
+    const v = P.verifyResponse(swapped, { publicKey: key });
+    assert.deepEqual(v.failures, ['rank_mismatch']);
+    assert.match(v.errors.join('\n'), /ranks before .* \(desc by indices\.dnbr\)/);
+  });
+
+  it('a search result\'s note, score and rank are checked against its note fact and the receipt\'s order', () => {
+    const doc = structuredClone(saved.memory_search) as any;
+    doc.results[0].note.text = 'The pump works fine';
+    assert.deepEqual(P.verifyResponse(doc, { publicKey: key }).failures, ['result_mismatch']);
+    const score = structuredClone(saved.memory_search) as any;
+    score.results[2].score = score.results[2].text_score = 0.99;
+    assert.deepEqual(P.verifyResponse(score, { publicKey: key }).failures, ['score_inconsistent']);
+    const order = structuredClone(saved.memory_search) as any;
+    order.results.reverse();
+    assert.ok(P.verifyResponse(order, { publicKey: key }).failures.includes('rank_mismatch'));
+  });
+
+  it('the hunt ranking table is the registry\'s: each event\'s primary band and direction', async () => {
+    const { loadRegistry } = await import('../../src/registry/registry.js');
+    const reg = loadRegistry();
+    const fromRegistry = Object.fromEntries(reg.huntEventList.filter((e) => e.algorithm && e.rank).map((e) => [e.event, { band: reg.algorithms.get(e.algorithm!)!.bands[0], rank: e.rank }]));
+    assert.deepEqual({ ...HUNT_RANKING }, fromRegistry);
   });
 });
 
