@@ -6,7 +6,7 @@
 import { b32decode } from '../protocol/base32.js';
 import { toHex } from '../protocol/bytes.js';
 import { receiptPreimage, segmentHexes, verifyReceipt, merkleHex, type Receipt } from '../protocol/receipt.js';
-import { verifyResponse, type FactReport, type ResponseVerdict } from '../protocol/verify-response.js';
+import { verifyResponse, type CheckReport, type FactReport, type ResponseVerdict } from '../protocol/verify-response.js';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -28,6 +28,20 @@ function factRow(f: FactReport): string {
     + `<td>${esc(who)}${f.meta?.log_index !== undefined ? ` · log #${f.meta.log_index}` : ''}</td><td><code>${esc(why)}</code></td></tr>`;
 }
 
+const CHECK_TITLES: Record<CheckReport['check'], string> = {
+  bound_shown: 'every fact the receipt binds is shown',
+  search_results: 'search results are the signed notes, in the signed order',
+  hotspots: 'hotspots match their facts and the event\'s ranking',
+  answer: 'the answer renders from its signed facts',
+};
+
+/** One row per check of what the response shows beside its facts (answer, hotspots, search results, left-out facts). */
+function checkRow(c: CheckReport): string {
+  const cls = c.ok ? 'ok' : 'bad';
+  return `<tr class="${cls}" data-check-kind="${esc(c.check)}"><td>${c.ok ? '✓' : '✗'}</td><td>${esc(CHECK_TITLES[c.check] ?? c.check)}</td><td><code>${esc(c.path)}</code></td>`
+    + `<td><code>${esc(c.ok ? 'ok' : c.errors.join('; '))}</code></td></tr>`;
+}
+
 function responseTables(rv: ResponseVerdict): string {
   if (rv.bare_receipt) return '';
   const facts = rv.facts.length === 0 ? '<p>No facts in this response (receipts and references only).</p>'
@@ -36,7 +50,8 @@ function responseTables(rv: ResponseVerdict): string {
     `<tr class="${r.valid ? 'ok' : 'bad'}" data-receipt="${esc(r.path)}"><td>${r.valid ? '✓' : '✗'}</td><td>${esc(r.primitive ?? '?')}</td><td><code>${esc(r.path)}</code></td><td>${r.fact_cids} fact_cid(s), ${r.cells} cell(s)</td><td><code>${esc(r.errors.join('; '))}</code></td></tr>`).join('')}</table>`;
   const refs = rv.references.filter((r) => !r.ok);
   const bad = refs.length === 0 ? '' : `<h2>References that fail</h2><ul>${refs.map((r) => `<li>${esc(r.errors.join('; '))}</li>`).join('')}</ul>`;
-  return facts + receipts + bad + `<p class="na">${rv.unsigned.map(esc).join('<br>')}</p>`;
+  const checks = rv.checks.length === 0 ? '' : `<h2>What the response shows (${rv.checks.filter((c) => c.ok).length} of ${rv.checks.length} checks pass)</h2><table id="checks">${rv.checks.map(checkRow).join('')}</table>`;
+  return facts + receipts + checks + bad + `<p class="na">${rv.unsigned.map(esc).join('<br>')}</p>`;
 }
 
 /** The receipt whose segments the page lists: the document itself, else the shallowest `receipt` in it. */

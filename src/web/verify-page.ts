@@ -38,11 +38,12 @@ td{border-bottom:1px solid #ddd;padding:3px 6px;vertical-align:top;word-break:br
 </style></head><body>
 <h1>Verify a response</h1>
 <p>Everything below runs in your browser with the published rules (<a href="/v1/verifier_spec">/v1/verifier_spec</a>): BLAKE3 over the
-preimage, strict Ed25519 against the public key in the box, and every fact's fact_cid recomputed from its body and matched to a
-receipt that binds it. The server is not asked for a verdict.</p>
+preimage, strict Ed25519 against the public key in the box, every fact's fact_cid recomputed from its body and matched to a
+receipt that binds it, and what the response shows beside its facts (an ask answer, hunt hotspots, search results) checked
+against them. The server is not asked for a verdict.</p>
 <label>Responder public key (b32)<input id="pubkey" autocomplete="off"></label>
 <label>Prefix word<input id="prefix" value="${prefix}"></label>
-<label>A saved response (recall, recall_many, fetch, a shortcut, …) or a bare receipt<textarea id="receipt" spellcheck="false"></textarea></label>
+<label>A saved response (recall, recall_many, fetch, ask, hunt, memory search, a shortcut, …) or a bare receipt<textarea id="receipt" spellcheck="false"></textarea></label>
 <button id="verify">Verify</button>
 <div id="result"></div>
 <details><summary>Preimage (hex)</summary><p id="preimage"></p></details>

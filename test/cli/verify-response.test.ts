@@ -81,6 +81,29 @@ describe('svc verify <response.json>', () => {
     assert.equal(run(['verify', save('nothing', { hello: 1 })]).status, 2);
   });
 
+  it('names what an edited answer, hotspot or search result breaks (exit 1)', async () => {
+    const ask = structuredClone(saved.ask) as { answer: string };
+    ask.answer = ask.answer.replace('8000 metres', '12 metres');
+    const a = await verifyInProcess([save('ask-12', ask), '--pubkey', key]);
+    assert.equal(a.status, 1, a.out);
+    assert.match(a.out, /answer_mismatch: \$\.answer: differs from what its parts render from the signed facts/);
+    const hunt = structuredClone(saved.hunt) as { hotspots: { value: number }[] };
+    hunt.hotspots[0].value = 9;
+    const h = await verifyInProcess([save('hunt-9', hunt), '--pubkey', key]);
+    assert.equal(h.status, 1, h.out);
+    assert.match(h.out, /hotspot_mismatch: \$\.hotspots\[0\]: value 9 differs from the signed/);
+    const search = structuredClone(saved.memory_search) as { results: { note: { text: string } }[] };
+    search.results[0].note.text = 'all clear';
+    const s = await verifyInProcess([save('search-text', search), '--pubkey', key]);
+    assert.equal(s.status, 1, s.out);
+    assert.match(s.out, /result_mismatch: \$\.results\[0\]\.note: differs from the signed note \(text\)/);
+    const recall = structuredClone(saved.recall) as { facts: unknown[] };
+    recall.facts.pop();
+    const r = await verifyInProcess([save('recall-cut', recall), '--pubkey', key]);
+    assert.equal(r.status, 1, r.out);
+    assert.match(r.out, /bound_not_shown: \$\.receipt binds \w+, which the response shows nowhere/);
+  });
+
   it('--help prints usage and exits 0; an unknown option exits 2', () => {
     const h = run(['verify', '--help']);
     assert.equal(h.status, 0);

@@ -68,6 +68,27 @@ describe('GET /verify with whole responses, in headless Chromium', { skip }, () 
     await page.close();
   });
 
+  it('an ask answer edited from 8000 to 12 metres is INVALID in the page, its answer row naming answer_mismatch', async () => {
+    const doc = structuredClone(saved.ask) as { answer: string };
+    doc.answer = doc.answer.replace('8000 metres', '12 metres');
+    const page = await browser.newPage();
+    await page.goto(`${base}/verify`);
+    await page.waitForFunction(() => (document.getElementById('pubkey') as HTMLInputElement).value.length === 52);
+    const [good] = await verdicts(page, [saved.ask]);
+    assert.equal(good, 'VALID');
+    assert.equal(await page.$eval('#checks tr[data-check-kind="answer"]', (tr: HTMLElement) => tr.className), 'ok');
+    await page.fill('#receipt', JSON.stringify(doc, null, 1));
+    await page.click('#verify');
+    assert.equal(await page.textContent('#verdict'), 'INVALID');
+    const row = await page.$eval('#checks tr[data-check-kind="answer"]', (tr: HTMLElement) => ({ cls: tr.className, text: tr.textContent }));
+    assert.equal(row.cls, 'bad');
+    assert.match(row.text, /answer_mismatch: .*Elevation 12 metres.* where the facts give .*Elevation 8000 metres/);
+    // The facts themselves are untouched: every fact row stays ok.
+    assert.ok((await page.$$eval('#facts tr[data-fact]', (trs: HTMLElement[]) => trs.map((tr) => tr.className))).every((c: string) => c === 'ok'));
+    await page.screenshot({ path: `${artifacts}verify-answer-edited.png`, fullPage: true });
+    await page.close();
+  });
+
   it('/verify/<fact_cid> loads the fact and checks its body, not only its receipt', async () => {
     const cid = (saved.fetch as { fact: { fact_cid: string } }).fact.fact_cid;
     const page = await browser.newPage();
