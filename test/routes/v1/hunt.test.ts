@@ -66,6 +66,14 @@ function assertVerifies(app: TestApp, body: any) {
   assert.ok(v.references.length > 0 || body.hotspots.length === 0);
   const bound = new Set(body.receipt.fact_cids);
   for (const h of body.hotspots) assert.ok(bound.has(h.fact_cid));
+  // Each hotspot carries its fact's body, and the receipt lists the hotspots first, in rank order.
+  assert.deepEqual(body.receipt.fact_cids.slice(0, body.hotspots.length), body.hotspots.map((h: any) => h.fact_cid));
+  for (const h of body.hotspots) {
+    assert.equal(P.factCid(h.fact), h.fact_cid);
+    assert.deepEqual([h.fact.cell, h.fact.value, h.fact.band], [h.cell64, h.value, body.algorithm.primary_band]);
+    assert.equal(h.fact.receipt, undefined, 'the hunt receipt binds it: no per-fact receipt rides along');
+  }
+  if (body.hotspots.length > 0) assert.deepEqual(v.checks.map((c) => `${c.check}:${c.ok}`), ['hotspots:true']);
 }
 
 const hotByCell = (body: any) => body.samples.filter((s: any) => s.primary.value !== undefined && s.status !== 'gate_failed');
