@@ -140,7 +140,8 @@ function renderSentence(s: unknown, path: string, env: AnswerEnv, errors: string
   // The words alone, slots marked: they must not print a reading of their own, nor a digit or a
   // sign against a slot that would change the number it prints ("-" + "12 metres", "1" + "2").
   const words = s.map((p) => (typeof p === 'string' ? p : SLOT)).join('');
-  const r = readingInText(words);
+  // Words in double quotes echo the question ("Springfield", "in 2021"): the asker's, not a reading.
+  const r = readingInText(words.replace(/"[^"\u0000]*"/g, '""'));
   if (r !== undefined) errors.push(`${path}: the words "${r.replace(SLOT, '…')}" print a reading or a date that no fact stands for`);
   if (/[\d.+\-\u2212]\s*\u0000|\u0000\s*[\d.]/.test(words)) errors.push(`${path}: a digit or a sign in the words touches a slot and would change what it prints`);
   return out;
