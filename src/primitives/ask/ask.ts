@@ -10,7 +10,7 @@ import type { LocateResp } from '../../geo/types.js';
 import type { AnswerParts } from '../../protocol/answer-parts.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { tslotOf } from '../../protocol/tslot.js';
-import type { Receipt } from '../../protocol/receipt.js';
+import type { Receipt, Scope } from '../../protocol/receipt.js';
 import type { TopicEntry } from '../../registry/registry.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
 import type { ServedFact } from '../facts-view.js';
@@ -22,7 +22,8 @@ import { readChange, readCorpus, readSimilar, readTopic, type Gathered } from '.
 import type { MatchedKeyword, RouteResult } from './router.js';
 import { ASK_REPLY_CAP_BYTES, fitReply } from './size.js';
 import { stateRecord, type AskState } from './state-record.js';
-import { keepState } from './state-store.js';
+import { keepState, type StateKeep } from './state-store.js';
+import { requestScope } from '../reads/common.js';
 import { hunt, type HuntResult } from '../hunt/hunt.js';
 import { HUNT_MAX_AREA_KM2 } from '../hunt/region.js';
 import { boxAreaKm2, boxCentre, boxWidth } from '../../geo/geometry.js';
@@ -39,6 +40,10 @@ export interface AskRequest {
   lng?: number;
   include_image?: boolean;
   verbose?: boolean;
+  /** Where the answer step is kept (state-store.ts): outside the log by default. */
+  keep?: StateKeep;
+  /** With keep: "scope", the scope the step is kept in (the caller's bearer must be for it). */
+  scope?: Scope;
 }
 
 export interface AskResponse {
@@ -75,6 +80,8 @@ function checkRequest(req: AskRequest): void {
   if (typeof req.q !== 'string' || req.q.trim() === '') throw invalidArgument('q', 'expected a non-empty question');
   if (req.q.length > MAX_Q) throw invalidArgument('q', `longer than ${MAX_Q} characters`);
   checkPlaceFields(req);
+  if (req.keep === 'scope' && !requestScope(req.scope)) throw invalidArgument('scope', 'keep: "scope" keeps the answer step in a scope: name it (and send its bearer)');
+  if (req.keep !== 'scope' && req.scope !== undefined) throw invalidArgument('scope', 'only with keep: "scope" (ask reads public facts; the scope says where the answer step is kept)');
 }
 
 const empty = (): Gathered => ({ facts: [], bandsAttested: [], notes: [], caveats: [], extraCells: [], extraCids: [], embeddings: {}, steps: [], timeMode: null });
@@ -170,10 +177,9 @@ export async function ask(ctx: ServiceContext, req: AskRequest, opts: { deadline
     question: req.q, routing: r, time: u.time, answer: composed.text, receipt,
     place: loc ? { cell64: loc.cell64, label: loc.label, via: loc.via, lat: loc.lat, lng: loc.lng, is_high_confidence: loc.selected?.is_high_confidence ?? false } : null,
   });
-  // Keep the step (a responder-signed fact of the record band), so the token resolves later.
+  // Keep the step so its token resolves later: outside the log unless the caller opted in.
   try {
-    const kept = await keepState(ctx, state.record, cids);
-    Object.assign(state, { cid: kept, token: `${ctx.config.prefix}:state:${kept}`, persisted: true });
+    await keepState(ctx, state, cids, req.keep ?? 'transient', requestScope(req.scope) ?? undefined);
   } catch (err) {
     if (!(err instanceof SvcError) || (err.code !== 'storage_full' && err.code !== 'overloaded')) throw err;
     caveats.push(`The answer step could not be kept (${err.code}): its svc:state: token does not resolve; ask again later to get one that does.`);

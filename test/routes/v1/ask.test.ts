@@ -358,29 +358,3 @@ describe('MCP svc_ask', () => {
   });
 });
 
-describe('svc:state: tokens', () => {
-  it('each answer step is kept as a signed fact and resolves at GET /v1/state/<cid>, over REST and MCP, verifying offline', async () => {
-    const a = (await t.app.inject({ method: 'POST', url: '/v1/ask', payload: { q: 'How high is Lyon, France?' } })).json();
-    assert.equal(a.state.persisted, true);
-    const got = await t.app.inject({ method: 'GET', url: `/v1/state/${encodeURIComponent(a.state.token)}` });
-    assert.equal(got.statusCode, 200, got.body);
-    const s = got.json();
-    assert.deepEqual(s.state, a.state.record);
-    assert.equal(s.fact.fact_cid, a.state.cid);
-    assert.equal(s.fact.band, 'ask.state');
-    assert.match(s.fact.cell, /^svc:entity:/);
-    assert.equal(s.fact_meta[a.state.cid].attester_role, 'responder');
-    const v = P.verifyResponse(s, { publicKey: t.service.keys.publicKeyB32 });
-    assert.equal(v.valid, true, v.errors.join("; "));
-    const bare = await t.app.inject({ method: 'POST', url: '/v1/state/resolve', payload: { token: a.state.cid } });
-    assert.deepEqual(bare.json().state, a.state.record);
-    // The step never shows up in a read of its place.
-    const cell = a.place_resolved.cell64;
-    const r = (await t.app.inject({ method: 'POST', url: '/v1/recall', payload: { cell } })).json();
-    assert.ok(!r.bands_already_attested_at_cell.includes('ask.state'));
-    const miss = await t.app.inject({ method: 'GET', url: `/v1/state/${'a'.repeat(52)}` });
-    assert.deepEqual([miss.statusCode, miss.json().code], [404, 'cid_not_found']);
-    const notState = await t.app.inject({ method: 'POST', url: '/v1/state/resolve', payload: { token: a.facts.facts[0]?.fact_cid ?? 'b'.repeat(52) } });
-    assert.equal(notState.json().code, 'cid_not_found');
-  });
-});
