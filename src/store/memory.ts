@@ -260,6 +260,8 @@ export interface IndexedEdge {
   from: string;
   to: string;
   valid_from: number;
+  /** The key whose batch stated it (a driver may use its own interned form, compared as text). */
+  attester: string;
 }
 
 /** A closure: `edge_cid`'s valid time ends at `closed_at`, stated by `closed_by`, recorded at the closer's transaction time. */
@@ -278,15 +280,20 @@ export interface EdgeClosure {
  * - exclusive kinds: an older-valid edge to another target closes at the new valid_from, and
  *   the new edge closes at the earliest later-valid edge to another target (an edge learned
  *   late still holds one target at a time).
+ * Only edges stated by the same key (`attester`) close one another: one key never ends another
+ * key's statement. Where keys disagree both edges stay open, and the disagreement is recorded as
+ * a `contradicts` edge by the write path (primitives/memory/edges.ts), not by this rule.
  */
-export function edgeClosures(edge: EdgeRowIn, sameFrom: readonly IndexedEdge[], named: readonly IndexedEdge[]): EdgeClosure[] {
+export function edgeClosures(edge: EdgeRowIn, attester: string, sameFrom: readonly IndexedEdge[], named: readonly IndexedEdge[]): EdgeClosure[] {
   const out: EdgeClosure[] = [];
   const wanted = new Set(edge.invalidates);
-  for (const e of named) if (wanted.has(e.edge_cid) && e.edge_cid !== edge.edge_cid) out.push({ edge_cid: e.edge_cid, closed_at: edge.valid_from, closed_by: edge.stated_by });
+  for (const e of named) {
+    if (wanted.has(e.edge_cid) && e.edge_cid !== edge.edge_cid && e.attester === attester) out.push({ edge_cid: e.edge_cid, closed_at: edge.valid_from, closed_by: edge.stated_by });
+  }
   if (EXCLUSIVE_EDGE_TYPES.has(edge.kind)) {
     let later: IndexedEdge | null = null;
     for (const e of sameFrom) {
-      if (e.edge_cid === edge.edge_cid || e.kind !== edge.kind || e.from !== edge.from || e.to === edge.to) continue;
+      if (e.edge_cid === edge.edge_cid || e.kind !== edge.kind || e.from !== edge.from || e.to === edge.to || e.attester !== attester) continue;
       if (e.valid_from < edge.valid_from) out.push({ edge_cid: e.edge_cid, closed_at: edge.valid_from, closed_by: edge.stated_by });
       else if (e.valid_from > edge.valid_from && (later === null || e.valid_from < later.valid_from)) later = e;
     }

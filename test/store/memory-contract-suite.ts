@@ -187,7 +187,7 @@ export function runMemoryContractSuite(driverName: string, makeStore: MakeStore)
           const beforeSale = clock.iso();
           clock.advance(3600);
           const e2 = record('memory.edge', { type: 'part_of', from: plot, to: farmY, valid_from: '2026-06-01T00:00:00Z' });
-          await store.append(makeBatch([e2], { provenance_class: 'human_curated', attesterSeed: SEED_B }));
+          await store.append(makeBatch([e2], { provenance_class: 'human_curated' }));
 
           const t = (iso: string) => Date.parse(iso) / 1000;
           const march = await store.memory.edges({ scope: null, record: plot, direction: 'out', valid_at: t('2026-03-01T00:00:00Z'), limit: 10 });
@@ -210,6 +210,25 @@ export function runMemoryContractSuite(driverName: string, makeStore: MakeStore)
           assert.deepEqual(await store.memory.edges({ scope: null, record: farmY, direction: 'out', limit: 10 }), []);
           assert.deepEqual((await store.memory.edges({ scope: null, record: plot, direction: 'out', kinds: ['same_as'], limit: 10 })), []);
           assert.deepEqual(await store.memory.edges({ scope: A, record: plot, direction: 'both', limit: 10 }), []);
+        }));
+
+      it('one key never closes another key\'s edge: neither by an exclusive edge nor by invalidates', () =>
+        withStore(async (store) => {
+          const plot = anchorId({ kind: 'field', name: 'plot 9' });
+          const farmX = anchorId({ kind: 'farm', name: 'X9' });
+          const farmY = anchorId({ kind: 'farm', name: 'Y9' });
+          const mine = record('memory.edge', { type: 'owned_by', from: plot, to: farmX, valid_from: '2026-01-01T00:00:00Z' });
+          await store.append(makeBatch([mine], { provenance_class: 'human_curated' }));
+          const theirs = record('memory.edge', { type: 'owned_by', from: plot, to: farmY, valid_from: '2026-06-01T00:00:00Z', invalidates: [factCid(mine)] });
+          await store.append(makeBatch([theirs], { provenance_class: 'human_curated', attesterSeed: SEED_B }));
+          const july = await store.memory.edges({ scope: null, record: plot, direction: 'out', valid_at: Date.parse('2026-07-01T00:00:00Z') / 1000, limit: 10 });
+          assert.deepEqual(new Set(july.map((e) => e.to)), new Set([farmX, farmY]), 'both statements stand');
+          assert.ok(july.every((e) => e.closed_at === null));
+          // An earlier edge of the other key learned later does not close the first key's either.
+          const early = record('memory.edge', { type: 'owned_by', from: plot, to: farmY, valid_from: '2025-06-01T00:00:00Z' });
+          await store.append(makeBatch([early], { provenance_class: 'human_curated', attesterSeed: SEED_B }));
+          const mineNow = (await store.memory.edges({ scope: null, record: plot, direction: 'out', limit: 10 })).find((e) => e.edge_cid === factCid(mine));
+          assert.equal(mineNow?.closed_at, null);
         }));
 
       it('closes an edge named in invalidates, and lists derived_from edges of derivatives', () =>

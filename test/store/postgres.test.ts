@@ -54,7 +54,7 @@ async function memoryFixture(store: Store): Promise<string> {
   const plot = anchorId({ n: 'plot 7' });
   await store.append(curated([record('memory.note', { text: 'gate left open at the east paddock', tags: ['gate'] }), record('memory.alias', { entity: plot, phrase: 'plot seven' })]));
   await store.append(curated([record('memory.edge', { type: 'part_of', from: plot, to: anchorId({ n: 'X' }), valid_from: '2026-01-01T00:00:00Z' })]));
-  await store.append(curated([record('memory.edge', { type: 'part_of', from: plot, to: anchorId({ n: 'Y' }), valid_from: '2026-06-01T00:00:00Z' })], new Uint8Array(32).fill(11)));
+  await store.append(curated([record('memory.edge', { type: 'part_of', from: plot, to: anchorId({ n: 'Y' }), valid_from: '2026-06-01T00:00:00Z' })]));
   const p1 = makeFact({ cell: HERE, band: 'indices.ndvi', tslot: 1, value: 0.5 });
   await store.append(makeBatch([p1], { sign: false }));
   const p2 = makeFact({ cell: HERE, band: 'indices.ndvi', tslot: 1, value: 0.4, signed_at: '2026-01-02T00:00:00Z' });

@@ -14,6 +14,7 @@ import { EDGE_BAND, EDGE_TYPES, recordRef, type EdgeRow } from '../../store/memo
 import { acceptBatch, type AttestRequest } from '../attest.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
 import { requestScope } from '../reads/common.js';
+import { recordEdgeConflicts } from './edge-conflicts.js';
 import { scopeKey } from '../../store/entry.js';
 
 export const MAX_EDGES_PER_WRITE = 256;
@@ -28,8 +29,14 @@ export async function writeEdges(ctx: ServiceContext, req: AttestRequest) {
     if ((f as { band?: unknown })?.band !== EDGE_BAND) throw invalidArgument(`facts[${i}].band`, `expected ${EDGE_BAND}`);
   });
   const res = await acceptBatch(ctx, req, 'edges');
+  // Edges the caller's key may not close are contradicted instead (edge-conflicts.ts).
+  const values = facts.map((f) => (f as { value: { type: string; from: string; to: string; invalidates?: unknown } }).value);
+  const scope = requestScope((facts[0] as { scope?: unknown }).scope) ?? null;
+  const contradicts = await recordEdgeConflicts(ctx, req.attester as string, scope, res.fact_cids, values);
   return {
     ...res,
+    /** Responder-signed contradicts edges recorded because this write disagreed with another key's edges. */
+    contradicts,
     edges: res.fact_cids.map((edge_cid, i) => {
       const v = (facts[i] as { value: Record<string, unknown> }).value;
       return { edge_cid, type: v.type, from: v.from, to: v.to, valid_from: v.valid_from, ...(v.valid_to ? { valid_to: v.valid_to } : {}) };

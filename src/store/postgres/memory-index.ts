@@ -63,7 +63,7 @@ export function pgText(s: string): string {
 const exclusiveKey = (scope: string, kind: string, from: string): string => `${scope}\u0000${kind}\u0000${from}`;
 
 /** [edge_cid, scope_key, kind, from, to, valid_from] as the state read returns indexed edges. */
-type EdgeTuple = [string, string, string, string, string, number];
+type EdgeTuple = [string, string, string, string, string, number, string];
 
 /**
  * Projections of one group (or one backfill page) and the rows they add, in log order. Closures
@@ -116,12 +116,12 @@ export class MemoryIndexer {
    */
   static lookupSql(t: Tables, first: number): string {
     const p = (i: number) => `$${first + i}`;
-    return `(SELECT coalesce(json_agg(json_build_array(x.edge_cid, x.scope_key, x.kind, x.from_ref, x.to_ref, x.valid_from)), '[]') FROM (
-           SELECT e.edge_cid, e.scope_key, e.kind, e.from_ref, e.to_ref, e.valid_from
+    return `(SELECT coalesce(json_agg(json_build_array(x.edge_cid, x.scope_key, x.kind, x.from_ref, x.to_ref, x.valid_from, x.attester)), '[]') FROM (
+           SELECT e.edge_cid, e.scope_key, e.kind, e.from_ref, e.to_ref, e.valid_from, e.attester
              FROM unnest(${p(0)}::text[], ${p(1)}::text[], ${p(2)}::text[]) AS k(scope_key, kind, from_ref)
              JOIN ${t.memEdges} e ON e.scope_key = k.scope_key AND e.from_ref = k.from_ref AND e.kind = k.kind
            UNION
-           SELECT edge_cid, scope_key, kind, from_ref, to_ref, valid_from FROM ${t.memEdges} WHERE edge_cid = ANY(${p(3)}::text[])) x) AS mem_edges,
+           SELECT edge_cid, scope_key, kind, from_ref, to_ref, valid_from, attester FROM ${t.memEdges} WHERE edge_cid = ANY(${p(3)}::text[])) x) AS mem_edges,
          (SELECT coalesce(max(seq), 0) FROM ${t.derivations}) AS mem_seq`;
   }
 
@@ -132,8 +132,8 @@ export class MemoryIndexer {
 
   /** Take in what `lookupSql` returned. */
   load(edges: EdgeTuple[], lastSeq: string | number): void {
-    for (const [edge_cid, scope, kind, from, to, validFrom] of edges) {
-      const edge: IndexedEdge = { edge_cid, kind, from, to, valid_from: Number(validFrom) };
+    for (const [edge_cid, scope, kind, from, to, validFrom, attester] of edges) {
+      const edge: IndexedEdge = { edge_cid, kind, from, to, valid_from: Number(validFrom), attester };
       if (this.lookup.named.has(edge_cid)) this.byCid.set(edge_cid, { scope, edge });
       this.siblings.get(exclusiveKey(scope, kind, from))?.push(edge);
     }
@@ -168,7 +168,7 @@ export class MemoryIndexer {
         const hit = this.byCid.get(c);
         if (hit !== undefined && hit.scope === f.scopeKey) named.push(hit.edge);
       }
-      for (const c of edgeClosures(e, exclusive ? (this.siblings.get(k) ?? []) : [], named)) {
+      for (const c of edgeClosures(e, f.attester, exclusive ? (this.siblings.get(k) ?? []) : [], named)) {
         // Recorded at the closer's transaction time: a recorded_at bound before it hides it.
         this.out.closures.push({ e: c.edge_cid, ca: c.closed_at, cb: c.closed_by, at: f.acceptedAt, li: f.logIndex, p: f.position });
       }
@@ -177,7 +177,7 @@ export class MemoryIndexer {
         at: f.acceptedAt, li: f.logIndex, p: f.position, o: ord,
       });
       // Indexed from now on, for the group's later edges.
-      const edge: IndexedEdge = { edge_cid: e.edge_cid, kind: e.kind, from: e.from, to: e.to, valid_from: e.valid_from };
+      const edge: IndexedEdge = { edge_cid: e.edge_cid, kind: e.kind, from: e.from, to: e.to, valid_from: e.valid_from, attester: f.attester };
       this.byCid.set(e.edge_cid, { scope: f.scopeKey, edge });
       if (exclusive) {
         let list = this.siblings.get(k);

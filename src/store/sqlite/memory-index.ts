@@ -56,6 +56,7 @@ interface CandidateRow {
   from_id: number;
   to_id: number;
   valid_from: number;
+  attester_id: number;
 }
 
 export class MemoryWriter {
@@ -88,7 +89,7 @@ export class MemoryWriter {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.insertClosure = db.prepare(`INSERT INTO mem_closures (edge_id, closed_at, closed_by, recorded_at) VALUES (?, ?, ?, ?)`);
-    const candidate = `SELECT e.id, COALESCE(e.edge_cid, e.stated) AS edge_cid, e.kind, e.from_id, e.to_id, e.valid_from FROM mem_edges e`;
+    const candidate = `SELECT e.id, COALESCE(e.edge_cid, e.stated) AS edge_cid, e.kind, e.from_id, e.to_id, e.valid_from, e.attester_id FROM mem_edges e`;
     // The exclusive rule's candidates: same scope, kind and from (mem_edges_out), in log order
     // (of two later siblings starting at the same instant, the rule closes at the first it sees).
     this.siblings = db.prepare(`${candidate} WHERE e.from_id = ? AND e.scope_id = ? AND e.kind = ? ORDER BY e.id`);
@@ -132,7 +133,7 @@ export class MemoryWriter {
   private edge(e: EdgeRowIn, f: MemoryFact, attesterId: number): void {
     const fromId = this.refs.intern(e.from);
     const toId = this.refs.intern(e.to);
-    const asIndexed = (r: CandidateRow): IndexedEdge => ({ edge_cid: b32encode(r.edge_cid), kind: r.kind, from: `#${r.from_id}`, to: `#${r.to_id}`, valid_from: r.valid_from });
+    const asIndexed = (r: CandidateRow): IndexedEdge => ({ edge_cid: b32encode(r.edge_cid), kind: r.kind, from: `#${r.from_id}`, to: `#${r.to_id}`, valid_from: r.valid_from, attester: `#${r.attester_id}` });
     const sameFrom = EXCLUSIVE_EDGE_TYPES.has(e.kind) ? this.siblings.all(fromId, f.scopeId, e.kind) : [];
     const named: CandidateRow[] = [];
     for (const cid of new Set(e.invalidates)) {
@@ -146,7 +147,7 @@ export class MemoryWriter {
     if (sameFrom.length === 0 && named.length === 0) return;
     const siblings = sameFrom.map(asIndexed);
     const namedEdges = named.map(asIndexed);
-    const closures = edgeClosures({ ...e, from: `#${fromId}`, to: `#${toId}` }, siblings, namedEdges);
+    const closures = edgeClosures({ ...e, from: `#${fromId}`, to: `#${toId}` }, `#${attesterId}`, siblings, namedEdges);
     // Edge cid → rows (one in practice: a cid names one fact's edge); the new edge is its own.
     const ids = new Map<string, Set<number>>([[e.edge_cid, new Set([id])]]);
     [...sameFrom, ...named].forEach((r, i) => {

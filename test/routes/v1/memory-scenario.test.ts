@@ -88,11 +88,12 @@ function story(driver: 'sqlite' | 'postgres+redis'): void {
     setClock('2026-04-20T08:00:00Z');
     s.anaApril = (await ok('/v1/attest', ana.batch([reading(17.5, '2026-04-19T00:00:00Z')], m()))).fact_cids[0];
 
-    // May passes; in June Ben records that the field now belongs to another farm.
+    // May passes; in June Ana records that the field now belongs to another farm (only the key that
+    // stated an edge may close it).
     setClock('2026-05-15T12:00:00Z');
     s.beforeSale = iso();
     setClock('2026-06-05T12:00:00Z');
-    s.soldRecordedAt = (await ok('/v1/edges', ben.batch([edge({ type: 'part_of', from: s.field, to: s.farmY, valid_from: '2026-06-01T00:00:00Z', reason: 'sold' })], m()))).accepted_at;
+    s.soldRecordedAt = (await ok('/v1/edges', ana.batch([edge({ type: 'part_of', from: s.field, to: s.farmY, valid_from: '2026-06-01T00:00:00Z', reason: 'sold' })], m()))).accepted_at;
   });
   after(async () => {
     await t?.close();
@@ -206,6 +207,21 @@ function story(driver: 'sqlite' | 'postgres+redis'): void {
       assert.equal(revoked.body.details.reason, 'bearer_revoked');
       clock += 1_000;
       assert.equal((await post('/v1/memory/search', ask, { authorization: await bearerFor(t, ana, ANA_SCOPE) })).status, 200, 'a bearer issued after the revocation works');
+    });
+
+    it("Ben cannot end Ana's ownership edge: both statements stand, and the disagreement is recorded", async () => {
+      const july = await ok('/v1/edges/recall', { record: s.field, direction: 'out', types: ['part_of'], valid_at: '2026-07-01T00:00:00Z' });
+      const anaEdge = july.edges[0];
+      assert.equal(anaEdge.attester, ana.publicKey);
+      setClock('2026-08-02T12:00:00Z');
+      const w = await ok('/v1/edges', ben.batch([edge({ type: 'part_of', from: s.field, to: s.farmX, valid_from: '2026-08-01T00:00:00Z', invalidates: [anaEdge.edge_cid] })], m()));
+      assert.equal(w.contradicts.length, 1, 'one contradicts edge recorded');
+      const aug = await ok('/v1/edges/recall', { record: s.field, direction: 'out', types: ['part_of'], valid_at: '2026-08-15T00:00:00Z' });
+      assert.deepEqual(new Set(aug.edges.map((e: Json) => e.attester)), new Set([ana.publicKey, ben.publicKey]), "Ana's edge is still open");
+      assert.ok(aug.edges.every((e: Json) => e.closed_at === null));
+      const c = await ok('/v1/edges/recall', { record: w.edges[0].edge_cid, direction: 'out', types: ['contradicts'] });
+      assert.deepEqual(c.edges.map((e: Json) => e.to), [anaEdge.edge_cid]);
+      assert.equal(c.edges[0].attester, t.service.keys.publicKeyB32, 'signed by the responder');
     });
   });
 }
