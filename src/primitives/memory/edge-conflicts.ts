@@ -1,5 +1,5 @@
 /**
- * When one key's edge would end another key's statement (docs/memory.md, "Who closes an edge"):
+ * When one key's edge would end another key's statement (docs/security.md, "Edges"):
  * an `invalidates` naming another key's edge, or an exclusive edge (part_of, located_in,
  * owned_by) from the same record to another target while another key's edge there is open.
  * The index never closes across keys (store/memory.ts), so both statements stand; the
