@@ -6,14 +6,18 @@
  * filters, some hybrid with a vector), and a pair of edges is recalled as of two times. Prints one
  * JSON object: write throughput (notes/s, end to end: schema, record rules, Merkle root, Ed25519
  * verify, log fsync, index), search p50/p99 (whole request: ranking, fact reads, per-fact
- * receipts, response receipt, JSON) and edges_recall p50/p99.
+ * receipts, response receipt, JSON) and edges_recall p50/p99. Last, `--rounds` bursts of
+ * `--concurrent` searches of `--heavy-words` distinct words each are sent at once: every
+ * request's latency (answered or refused), p50/p99/max, and how many were refused (503
+ * overloaded with retry_after, the search concurrency limit) are reported.
  *
- *   node --import tsx bench/memory-http.ts [--notes 100000] [--queries 500]
+ *   node --import tsx bench/memory-http.ts [--notes 100000] [--queries 500] [--concurrent 50] [--heavy-words 32] [--rounds 4]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import * as P from '../src/protocol/index.js';
 import { buildApp } from '../src/api/app.js';
 import { loadConfig } from '../src/config.js';
@@ -21,9 +25,17 @@ import { openService } from '../src/service.js';
 import { loadRegistry } from '../src/registry/registry.js';
 import { percentiles, seededRandom } from './harness.js';
 
-const { values: opt } = parseArgs({ options: { notes: { type: 'string', default: '100000' }, queries: { type: 'string', default: '500' } } });
+const { values: opt } = parseArgs({
+  options: {
+    notes: { type: 'string', default: '100000' }, queries: { type: 'string', default: '500' },
+    concurrent: { type: 'string', default: '50' }, 'heavy-words': { type: 'string', default: '32' }, rounds: { type: 'string', default: '4' },
+  },
+});
 const NOTES = Number(opt.notes);
 const QUERIES = Number(opt.queries);
+const CONCURRENT = Number(opt.concurrent);
+const HEAVY_WORDS = Number(opt['heavy-words']);
+const ROUNDS = Number(opt.rounds);
 const BATCH = 256;
 const progress = (line: string) => process.stderr.write(`[memory-http] ${line}\n`);
 
@@ -57,8 +69,10 @@ const agentSeed = P.blake3(P.utf8('bench memory agent'));
 const agent = P.b32encode(P.portableEd25519.publicKey(agentSeed));
 const closed: Record<string, string> = { PHOTON: 'off', NOMINATIM: 'off' };
 for (const s of loadRegistry().sourceList) closed[s.env.replace(/^SVC_UPSTREAM_/, '').replace(/_URL$/, '')] = 'http://127.0.0.1:9';
-// No daily quota (SVC_ATTESTER_DAILY_FACTS unset) and no rate limit: the bench measures the work.
-const config = loadConfig({ SVC_LOG_LEVEL: 'silent' }, { dataDir: data, rateLimitRps: 1e9, rateLimitBurst: 1e9, attesterKeys: [agent], upstreams: closed });
+// No daily quotas (SVC_ATTESTER_DAILY_FACTS unset, SVC_NOTE_DAILY_QUOTA=0: one key writes every
+// note) and no rate limit: the bench measures the work. The search concurrency limit stays at its
+// default (SVC_MEMORY_SEARCH_CONCURRENCY), which the bursts measure.
+const config = loadConfig({ SVC_LOG_LEVEL: 'silent', SVC_NOTE_DAILY_QUOTA: '0' }, { dataDir: data, rateLimitRps: 1e9, rateLimitBurst: 1e9, attesterKeys: [agent], upstreams: closed });
 const service = await openService(config);
 const app = await buildApp(service);
 await app.listen({ port: 0, host: '127.0.0.1' });
@@ -74,6 +88,47 @@ function signed(facts: Record<string, unknown>[]) {
 async function post(path: string, body: unknown): Promise<{ status: number; json: any }> {
   const r = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: r.status, json: await r.json() };
+}
+
+/**
+ * The burst client, in a worker thread: an outside client's requests reach the server whatever it
+ * is busy with, while a client sharing its event loop would only send the next one when the
+ * server yields. Each POST has a connection of its own (no keep-alive pool, whose idle sockets
+ * the server may be closing). Posts `[{ms, status, code, retry_after}]` back.
+ */
+const BURST_CLIENT = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { request } = require('node:http');
+function post(body) {
+  const data = JSON.stringify(body);
+  const start = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = request(workerData.url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const json = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        resolve({ ms: performance.now() - start, status: res.statusCode, code: json.code ?? null, retry_after: json.retry_after ?? null });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+Promise.all(workerData.bodies.map(post)).then((r) => parentPort.postMessage(r), (e) => parentPort.postMessage({ error: String(e) }));
+`;
+
+function burst(bodies: unknown[]): Promise<Array<{ ms: number; status: number; code: string | null; retry_after: number | null }>> {
+  return new Promise((resolve, reject) => {
+    const w = new Worker(BURST_CLIENT, { eval: true, workerData: { url: `${base}/v1/memory/search`, bodies } });
+    w.once('message', (m) => {
+      void w.terminate();
+      if (Array.isArray(m)) resolve(m);
+      else reject(new Error(m.error));
+    });
+    w.once('error', reject);
+  });
 }
 
 try {
@@ -134,6 +189,23 @@ try {
     kinds.edges_as_of.push(performance.now() - s);
     if (res.json.edges?.length !== 1) throw new Error('edges as-of answered wrong');
   }
+  // ---- bursts of heavy searches ---------------------------------------------------------------------
+  const heavy: number[] = [];
+  const answered: number[] = [];
+  const refusals: Record<string, number> = {};
+  for (let round = 0; round < ROUNDS; round++) {
+    const bodies = Array.from({ length: CONCURRENT }, () => {
+      const words = new Set<string>();
+      while (words.size < HEAVY_WORDS) words.add(word());
+      return { query: [...words].join(' '), limit: 10 };
+    });
+    for (const r of await burst(bodies)) {
+      heavy.push(r.ms);
+      if (r.status === 200) answered.push(r.ms);
+      else if (typeof r.retry_after !== 'number') throw new Error(`heavy search: ${r.status} ${r.code} without retry_after`);
+      else refusals[`${r.status} ${r.code}`] = (refusals[`${r.status} ${r.code}`] ?? 0) + 1;
+    }
+  }
   const all = [...kinds.text, ...kinds.text_filtered, ...kinds.hybrid, ...kinds.filters_only];
   console.log(JSON.stringify({
     bench: 'memory-http',
@@ -141,8 +213,14 @@ try {
     notes: NOTES,
     write: { notes_per_s: Math.round(NOTES / writeS), batch: BATCH, in_flight: 2, seconds: Math.round(writeS * 10) / 10 },
     search_all: percentiles(all),
-    search_by_kind: Object.fromEntries(Object.entries(kinds).map(([k, v]) => [k, percentiles(v)])),
+    search_by_kind: Object.fromEntries(Object.entries(kinds).map(([k, v]) => [k, v.length > 0 ? percentiles(v) : { n: 0 }])),
     searches_with_no_result: empty,
+    concurrent_heavy_search: {
+      concurrent: CONCURRENT, words: HEAVY_WORDS, rounds: ROUNDS, search_concurrency_limit: config.memorySearchConcurrency ?? null,
+      all: { ...percentiles(heavy), max_ms: Number(Math.max(...heavy).toFixed(3)) },
+      answered: answered.length > 0 ? { ...percentiles(answered), max_ms: Number(Math.max(...answered).toFixed(3)) } : { n: 0 },
+      refused: refusals,
+    },
   }, null, 2));
 } finally {
   await app.close();

@@ -1,8 +1,9 @@
 /** Fixed limits of spec part 8 (the configurable ones come from Config). */
+import { MEMORY_SEARCH_CONCURRENCY_DEFAULT, NOTE_DAILY_QUOTA_DEFAULT } from '../config.js';
 import { HUNT_MAX_AREA_KM2 } from '../primitives/hunt/region.js';
 import { MAX_FUTURE_SKEW_S } from '../primitives/fact-rules.js';
 import { MAX_EDGES_PER_WRITE, MAX_EDGES_RETURNED } from '../primitives/memory/edges.js';
-import { MAX_NOTES_PER_WRITE, MAX_RADIUS_M, MAX_RESULTS, TEXT_CANDIDATES, VECTOR_SCAN } from '../primitives/memory/notes.js';
+import { MAX_NOTES_PER_WRITE, MAX_QUERY_WORDS, MAX_RADIUS_M, MAX_RESULTS, TEXT_CANDIDATES, VECTOR_SCAN } from '../primitives/memory/notes.js';
 
 /**
  * HTTP connection hygiene (issue 13, items 6 and 11; docs/reliability.md). A request must arrive
@@ -45,6 +46,15 @@ export const LIMITS = {
   memory: {
     notes_per_write: MAX_NOTES_PER_WRITE, note_text_chars: 8000, note_tags: 32, note_vector_dims: { min: 2, max: 1024 },
     search_results: MAX_RESULTS, search_text_candidates: TEXT_CANDIDATES, search_vector_scan: VECTOR_SCAN, search_radius_m: MAX_RADIUS_M,
+    /** Distinct words a search query keeps (the rest are ignored). */
+    search_query_words: MAX_QUERY_WORDS,
+    /**
+     * Defaults of SVC_NOTE_DAILY_QUOTA (facts per key per UTC day when writing notes; null: none)
+     * and SVC_MEMORY_SEARCH_CONCURRENCY (searches one process runs at once); /v1/limits serves
+     * the values in force.
+     */
+    note_daily_quota: NOTE_DAILY_QUOTA_DEFAULT as number | null,
+    search_concurrency: MEMORY_SEARCH_CONCURRENCY_DEFAULT,
     edges_per_write: MAX_EDGES_PER_WRITE, edges_per_recall: MAX_EDGES_RETURNED,
   },
   log_segment_bytes: 1024 ** 3,

@@ -108,6 +108,11 @@ export function runMemoryContractSuite(driverName: string, makeStore: MakeStore)
           const hits = await store.memory.searchNotes({ scope: null, text: 'pump zebra', limit: 5 });
           assert.equal(hits[0].fact_cid, factCid(oldest), 'the only note with both words ranks first');
           assert.equal(hits.length, 5);
+          // A query of 32 words, common ones among them, is bounded per word, and still finds it.
+          const long = ['common', 'pump', ...Array.from({ length: 29 }, (_, i) => `absent${i}`), 'zebra'].join(' ');
+          const longHits = await store.memory.searchNotes({ scope: null, text: long, limit: 5 });
+          assert.equal(longHits[0].fact_cid, factCid(oldest), 'the rare word\'s note ranks first in a long query too');
+          assert.equal(longHits.length, 5);
         }));
 
       it('public notes holding letters a tokenizer may split never move a scoped search (results or scores)', async () => {

@@ -118,6 +118,7 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext)
     body_limit_bytes: ctx.config.bodyLimitBytes,
     log_segment_bytes: ctx.config.segmentMaxBytes,
     http: { ...LIMITS.http, max_connections_per_ip: ctx.config.maxConnectionsPerIp },
+    memory: { ...LIMITS.memory, note_daily_quota: ctx.config.noteDailyQuota ?? null, search_concurrency: ctx.config.memorySearchConcurrency },
     configuration: CONFIG_VARS,
   }));
 }

@@ -16,6 +16,8 @@ import { Where } from './queries.js';
 
 /** Newest matches of one word taken as candidates at most (docs/memory.md, bounded ranking). */
 export const RANKED_MATCHES = 4000;
+/** Fewest a word of a long query still takes: 32 × 250 keeps the union at 2 × RANKED_MATCHES. */
+const MIN_PER_WORD = 250;
 import type { Tables } from './schema.js';
 
 /** Largest page any memory read returns (NoteSearch.limit is 1..1000). */
@@ -186,7 +188,8 @@ export class MemoryQueries implements MemoryReader {
       // would have them all scored. Candidates instead: per word, its newest matches up to a
       // bound (all of a rare word's), then the union is ranked by the whole query. Exact while
       // every word matches at most `perWord` notes (docs/memory.md, bounded ranking).
-      const perWord = Math.min(RANKED_MATCHES, Math.max(500, Math.floor(2 * RANKED_MATCHES / words.length)));
+      // The union is at most 2 × RANKED_MATCHES rows from four words on (250 per word at 32).
+      const perWord = Math.min(RANKED_MATCHES, Math.max(MIN_PER_WORD, Math.floor(2 * RANKED_MATCHES / words.length)));
       const base = w.terms.join(' AND ');
       const branches = words.map((word) => {
         w.args.push(word);

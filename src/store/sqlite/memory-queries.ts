@@ -7,13 +7,19 @@
  * scores every match before the LIMIT applies, so a word found in most of a large scope's notes
  * would make one query score all of them (about 0.15 s for 180 000 matches). A search therefore
  *  1. counts its matches, stopping past EXACT_MATCHES; under that, ranks them all (exact);
- *  2. else ranks the matches of its rarer words only (each in at most RARE_NOTES notes of the
+ *  2. else ranks the matches of its rarer words only (each in at most `rareCap` notes of the
  *     scope, together at most EXACT_MATCHES): notes holding a rare word are the ones bm25 puts
  *     first, and a common word's weight in their scores is small;
  *  3. and, when that leaves places free, fills them with the best of the NEWEST_WINDOW newest
- *     matches of all its words.
+ *     matches of its FILL_WORDS least common other words.
  * So a search costs at most a few thousand bm25 evaluations whatever the corpus, and is exact
  * whenever its words match at most EXACT_MATCHES notes of the scope.
+ *
+ * The work per query is bounded whatever its length (up to MAX_QUERY_WORDS words): counting the
+ * words in step 2 examines at most about COUNT_BUDGET rows in all (the rarity cap shrinks as the
+ * words grow: 2 000 up to four words, 250 at 32), and step 3 ranks at most FILL_WORDS words,
+ * because bm25 walks each ranked word's whole posting list to count its documents, and 32
+ * common words cost 32 such walks (≈ 100–200 ms at 100 000 notes, measured).
  */
 import type { Statement } from 'better-sqlite3';
 import { b32encode } from '../../protocol/base32.js';
@@ -30,8 +36,13 @@ import { packedBound, unpackAcceptedAt } from './schema.js';
 const MAX_LIMIT = 1000;
 /** A text search ranks every match up to this many (step 1 above). */
 const EXACT_MATCHES = 4000;
-/** A word in at most this many of the scope's notes is rare (step 2). */
+/** A word in at most this many of the scope's notes is rare (step 2), for queries of up to four words. */
 const RARE_NOTES = 2000;
+/** Rows the rarity counts of step 2 examine in all; longer queries lower the cap per word, to no less than MIN_RARE_NOTES. */
+const COUNT_BUDGET = 8000;
+const MIN_RARE_NOTES = 250;
+/** Words the fill (step 3) ranks at most. */
+const FILL_WORDS = 4;
 /** Newest matches the fill ranks (step 3). */
 const NEWEST_WINDOW = 2000;
 /** A box holding at most this many of the scope's notes is read through notes_geo. */
@@ -290,18 +301,23 @@ export class MemoryIndexSqlite implements MemoryReader {
     const args = { ...filterArgs, scope: scopeId };
     const all = matchOf(terms);
     if (this.matches(t, scopeId, all, EXACT_MATCHES) <= EXACT_MATCHES) return this.ranked(t, all, where, args, limit);
-    const counted = terms.map((term) => ({ term, n: this.matches(t, scopeId, term, RARE_NOTES) })).sort((a, b) => a.n - b.n);
+    const rareCap = Math.min(RARE_NOTES, Math.max(MIN_RARE_NOTES, Math.floor(COUNT_BUDGET / terms.length)));
+    // Least common first; words counted past the cap tie, and keep the caller's order.
+    const counted = terms.map((term, i) => ({ term, i, n: this.matches(t, scopeId, term, rareCap) })).sort((a, b) => a.n - b.n || a.i - b.i);
     const rare: string[] = [];
     let budget = EXACT_MATCHES;
     for (const { term, n } of counted) {
-      if (n > RARE_NOTES || n > budget) break;
+      if (n > rareCap || n > budget) break;
       rare.push(term);
       budget -= n;
     }
     const hits = rare.length > 0 ? this.ranked(t, matchOf(rare), where, args, limit) : [];
     if (hits.length < limit) {
+      // Every match of a rare word is ranked already, so the fill needs the others only; a note
+      // without a rare word scores the same under both expressions (absent words add nothing).
+      const fill = counted.slice(rare.length, rare.length + FILL_WORDS).map((c) => c.term);
       const seen = new Set(hits.map((h) => h.id));
-      for (const h of this.newestRanked(t, all, where, args, limit)) {
+      for (const h of fill.length === 0 ? [] : this.newestRanked(t, matchOf(fill), where, args, limit)) {
         if (hits.length === limit) break;
         if (!seen.has(h.id)) hits.push(h);
       }
