@@ -12,6 +12,7 @@ import { GRID_INFO_QUERY, gridInfoFor } from '../../geo/grid-info.js';
 import type { ServiceContext } from '../../primitives/context.js';
 import { coverageMap } from '../../primitives/coverage-map.js';
 import { LIMITS } from '../limits.js';
+import { STATEMENT_TTL_SECS } from '../../primitives/keys/common.js';
 
 export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
   const started = Date.now();
@@ -119,6 +120,17 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext)
     log_segment_bytes: ctx.config.segmentMaxBytes,
     http: { ...LIMITS.http, max_connections_per_ip: ctx.config.maxConnectionsPerIp },
     memory: { ...LIMITS.memory, note_daily_quota: ctx.config.noteDailyQuota ?? null, search_concurrency: ctx.config.memorySearchConcurrency },
+    // Quotas and windows of docs/security.md, as configured here.
+    quotas: {
+      attester_daily_facts: ctx.config.attesterDailyFacts ?? null,
+      bundles_per_address: ctx.config.bundleQuota,
+      responder_signed_records_per_address: ctx.config.signingQuota,
+      unlisted_witness_cosignatures_per_address: ctx.config.witnessQuota,
+      statement_ttl_s: STATEMENT_TTL_SECS,
+      scope_bearer_ttl_s: ctx.config.scopeBearerTtlSecs,
+      backfill_max_ttl_s: ctx.config.backfillMaxTtlSecs,
+      ask_state_retention_s: ctx.config.askStateRetentionSecs,
+    },
     configuration: CONFIG_VARS,
   }));
 }
