@@ -123,9 +123,9 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext)
     // Quotas and windows of docs/security.md, as configured here.
     quotas: {
       attester_daily_facts: ctx.config.attesterDailyFacts ?? null,
-      bundles_per_address: ctx.config.bundleQuota,
-      responder_signed_records_per_address: ctx.config.signingQuota,
-      unlisted_witness_cosignatures_per_address: ctx.config.witnessQuota,
+      bundles_per_address: { count: ctx.config.bundleQuota.count, bytes: ctx.config.bundleQuota.bytes, window_s: ctx.config.bundleQuota.windowSecs },
+      responder_signed_records_per_address: { count: ctx.config.signingQuota.count, window_s: ctx.config.signingQuota.windowSecs },
+      unlisted_witness_cosignatures_per_address: { count: ctx.config.witnessQuota.count, window_s: ctx.config.witnessQuota.windowSecs },
       statement_ttl_s: STATEMENT_TTL_SECS,
       scope_bearer_ttl_s: ctx.config.scopeBearerTtlSecs,
       backfill_max_ttl_s: ctx.config.backfillMaxTtlSecs,

@@ -84,10 +84,10 @@ describe('/v1/limits lists the quotas of docs/security.md as configured', () => 
     const t = await build({ signingQuota: { count: 7, windowSecs: 60 } }, { SVC_ASK_STATE_RETENTION_SECS: '3600' });
     try {
       const q = (await t.app.inject({ method: 'GET', url: '/v1/limits' })).json().quotas;
-      assert.deepEqual(q.responder_signed_records_per_address, { count: 7, windowSecs: 60 });
+      assert.deepEqual(q.responder_signed_records_per_address, { count: 7, window_s: 60 });
       assert.equal(q.ask_state_retention_s, 3600);
       assert.equal(q.statement_ttl_s, 900);
-      assert.deepEqual(q.unlisted_witness_cosignatures_per_address, { count: 60, windowSecs: 3600 });
+      assert.deepEqual(q.unlisted_witness_cosignatures_per_address, { count: 60, window_s: 3600 });
     } finally {
       await t.close();
     }
