@@ -5,8 +5,7 @@
  * after 200 ms per request. overhead_ms = latency at 200 ms − round trips × 200 ms, where the
  * round trips on the critical path are (latency at 200 ms − latency at 0 ms) / 200. Prints JSON.
  */
-import type { Materializer } from '../src/sources/contract.js';
-import type { ConnectorFactory } from '../src/sources/index.js';
+import type { ConnectorFactory, Materializer } from '../src/sources/contract.js';
 import { chirpsConnector } from '../src/sources/chirps.js';
 import { geoTesseraConnector } from '../src/sources/geotessera.js';
 import { hansenGfcConnector } from '../src/sources/hansen-gfc.js';

@@ -5,7 +5,7 @@
  * latitude are outside the product without a request; a day not yet published (404) is
  * skipped, never signed.
  */
-import type { ConnectorFactory } from './index.js';
+import type { ConnectorFactory } from './contract.js';
 import { pointSampleConnector } from './cog/point-connector.js';
 import { float32Text, isoSecond } from './cog/outcome.js';
 

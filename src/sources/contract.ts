@@ -3,8 +3,10 @@
  * Connectors never sign or write; the recall core mints what they return through the write
  * path. A timeout or an upstream error is NOT an absence: nothing is signed for it.
  */
+import type { Config } from '../config.js';
 import type { LatLng } from '../protocol/cell64.js';
-import type { BandEntry } from '../registry/registry.js';
+import type { BandEntry, Registry } from '../registry/registry.js';
+import type { UpstreamClient } from './http.js';
 
 export type AbsenceReason = 'unavailable_capability' | 'outside_coverage' | 'archetype_seed_unavailable' | 'gpu_unavailable' | 'upstream_error' | 'upstream_timeout';
 
@@ -60,3 +62,17 @@ export function materializerRegistry(list: readonly Materializer[]): Materialize
   for (const m of list) for (const b of m.bands) if (!byBand.has(b)) byBand.set(b, m);
   return { forBand: (b) => byBand.get(b), list: () => list };
 }
+
+/** Everything a connector factory receives. */
+export interface ConnectorDeps {
+  config: Config;
+  registry: Registry;
+  client: UpstreamClient;
+  baseUrl(sourceKey: string): string;
+}
+
+/**
+ * Builds one connector. Declared here, beside the materializer contract, so connector files
+ * depend only on the contract and never on the module that lists them all.
+ */
+export type ConnectorFactory = (deps: ConnectorDeps) => Materializer;

@@ -10,8 +10,7 @@
  * computes it). `geotessera.bin128` = sign bits of a fixed orthogonal rotation (see signBits).
  */
 import { blake3 } from '@noble/hashes/blake3.js';
-import type { Materializer, MaterializeOutcome, MaterializeRequest } from './contract.js';
-import type { ConnectorFactory } from './index.js';
+import type { Materializer, MaterializeOutcome, MaterializeRequest, ConnectorFactory } from './contract.js';
 import { CogReader } from './cog/reader.js';
 import { NpyReader } from './cog/npy.js';
 import { failureOutcome } from './cog/outcome.js';

@@ -5,7 +5,7 @@
  * (no tree cover, no loss, no gain); only a missing tile is an absence. The published files
  * are LZW strips rather than COGs: the reader range-reads the one strip holding the pixel.
  */
-import type { ConnectorFactory } from './index.js';
+import type { ConnectorFactory } from './contract.js';
 import { pointSampleConnector } from './cog/point-connector.js';
 
 const VERSION = 'GFC-2024-v1.12';

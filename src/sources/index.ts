@@ -4,9 +4,11 @@
  */
 import type { Config } from '../config.js';
 import type { Registry } from '../registry/registry.js';
-import type { Materializer } from './contract.js';
+import type { ConnectorDeps, ConnectorFactory, Materializer } from './contract.js';
 import { UpstreamClient } from './http.js';
+import { JSON_CONNECTORS } from './json-connectors.js';
 import { RASTER_CONNECTORS } from './raster-connectors.js';
+import { spiEra5 } from './spi.js';
 
 export const USER_AGENT = 'svc-responder/0.1 (verifiable geospatial memory; +https://github.com/svc)';
 
@@ -39,21 +41,11 @@ export function allowedUpstreams(config: Config, registry: Registry): string[] {
   return out;
 }
 
-/** Everything a connector factory receives. */
-export interface ConnectorDeps {
-  config: Config;
-  registry: Registry;
-  client: UpstreamClient;
-  baseUrl(sourceKey: string): string;
-}
-
-export type ConnectorFactory = (deps: ConnectorDeps) => Materializer;
-
-/** Connector factories, in priority order (connector files register here). */
-export const CONNECTORS: ConnectorFactory[] = [];
-import { JSON_CONNECTORS } from './json-connectors.js'; CONNECTORS.push(...JSON_CONNECTORS);
-CONNECTORS.push(...RASTER_CONNECTORS);
-import { spiEra5 } from './spi.js'; CONNECTORS.push(spiEra5);
+/**
+ * Every connector factory, in priority order. This module is the one place that lists them all
+ * and no connector imports it: connectors depend only on contract.ts (and json-helpers.ts).
+ */
+export const CONNECTORS: readonly ConnectorFactory[] = [...JSON_CONNECTORS, ...RASTER_CONNECTORS, spiEra5];
 
 /** The shared client and every connector for this configuration. */
 export function buildMaterializers(config: Config, registry: Registry): { client: UpstreamClient; materializers: Materializer[] } {

@@ -5,7 +5,7 @@
  * reader then range-reads just the two array entries of the pixel's tile. 1 = forest on
  * 31 December 2020, 0 = not forest; the file's nodata (and 255) is outside coverage.
  */
-import type { ConnectorFactory } from './index.js';
+import type { ConnectorFactory } from './contract.js';
 import { pointSampleConnector } from './cog/point-connector.js';
 
 /** Path of the global COG under the source's base URL. */

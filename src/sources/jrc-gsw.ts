@@ -4,7 +4,7 @@
  * (north-west) corner, e.g. `occurrence_10E_50Nv1_4_2021.tif` covers 10–20°E, 40–50°N.
  * Values are percentages 0–100; 255 is no data; a missing tile is outside coverage.
  */
-import type { ConnectorFactory } from './index.js';
+import type { ConnectorFactory } from './contract.js';
 import { pointSampleConnector } from './cog/point-connector.js';
 
 const LAYERS: Record<string, string> = { 'water.gsw_occurrence': 'occurrence', 'water.gsw_recurrence': 'recurrence' };

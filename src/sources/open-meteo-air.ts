@@ -8,8 +8,7 @@
  * (`unavailable_capability`: the model has no value for it here). History is not wired: a past
  * tslot is an error outcome, never a value from another time.
  */
-import type { MaterializeOutcome, Materializer, MaterializeRequest } from './contract.js';
-import type { ConnectorDeps } from './index.js';
+import type { MaterializeOutcome, Materializer, MaterializeRequest, ConnectorDeps } from './contract.js';
 import { currentReader } from './open-meteo-current.js';
 
 const SOURCE = 'open_meteo_air';

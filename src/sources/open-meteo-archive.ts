@@ -14,12 +14,11 @@
  */
 import { cellCenter } from '../protocol/cell64.js';
 import type { BandEntry } from '../registry/registry.js';
-import type { MaterializeOutcome, MaterializeRequest } from './contract.js';
-import type { ConnectorDeps } from './index.js';
+import type { MaterializeOutcome, MaterializeRequest, ConnectorDeps } from './contract.js';
 import {
   arrayAt, coord, dayOfTslot, failureOutcome, FormatMismatch, formatMismatch, measurementAt, objectAt, openMeteoRefusal, refOf,
   roundTo, SingleFlight, stringAt, unitConverter, type RangeMaterializer, type RangeOptions, type RangeStep,
-} from './json-connectors.js';
+} from './json-helpers.js';
 
 export const ARCHIVE_SOURCE = 'open_meteo_archive';
 export const ARCHIVE_VERSION = 'era5';

@@ -5,11 +5,10 @@
  */
 import { tslotOf } from '../protocol/tslot.js';
 import type { BandEntry } from '../registry/registry.js';
-import type { AbsenceReason, MaterializeOutcome, MaterializeRequest } from './contract.js';
-import type { ConnectorDeps } from './index.js';
+import type { AbsenceReason, MaterializeOutcome, MaterializeRequest, ConnectorDeps } from './contract.js';
 import {
   coord, failureOutcome, FormatMismatch, measurementAt, objectAt, openMeteoRefusal, refOf, roundTo, SingleFlight, stringAt, unitConverter, utcIso,
-} from './json-connectors.js';
+} from './json-helpers.js';
 
 /** What distinguishes one `current=` connector from another. */
 export interface CurrentSpec {

@@ -17,9 +17,8 @@
  * direction: an absence claims less than a value. Negative values (Dead Sea, polders) and
  * small positive ones are kept as real values. null (or NaN) from the API is an absence too.
  */
-import type { MaterializeOutcome, Materializer, MaterializeRequest } from './contract.js';
-import type { ConnectorDeps } from './index.js';
-import { arrayAt, coord, failureOutcome, FormatMismatch, measurementAt, objectAt } from './json-connectors.js';
+import type { MaterializeOutcome, Materializer, MaterializeRequest, ConnectorDeps } from './contract.js';
+import { arrayAt, coord, failureOutcome, FormatMismatch, measurementAt, objectAt } from './json-helpers.js';
 
 const BAND = 'copdem30m.elevation_mean';
 const SOURCE = 'open_meteo';

@@ -8,9 +8,8 @@
  * `current` describes the present only. A past tslot is delegated to the ERA5 archive connector
  * (daily aggregate); a tslot ahead of today is refused (an error outcome, never a value).
  */
-import type { MaterializeOutcome, MaterializeRequest } from './contract.js';
-import type { ConnectorDeps } from './index.js';
-import type { RangeMaterializer } from './json-connectors.js';
+import type { MaterializeOutcome, MaterializeRequest, ConnectorDeps } from './contract.js';
+import type { RangeMaterializer } from './json-helpers.js';
 import { openMeteoArchive } from './open-meteo-archive.js';
 import { currentReader } from './open-meteo-current.js';
 

@@ -16,9 +16,8 @@
  * is an error outcome (nothing signed), never a value from further back.
  */
 import { TEMPO_UNIT_S, tslotOf } from '../protocol/tslot.js';
-import type { MaterializeOutcome, Materializer, MaterializeRequest } from './contract.js';
-import type { ConnectorDeps } from './index.js';
-import { arrayAt, coord, failureOutcome, FormatMismatch, measurementAt, objectAt, refOf, roundTo, SingleFlight, stringAt } from './json-connectors.js';
+import type { MaterializeOutcome, Materializer, MaterializeRequest, ConnectorDeps } from './contract.js';
+import { arrayAt, coord, failureOutcome, FormatMismatch, measurementAt, objectAt, refOf, roundTo, SingleFlight, stringAt } from './json-helpers.js';
 
 const SOURCE = 'ornl_modis';
 const VERSION = 'MOD11A2.061';

@@ -1,8 +1,8 @@
 /**
  * The raster connectors (COG, STAC + COG and .npy tile sources), in one list that
- * `sources/index.ts` appends to CONNECTORS.
+ * `sources/index.ts` composes into the full connector list.
  */
-import type { ConnectorFactory } from './index.js';
+import type { ConnectorFactory } from './contract.js';
 import { chirpsConnector } from './chirps.js';
 import { geoTesseraConnector } from './geotessera.js';
 import { hansenGfcConnector } from './hansen-gfc.js';

@@ -6,8 +6,7 @@
  * at most MAX_REFERENCE_READS of them read, newest first. value = VV dB of the latest scene −
  * median VV dB of the valid reference scenes, rounded to 0.01 dB (negative = darkening).
  */
-import type { MaterializeOutcome, MaterializeRequest } from './contract.js';
-import type { ConnectorFactory } from './index.js';
+import type { MaterializeOutcome, MaterializeRequest, ConnectorFactory } from './contract.js';
 import { float32Text, isoSecond, round } from './cog/outcome.js';
 import { notBegun } from './stac-search.js';
 import { COLLECTION, SOURCE, sentinel1Core, sentinel1Materializer } from './sentinel1.js';

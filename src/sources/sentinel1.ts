@@ -6,8 +6,7 @@
  * value = 10·log10(x) dB; x ≤ 0 is an absence, and a nodata pixel (edge of swath) moves on to
  * the next scene. VV and VH of one cell and tslot come from one search and one scene.
  */
-import type { Materializer, MaterializeOutcome, MaterializeRequest } from './contract.js';
-import type { ConnectorDeps, ConnectorFactory } from './index.js';
+import type { Materializer, MaterializeOutcome, MaterializeRequest, ConnectorDeps, ConnectorFactory } from './contract.js';
 import { CogReader } from './cog/reader.js';
 import { failureOutcome, float32Text, round } from './cog/outcome.js';
 import { formatError } from './cog/tiff.js';

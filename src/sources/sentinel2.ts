@@ -9,8 +9,7 @@
  * cell's true-colour thumbnail (rgbScene, sceneRgb).
  */
 import type { LatLng } from '../protocol/cell64.js';
-import type { AbsenceReason, Materializer, MaterializeOutcome, MaterializeRequest } from './contract.js';
-import type { ConnectorFactory } from './index.js';
+import type { AbsenceReason, Materializer, MaterializeOutcome, MaterializeRequest, ConnectorFactory } from './contract.js';
 import { CogReader, type CogReadOptions } from './cog/reader.js';
 import { failureOutcome, round } from './cog/outcome.js';
 import { formatError } from './cog/tiff.js';

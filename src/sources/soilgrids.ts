@@ -12,9 +12,8 @@
  * One call per cell asks for all six properties (the API takes repeated `property=`), so the
  * soil bands of one cell share it.
  */
-import type { MaterializeOutcome, Materializer, MaterializeRequest } from './contract.js';
-import type { ConnectorDeps } from './index.js';
-import { arrayAt, coord, failureOutcome, FormatMismatch, measurementAt, objectAt, refOf, roundTo, SingleFlight, stringAt } from './json-connectors.js';
+import type { MaterializeOutcome, Materializer, MaterializeRequest, ConnectorDeps } from './contract.js';
+import { arrayAt, coord, failureOutcome, FormatMismatch, measurementAt, objectAt, refOf, roundTo, SingleFlight, stringAt } from './json-helpers.js';
 
 const SOURCE = 'soilgrids';
 const VERSION = 'soilgrids-v2.0';

@@ -13,9 +13,8 @@
  * an error outcome (skipped, retryable), never an absence.
  */
 import { TEMPO_UNIT_S, type Tempo } from '../protocol/tslot.js';
-import type { MaterializeOutcome, Materializer, MaterializeRequest, Provenance } from './contract.js';
-import type { ConnectorDeps } from './index.js';
-import { coord, failureOutcome, FormatMismatch, measurementAt, openMeteoRefusal, refOf, roundTo, SingleFlight, stringAt, unitConverter } from './json-connectors.js';
+import type { MaterializeOutcome, Materializer, MaterializeRequest, Provenance, ConnectorDeps } from './contract.js';
+import { coord, failureOutcome, FormatMismatch, measurementAt, openMeteoRefusal, refOf, roundTo, SingleFlight, stringAt, unitConverter } from './json-helpers.js';
 import { ARCHIVE_SOURCE, ARCHIVE_VERSION, parseDaily, type DailySeries } from './open-meteo-archive.js';
 import { fitGamma, spiOf, SPI_CLIP } from './stats/spi-stats.js';
 

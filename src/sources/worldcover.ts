@@ -3,7 +3,7 @@
  * south-west corner, `v200/2021/map/ESA_WorldCover_10m_2021_v200_N45E015_Map.tif`. Tiles exist
  * only where there is land; a missing tile (open ocean) and the 0 nodata class are absences.
  */
-import type { ConnectorFactory } from './index.js';
+import type { ConnectorFactory } from './contract.js';
 import { pointSampleConnector } from './cog/point-connector.js';
 
 /** Tile name part for the 3° tile holding (lat, lng): `N45E015`, `S03W060`. */

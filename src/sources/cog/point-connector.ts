@@ -4,8 +4,7 @@
  * missing tiles, nodata and out-of-extent points into the band's typed absence. Failures are
  * mapped by failureOutcome; nothing here ever invents a value.
  */
-import type { AbsenceReason, Materializer, MaterializeOutcome, MaterializeRequest, Provenance } from '../contract.js';
-import type { ConnectorDeps } from '../index.js';
+import type { AbsenceReason, Materializer, MaterializeOutcome, MaterializeRequest, Provenance, ConnectorDeps } from '../contract.js';
 import { failureOutcome } from './outcome.js';
 import { CogReader } from './reader.js';
 

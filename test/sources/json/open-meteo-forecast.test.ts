@@ -2,7 +2,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { cellOf } from '../../../src/protocol/cell64.js';
 import { currentTslot } from '../../../src/protocol/tslot.js';
-import { unitConverter } from '../../../src/sources/json-connectors.js';
+import { unitConverter } from '../../../src/sources/json-helpers.js';
 import { FORECAST_CURRENT, openMeteoForecast } from '../../../src/sources/open-meteo-forecast.js';
 import { fixtureDeps, requestFor } from '../fixtures/json-deps.js';
 import { PATHS, startJsonUpstreams, type JsonUpstreams } from '../fixtures/json-upstreams.js';

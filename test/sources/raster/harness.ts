@@ -4,9 +4,8 @@ import { currentTslot } from '../../../src/protocol/tslot.js';
 import { loadConfig } from '../../../src/config.js';
 import { loadRegistry } from '../../../src/registry/registry.js';
 import assert from 'node:assert/strict';
-import type { MaterializeOutcome, MaterializeRequest } from '../../../src/sources/contract.js';
+import type { ConnectorDeps, MaterializeOutcome, MaterializeRequest } from '../../../src/sources/contract.js';
 import { UpstreamClient } from '../../../src/sources/http.js';
-import type { ConnectorDeps } from '../../../src/sources/index.js';
 import type { RasterUpstreams } from '../fixtures/raster-upstreams.js';
 
 export const registry = loadRegistry();
