@@ -17,7 +17,7 @@
 import { decodeTrusted } from '../../protocol/cbor.js';
 import { EXCLUSIVE_EDGE_TYPES, edgeClosures, projectMemory, type IndexedEdge, type MemoryRows } from '../memory.js';
 import { int, rows, type Db } from './pg-db.js';
-import type { Tables } from './schema.js';
+import type { Tables } from './tables.js';
 
 /** Whether a fact may project memory rows: everything else is skipped without a look at its body. */
 export function mayProject(kind: string, band: string): boolean {

@@ -18,7 +18,7 @@ import { Where } from './queries.js';
 export const RANKED_MATCHES = 4000;
 /** Fewest a word of a long query still takes: 32 × 250 keeps the union at 2 × RANKED_MATCHES. */
 const MIN_PER_WORD = 250;
-import type { Tables } from './schema.js';
+import type { Tables } from './tables.js';
 
 /** Largest page any memory read returns (NoteSearch.limit is 1..1000). */
 const MAX_LIMIT = 1000;

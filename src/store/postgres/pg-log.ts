@@ -14,7 +14,7 @@ import { isoSeconds } from '../../protocol/receipt.js';
 import { sthDigest, type SignedTreeHead } from '../../protocol/tree-head.js';
 import type { LogReader, TreeHeadSigner } from '../contract.js';
 import { buf, bytes, int, pgFault, rows, type Db } from './pg-db.js';
-import type { Tables } from './schema.js';
+import type { Tables } from './tables.js';
 
 /** Levels at or above this stay cached in memory once read (about size/128 nodes in all). */
 export const CACHE_LEVEL = 8;

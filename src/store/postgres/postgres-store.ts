@@ -22,7 +22,8 @@ import { PgTransients } from './transients.js';
 import { pgFault } from './pg-db.js';
 import { PgLog } from './pg-log.js';
 import { Queries, type HistoryQuery } from './queries.js';
-import { checkSchemaName, DEFAULT_SCHEMA, migrate, sequencerLockKey, tablesOf } from './schema.js';
+import { DEFAULT_SCHEMA, migrate, sequencerLockKey } from './schema.js';
+import { checkSchemaName, tablesOf } from './tables.js';
 import { encodeAt, Sequencer, type CommitInfo, type PendingBatch } from './sequencer.js';
 import { readerOf } from '../log-reader.js';
 

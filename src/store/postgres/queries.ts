@@ -12,7 +12,7 @@ import { isoSeconds, type Scope } from '../../protocol/receipt.js';
 import type { CorpusStats, FactKind, FactQuery, ProvenanceClass, StoredFact, WitnessRecord } from '../contract.js';
 import { scopeKey } from '../entry.js';
 import { int, rows } from './pg-db.js';
-import type { Tables } from './schema.js';
+import type { Tables } from './tables.js';
 
 /** A row of `facts` as node-postgres returns it (int8 as text, bytea as Buffer). */
 interface FactRow {

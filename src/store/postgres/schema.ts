@@ -11,6 +11,7 @@ import { utf8 } from '../../protocol/bytes.js';
 import { SvcError } from '../../protocol/errors.js';
 import { blake3 } from '../../protocol/hash.js';
 import { backfillMemory } from './memory-index.js';
+import { checkSchemaName, tablesOf } from './tables.js';
 
 /**
  * 1: log, facts, supersedes edges, attester days, claims, witnesses.
@@ -19,17 +20,6 @@ import { backfillMemory } from './memory-index.js';
  */
 export const SCHEMA_VERSION = 2;
 export const DEFAULT_SCHEMA = 'svc';
-
-/** Unquoted-identifier grammar: no quoting surprises, no case folding, at most 63 bytes. */
-const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
-
-/** Throws unless `name` is a plain lowercase PostgreSQL identifier; returns it. */
-export function checkSchemaName(name: string): string {
-  if (typeof name !== 'string' || !SCHEMA_RE.test(name)) {
-    throw new SvcError('internal', `schema: ${JSON.stringify(name)} is not a lowercase identifier ([a-z_][a-z0-9_]{0,62})`);
-  }
-  return name;
-}
 
 /**
  * The sequencer's advisory-lock key: the first 8 bytes of H("svc.pg.sequencer" ‖ 0 ‖ schema)
@@ -41,36 +31,6 @@ export function sequencerLockKey(schema: string): string {
   let x = 0n;
   for (let i = 0; i < 8; i++) x = (x << 8n) | BigInt(d[i]);
   return BigInt.asIntN(64, x).toString();
-}
-
-/** Schema-qualified table names, for building statement texts. */
-export interface Tables {
-  entries: string;
-  nodes: string;
-  facts: string;
-  edges: string;
-  meta: string;
-  witnesses: string;
-  attesterDays: string;
-  scopeClaims: string;
-  notes: string;
-  aliases: string;
-  memEdges: string;
-  closures: string;
-  derivations: string;
-  sharedSlots: string;
-  transients: string;
-}
-
-/** The qualified names of the driver's tables in `schema`. */
-export function tablesOf(schema: string): Tables {
-  const s = `"${checkSchemaName(schema)}"`;
-  return {
-    entries: `${s}.log_entries`, nodes: `${s}.log_nodes`, facts: `${s}.facts`, edges: `${s}.edges`, meta: `${s}.meta`, witnesses: `${s}.witnesses`,
-    attesterDays: `${s}.attester_days`, scopeClaims: `${s}.scope_claims`, notes: `${s}.mem_notes`, aliases: `${s}.mem_aliases`,
-    memEdges: `${s}.mem_edges`, closures: `${s}.mem_edge_closures`, derivations: `${s}.mem_derivations`, sharedSlots: `${s}.shared_slots`,
-    transients: `${s}.transients`,
-  };
 }
 
 function ddl(s: string): string {

@@ -21,7 +21,7 @@ import { SvcError } from '../../protocol/errors.js';
 import { MemoryIndexer, mayProject } from './memory-index.js';
 import { buf, int, pgFault, rows } from './pg-db.js';
 import { nodesCompletedBy, type NodeRow, type PgLog } from './pg-log.js';
-import type { Tables } from './schema.js';
+import type { Tables } from './tables.js';
 import {
   beginLockedSql, CLIENT_SLACK_MS, isLostTransaction, LOCK_WAIT_MS, TCP_SETTINGS_SQL, watchLockWait, withDeadline, WRITER_STATEMENT_MS,
 } from './writer-bounds.js';

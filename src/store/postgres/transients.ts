@@ -5,7 +5,7 @@
  */
 import type pg from 'pg';
 import { rows } from './pg-db.js';
-import type { Tables } from './schema.js';
+import type { Tables } from './tables.js';
 
 /** Expired rows removed per write: pruning is spread over writes, never one long delete. */
 const PRUNE_BATCH = 64;
