@@ -18,8 +18,7 @@
  * derived and may lag meanwhile (node-store.ts keeps unwritten nodes in memory). Any other write
  * failure still stops the log until a reopen, as before: its cause is unknown.
  */
-import { closeSync, openSync } from 'node:fs';
-import { open, stat, type FileHandle } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { b32encode } from '../../protocol/base32.js';
 import { SvcError } from '../../protocol/errors.js';
 import { blake3 } from '../../protocol/hash.js';
@@ -28,12 +27,13 @@ import { DEFAULT_PREFIX } from '../../protocol/preimage.js';
 import { isoSeconds } from '../../protocol/receipt.js';
 import { sthDigest, type SignedTreeHead } from '../../protocol/tree-head.js';
 import type { AppendOnlyLog, TreeHeadSigner } from '../contract.js';
-import { diskFaults, FullState, isDiskFull, type StorageHealth } from '../disk-full.js';
+import { FullState, isDiskFull, type StorageHealth } from '../disk-full.js';
 import { fsyncDir, writeCheckpoint } from './checkpoint.js';
 import type { LeafIndex, OffsetTable } from './memory-index.js';
 import type { NodeStore } from './node-store.js';
 import { recoverLog, type RecoveryReport } from './recovery.js';
 import { encodeTrailer, logFault, MAX_ENTRY_BYTES, putRecord, readFully, RECORD_OVERHEAD, segmentName, segmentPath, TRAILER_BYTES, type SegmentInfo } from './segment-format.js';
+import { checkRecord, createSegmentFile, SegmentReadFds, writeAt } from './segment-io.js';
 
 export type { RecoveryReport } from './recovery.js';
 export { verifyLogDir, type LogVerification } from './verify.js';
@@ -102,7 +102,7 @@ export class DiskLog implements AppendOnlyLog {
   private readonly space = new FullState('log');
   /** True when bytes past the last published record could not be cut after a failure. */
   private tailDirty = false;
-  private readonly readFds = new Map<number, number>();
+  private readonly readFds: SegmentReadFds;
 
   /** @internal use openDiskLog. */
   constructor(
@@ -116,6 +116,7 @@ export class DiskLog implements AppendOnlyLog {
     report: RecoveryReport,
   ) {
     this.dir = opts.dir;
+    this.readFds = new SegmentReadFds(opts.dir);
     this.signer = opts.signer;
     this.prefix = opts.prefix ?? DEFAULT_PREFIX;
     this.segmentMaxBytes = opts.segmentMaxBytes ?? GIB;
@@ -152,8 +153,8 @@ export class DiskLog implements AppendOnlyLog {
     if (!Number.isSafeInteger(index) || index < 0 || index >= this.n) return null;
     const span = this.recordSpan(index);
     const buf = new Uint8Array(span.end - span.offset);
-    readFully(this.readFd(span.seg), buf, 0, buf.length, span.offset);
-    return this.checkRecord(span.seg, span.offset, buf).slice();
+    readFully(this.readFds.get(span.seg), buf, 0, buf.length, span.offset);
+    return checkRecord(this.dir, span.seg, span.offset, buf).slice();
   }
 
   /**
@@ -168,7 +169,7 @@ export class DiskLog implements AppendOnlyLog {
     const len = span.end - span.offset - RECORD_OVERHEAD;
     if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start || end > len) return null;
     const buf = new Uint8Array(end - start);
-    readFully(this.readFd(span.seg), buf, 0, buf.length, span.offset + 4 + start);
+    readFully(this.readFds.get(span.seg), buf, 0, buf.length, span.offset + 4 + start);
     return buf;
   }
 
@@ -187,10 +188,10 @@ export class DiskLog implements AppendOnlyLog {
         j++;
       }
       const buf = new Uint8Array(end - first.offset);
-      readFully(this.readFd(first.seg), buf, 0, buf.length, first.offset);
+      readFully(this.readFds.get(first.seg), buf, 0, buf.length, first.offset);
       for (let k = i; k < j; k++) {
         const span = this.recordSpan(k);
-        const entry = this.checkRecord(span.seg, span.offset, buf.subarray(span.offset - first.offset, span.end - first.offset));
+        const entry = checkRecord(this.dir, span.seg, span.offset, buf.subarray(span.offset - first.offset, span.end - first.offset));
         yield { index: k, entry: entry.slice() };
       }
       i = j;
@@ -251,28 +252,6 @@ export class DiskLog implements AppendOnlyLog {
     // Records are contiguous, so the next record's start (or the segment's data end) bounds this one.
     const end = i + 1 < this.n && this.offsets.segment(i + 1) === seg ? this.offsets.offset(i + 1) : this.segments[seg].dataEnd;
     return { seg, offset, end };
-  }
-
-  /** The entry inside a record's bytes, after checking its framing and BLAKE3. */
-  private checkRecord(seg: number, offset: number, rec: Uint8Array): Uint8Array {
-    const len = (rec[0] | (rec[1] << 8) | (rec[2] << 16)) + rec[3] * 0x1000000;
-    const entry = rec.subarray(4, 4 + len);
-    const digest = blake3(entry);
-    let ok = len + RECORD_OVERHEAD === rec.length;
-    for (let i = 0; ok && i < 32; i++) ok = digest[i] === rec[4 + len + i];
-    if (!ok) {
-      throw logFault(`log ${this.dir}: ${segmentName(seg)}: record at offset ${offset} fails its BLAKE3 check`, { segment: segmentName(seg), offset });
-    }
-    return entry;
-  }
-
-  private readFd(seg: number): number {
-    let fd = this.readFds.get(seg);
-    if (fd === undefined) {
-      fd = openSync(segmentPath(this.dir, seg), 'r');
-      this.readFds.set(seg, fd);
-    }
-    return fd;
   }
 
   // ---- writes ------------------------------------------------------------------------------
@@ -372,7 +351,7 @@ export class DiskLog implements AppendOnlyLog {
       const buf = new Uint8Array(bytes);
       let at = 0;
       for (let i = k; i < j; i++) at = putRecord(buf, at, entries[i], digests[i]);
-      await this.writeAt(this.active!, buf, seg.dataEnd);
+      await writeAt(this.active!, buf, seg.dataEnd);
       await this.active!.datasync();
       this.fsyncCount++;
       // Durable from here: publish the records to readers.
@@ -413,18 +392,10 @@ export class DiskLog implements AppendOnlyLog {
     this.tailDirty = false;
   }
 
-  private async writeAt(fh: FileHandle, buf: Uint8Array, position: number): Promise<void> {
-    diskFaults.hook?.('log.write');
-    for (let done = 0; done < buf.length; ) {
-      const { bytesWritten } = await fh.write(buf, done, buf.length - done, position + done);
-      done += bytesWritten;
-    }
-  }
-
   /** Append the trailer to the active segment, fsync it and close it for writing. */
   private async seal(seg: SegmentInfo): Promise<void> {
     const trailer = encodeTrailer({ count: seg.count, first: seg.first, root: treeRoot(this.nodes, seg.first + seg.count) });
-    await this.writeAt(this.active!, trailer, seg.dataEnd);
+    await writeAt(this.active!, trailer, seg.dataEnd);
     await this.active!.sync();
     this.fsyncCount++;
     seg.sealed = true;
@@ -438,7 +409,7 @@ export class DiskLog implements AppendOnlyLog {
     if (prev && !prev.sealed) throw logFault(`log ${this.dir}: ${segmentName(prev.num)} is open but has no write handle`);
     const num = prev ? prev.num + 1 : 0;
     const path = segmentPath(this.dir, num);
-    const fh = await this.createSegmentFile(path);
+    const fh = await createSegmentFile(path);
     try {
       fsyncDir(this.dir);
     } catch (err) {
@@ -449,19 +420,6 @@ export class DiskLog implements AppendOnlyLog {
     const seg: SegmentInfo = { num, first: this.n, count: 0, dataEnd: 0, sealed: false };
     this.segments.push(seg);
     return seg;
-  }
-
-  /**
-   * A new segment file. One left empty by an attempt that failed (a full disk while syncing the
-   * directory) is taken over; one holding bytes is never overwritten.
-   */
-  private async createSegmentFile(path: string): Promise<FileHandle> {
-    try {
-      return await open(path, 'wx');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || (await stat(path)).size !== 0) throw err;
-      return open(path, 'r+');
-    }
   }
 
   /** Sync the node files and name the current size in the checkpoint. */
@@ -494,8 +452,7 @@ export class DiskLog implements AppendOnlyLog {
       await this.active?.close();
       this.active = null;
       this.nodes.close();
-      for (const fd of this.readFds.values()) closeSync(fd);
-      this.readFds.clear();
+      this.readFds.closeAll();
     }
   }
 }

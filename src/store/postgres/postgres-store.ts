@@ -1,21 +1,20 @@
 /**
  * PostgreSQL driver: the transparency log and the fact index live in one database schema, so
  * several responder processes share one log. Life of a fact: `append` validates the batch and
- * expands it (canonical bytes, digests, per-fact proofs) outside any lock, then queues it for
- * the sequencer (sequencer.ts), which writes the log entry, its tree nodes, the fact rows and
- * supersedes edges (and, for memory records, the memory index: memory-index.ts) in one
- * transaction under the schema's advisory lock and resolves after COMMIT. Reads go straight to
- * the tables (queries.ts, memory-queries.ts, pg-log.ts); there is nothing to replay, since
- * entry and index rows commit together.
+ * expands it (canonical bytes, digests, per-fact proofs) outside any lock (pending-batch.ts),
+ * then queues it for the sequencer (sequencer.ts), which writes the log entry, its tree nodes,
+ * the fact rows and supersedes edges (and, for memory records, the memory index:
+ * memory-index.ts) in one transaction under the schema's advisory lock and resolves after
+ * COMMIT. Reads go straight to the tables (queries.ts, memory-queries.ts, pg-log.ts); there is
+ * nothing to replay, since entry and index rows commit together.
  */
 import pg from 'pg';
-import { b32encode } from '../../protocol/base32.js';
 import { SvcError } from '../../protocol/errors.js';
 import { isoSeconds, type Scope } from '../../protocol/receipt.js';
 import type {
-  AppendBatch, AppendResult, CorpusStats, FactQuery, LogEntryV1, LogReader, Store, StoreConfig, StoredFact, TransientStore, TreeHeadSigner, WitnessRecord,
+  AppendBatch, AppendResult, CorpusStats, FactQuery, LogReader, Store, StoreConfig, StoredFact, TransientStore, TreeHeadSigner, WitnessRecord,
 } from '../contract.js';
-import { expandEntry, scopeKey, type ExpandedFact } from '../entry.js';
+import { scopeKey } from '../entry.js';
 import type { MemoryReader } from '../memory.js';
 import { MemoryQueries } from './memory-queries.js';
 import { PgTransients } from './transients.js';
@@ -24,7 +23,8 @@ import { PgLog } from './pg-log.js';
 import { Queries, type HistoryQuery } from './queries.js';
 import { DEFAULT_SCHEMA, migrate, sequencerLockKey } from './schema.js';
 import { checkSchemaName, tablesOf } from './tables.js';
-import { encodeAt, Sequencer, type CommitInfo, type PendingBatch } from './sequencer.js';
+import { prepare } from './pending-batch.js';
+import { Sequencer, type CommitInfo } from './sequencer.js';
 import { readerOf } from '../log-reader.js';
 
 /** Driver options that are not deployment configuration (tests and tools set them). */
@@ -44,58 +44,6 @@ export interface PostgresStoreOptions {
 }
 
 const POOL_MAX = 8;
-
-/** Cross-check what the caller computed against what the entry will say (the entry is the record). */
-function checkAgainstEntry(batch: AppendBatch, expanded: ExpandedFact[]): void {
-  expanded.forEach((x, i) => {
-    const f = batch.facts[i];
-    const at = `facts[${i}]`;
-    if (f.fact_cid !== x.fact.fact_cid) throw new SvcError('invalid_argument', `${at}.fact_cid: does not match the canonical CBOR of the body`, { field: `${at}.fact_cid` });
-    if (f.cell !== x.fact.cell) throw new SvcError('invalid_argument', `${at}.cell: differs from body.cell`, { field: `${at}.cell` });
-    if (f.band !== x.fact.band) throw new SvcError('invalid_argument', `${at}.band: differs from body.band`, { field: `${at}.band` });
-    if (f.kind !== x.fact.kind) throw new SvcError('invalid_argument', `${at}.kind: differs from body.kind`, { field: `${at}.kind` });
-    // The log keeps only the body, so a scope outside it would vanish on a rebuild.
-    if (scopeKey(f.scope) !== scopeKey(x.fact.scope)) throw new SvcError('invalid_argument', `${at}.scope: differs from body.scope`, { field: `${at}.scope` });
-  });
-  if (expanded[0].fact.proof.root !== b32encode(batch.batch_root)) {
-    throw new SvcError('bad_merkle_proof', 'batch_root: merkle root mismatch: the facts do not hash into batch_root', { field: 'batch_root' });
-  }
-}
-
-/**
- * Validate, expand and provisionally encode a batch (stamped with `at`); throws
- * invalid_argument / bad_merkle_proof before anything is written.
- */
-function prepare(batch: AppendBatch, at: string): PendingBatch {
-  if (!batch || !Array.isArray(batch.facts) || batch.facts.length === 0) {
-    throw new SvcError('invalid_argument', 'facts: expected a non-empty array', { field: 'facts' });
-  }
-  // The entry records the batch exactly as signed (duplicates included), so the attester's
-  // signature and every per-fact proof stay checkable against batch_root from the log alone.
-  const entry: Omit<LogEntryV1, 'accepted_at'> = {
-    v: 1,
-    type: 'batch',
-    attester: batch.attester,
-    signature: batch.signature,
-    batch_root: batch.batch_root,
-    registry_cid: batch.registry_cid,
-    schema_cid: batch.schema_cid,
-    facts: batch.facts.map((f) => f.body),
-    meta: batch.facts.map((f) => ({ provenance_class: f.provenance_class, tslot: f.tslot })),
-  };
-  let expanded: ExpandedFact[];
-  try {
-    expanded = expandEntry({ ...entry, accepted_at: at }, -1);
-  } catch (err) {
-    // A batch the entry codec refuses is the caller's fault, and nothing was written.
-    if (err instanceof SvcError) throw new SvcError('invalid_argument', err.message.replace(/^log entry: /, ''), err.details, { cause: err });
-    throw err;
-  }
-  checkAgainstEntry(batch, expanded);
-  // expandEntry validated the entry, so encoding it cannot fail on the caller's input.
-  return { entry, expanded, encoded: encodeAt(entry, at) };
-}
-
 
 class PostgresStore implements Store {
   readonly driver = 'postgres' as const;

@@ -12,49 +12,18 @@
  */
 import type pg from 'pg';
 import { fromHex } from '../../protocol/bytes.js';
-import { blake3 } from '../../protocol/hash.js';
-import { leafHash } from '../../protocol/log-tree.js';
 import { isoSeconds } from '../../protocol/receipt.js';
-import type { AppendResult, LogEntryV1 } from '../contract.js';
-import { encodeLogEntry, type ExpandedFact } from '../entry.js';
+import type { AppendResult } from '../contract.js';
+import type { ExpandedFact } from '../entry.js';
 import { SvcError } from '../../protocol/errors.js';
 import { MemoryIndexer, mayProject } from './memory-index.js';
 import { buf, int, pgFault, rows } from './pg-db.js';
+import { encodeAt, type PendingBatch } from './pending-batch.js';
 import { nodesCompletedBy, type NodeRow, type PgLog } from './pg-log.js';
 import type { Tables } from './tables.js';
 import {
   beginLockedSql, CLIENT_SLACK_MS, isLostTransaction, LOCK_WAIT_MS, TCP_SETTINGS_SQL, watchLockWait, withDeadline, WRITER_STATEMENT_MS,
 } from './writer-bounds.js';
-
-/** A log entry's bytes under one accepted_at stamp, with the hashes its row needs. */
-export interface EncodedEntry {
-  at: string;
-  bytes: Uint8Array;
-  /** RFC 6962 leaf hash H(0x00 ‖ entry). */
-  leaf: Uint8Array;
-  /** Record hash H(entry). */
-  hash: Uint8Array;
-}
-
-/** Encode `entry` stamped with `at` (validates it first; throws SvcError('internal') when invalid). */
-export function encodeAt(entry: Omit<LogEntryV1, 'accepted_at'>, at: string): EncodedEntry {
-  const bytes = encodeLogEntry({ ...entry, accepted_at: at });
-  return { at, bytes, leaf: leafHash(bytes), hash: blake3(bytes) };
-}
-
-/** A validated batch waiting for the sequencer. */
-export interface PendingBatch {
-  /** The entry without its accepted_at, which is stamped under the lock. */
-  entry: Omit<LogEntryV1, 'accepted_at'>;
-  /** Facts of the entry, expanded once outside the lock (bytes, digests, proofs). */
-  expanded: ExpandedFact[];
-  /**
-   * The entry encoded outside the lock with the clock's second at submit time: the sequencer
-   * reuses it when it stamps the same second (the common case) and re-encodes otherwise, so
-   * little CPU work happens while the lock is held.
-   */
-  encoded: EncodedEntry;
-}
 
 interface Queued extends PendingBatch {
   resolve: (r: AppendResult) => void;

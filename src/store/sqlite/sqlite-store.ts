@@ -14,23 +14,22 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { b32decode } from '../../protocol/base32.js';
-import { equalBytes } from '../../protocol/bytes.js';
 import { SvcError } from '../../protocol/errors.js';
 import { isoSeconds, type Scope } from '../../protocol/receipt.js';
 import { FullState, isDiskFull, storageFull, type StorageHealth } from '../disk-full.js';
 import type {
   AppendBatch, AppendOnlyLog, AppendResult, CorpusStats, FactQuery, LogEntryV1, LogReader, Store, StoreConfig, StoredFact, WitnessRecord,
 } from '../contract.js';
-import { decodeLogEntry, encodeLogEntryParts, scopeKey, type EncodedLogEntry } from '../entry.js';
+import { decodeLogEntry, scopeKey } from '../entry.js';
+import { batchEntry, cidDigest } from './batch-entry.js';
 import { FactRows } from './fact-rows.js';
 import { IndexWriter } from './index-writer.js';
-import { indexEntry, indexLoggedEntry, type IndexedEntry } from './indexed-entry.js';
+import { indexLoggedEntry, type IndexedEntry } from './indexed-entry.js';
 import type { MemoryReader } from '../memory.js';
 import { MemoryIndexSqlite } from './memory-queries.js';
 import { internal, Queries } from './queries.js';
 import { SqliteTransients } from './transients.js';
-import { KIND_CODES, migrate, unpackAcceptedAt } from './schema.js';
+import { migrate, unpackAcceptedAt } from './schema.js';
 import { readerOf } from '../log-reader.js';
 
 /** Driver options that are not deployment configuration (tests and tools set them). */
@@ -54,38 +53,6 @@ interface PendingApply {
   entry: IndexedEntry;
   resolve: (inserted: boolean[]) => void;
   reject: (err: unknown) => void;
-}
-
-
-/** The raw digest a fact_cid names, or null when it is not the b32 of 32 bytes. */
-function cidDigest(cid: unknown): Uint8Array | null {
-  try {
-    return b32decode(cid as string, 32);
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Cross-check what the caller computed against what the entry will say (the entry wins on
- * replay). `claimed` holds the digests the batch's fact_cids name (null: not a cid at all).
- */
-function checkAgainstEntry(batch: AppendBatch, claimed: (Uint8Array | null)[], x: IndexedEntry): void {
-  x.facts.forEach((fx, i) => {
-    const f = batch.facts[i];
-    const at = `facts[${i}]`;
-    // b32decode is strict (one text per digest), so equal digests mean equal cid text.
-    const cid = claimed[i];
-    if (cid === null || !equalBytes(cid, fx.digest)) throw new SvcError('invalid_argument', `${at}.fact_cid: does not match the canonical CBOR of the body`, { field: `${at}.fact_cid` });
-    if (f.cell !== fx.cell) throw new SvcError('invalid_argument', `${at}.cell: differs from body.cell`, { field: `${at}.cell` });
-    if (f.band !== fx.band) throw new SvcError('invalid_argument', `${at}.band: differs from body.band`, { field: `${at}.band` });
-    if (f.kind !== KIND_CODES[fx.kind]) throw new SvcError('invalid_argument', `${at}.kind: differs from body.kind`, { field: `${at}.kind` });
-    // The log keeps only the body, so a scope outside it would vanish on rebuild.
-    if (scopeKey(f.scope) !== fx.scopeKey) throw new SvcError('invalid_argument', `${at}.scope: differs from body.scope`, { field: `${at}.scope` });
-  });
-  if (!equalBytes(x.tree.root, batch.batch_root)) {
-    throw new SvcError('bad_merkle_proof', 'batch_root: merkle root mismatch: the facts do not hash into batch_root', { field: 'batch_root' });
-  }
 }
 
 class SqliteStore implements Store {
@@ -250,32 +217,7 @@ class SqliteStore implements Store {
       return { log_index: first.log_index, accepted_at: unpackAcceptedAt(first.accepted_at), tree_size: await this.appendLog.size(), duplicates };
     }
 
-    // The entry records the batch exactly as signed (duplicates included) so the attester's
-    // signature and every per-fact proof stay checkable against batch_root from the log alone;
-    // facts already indexed keep their first placement.
-    const entry: LogEntryV1 = {
-      v: 1,
-      type: 'batch',
-      accepted_at: isoSeconds(this.now()),
-      attester: batch.attester,
-      signature: batch.signature,
-      batch_root: batch.batch_root,
-      registry_cid: batch.registry_cid,
-      schema_cid: batch.schema_cid,
-      facts: batch.facts.map((f) => f.body),
-      meta: batch.facts.map((f) => ({ provenance_class: f.provenance_class, tslot: f.tslot })),
-    };
-    let encoded: EncodedLogEntry;
-    try {
-      encoded = encodeLogEntryParts(entry);
-    } catch (err) {
-      // A batch the entry codec refuses is the caller's fault, and nothing was written.
-      if (err instanceof SvcError) throw new SvcError('invalid_argument', err.message.replace(/^log entry: /, ''), err.details, { cause: err });
-      throw err;
-    }
-    // Each body was encoded once above; those bytes are in the entry verbatim.
-    const indexed = indexEntry(entry, encoded, true, -1);
-    checkAgainstEntry(batch, claimed, indexed);
+    const { entry, encoded, indexed } = batchEntry(batch, claimed, isoSeconds(this.now()));
 
     const index = await this.appendLog.append(encoded.bytes); // durable from here on
     indexed.logIndex = index;

@@ -1,0 +1,78 @@
+/**
+ * Turning a signed batch into the log entry that records it, and checking that entry against
+ * what the caller claimed (fact_cids, cells, bands, kinds, scopes, batch_root). Separate from
+ * sqlite-store.ts because it is pure: it reads neither the log nor the index, so a refusal here
+ * writes nothing, and the store keeps only the ordering and durability of appends.
+ */
+import { b32decode } from '../../protocol/base32.js';
+import { equalBytes } from '../../protocol/bytes.js';
+import { SvcError } from '../../protocol/errors.js';
+import type { AppendBatch, LogEntryV1 } from '../contract.js';
+import { encodeLogEntryParts, scopeKey, type EncodedLogEntry } from '../entry.js';
+import { indexEntry, type IndexedEntry } from './indexed-entry.js';
+import { KIND_CODES } from './schema.js';
+
+/** The raw digest a fact_cid names, or null when it is not the b32 of 32 bytes. */
+export function cidDigest(cid: unknown): Uint8Array | null {
+  try {
+    return b32decode(cid as string, 32);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Cross-check what the caller computed against what the entry will say (the entry wins on
+ * replay). `claimed` holds the digests the batch's fact_cids name (null: not a cid at all).
+ */
+function checkAgainstEntry(batch: AppendBatch, claimed: (Uint8Array | null)[], x: IndexedEntry): void {
+  x.facts.forEach((fx, i) => {
+    const f = batch.facts[i];
+    const at = `facts[${i}]`;
+    // b32decode is strict (one text per digest), so equal digests mean equal cid text.
+    const cid = claimed[i];
+    if (cid === null || !equalBytes(cid, fx.digest)) throw new SvcError('invalid_argument', `${at}.fact_cid: does not match the canonical CBOR of the body`, { field: `${at}.fact_cid` });
+    if (f.cell !== fx.cell) throw new SvcError('invalid_argument', `${at}.cell: differs from body.cell`, { field: `${at}.cell` });
+    if (f.band !== fx.band) throw new SvcError('invalid_argument', `${at}.band: differs from body.band`, { field: `${at}.band` });
+    if (f.kind !== KIND_CODES[fx.kind]) throw new SvcError('invalid_argument', `${at}.kind: differs from body.kind`, { field: `${at}.kind` });
+    // The log keeps only the body, so a scope outside it would vanish on rebuild.
+    if (scopeKey(f.scope) !== fx.scopeKey) throw new SvcError('invalid_argument', `${at}.scope: differs from body.scope`, { field: `${at}.scope` });
+  });
+  if (!equalBytes(x.tree.root, batch.batch_root)) {
+    throw new SvcError('bad_merkle_proof', 'batch_root: merkle root mismatch: the facts do not hash into batch_root', { field: 'batch_root' });
+  }
+}
+
+/**
+ * The entry for `batch` accepted at `acceptedAt`, its encoding and what the index makes of it,
+ * after checking it against `claimed` (the digests the batch's fact_cids name, null: not a cid).
+ */
+export function batchEntry(batch: AppendBatch, claimed: (Uint8Array | null)[], acceptedAt: string): { entry: LogEntryV1; encoded: EncodedLogEntry; indexed: IndexedEntry } {
+  // The entry records the batch exactly as signed (duplicates included) so the attester's
+  // signature and every per-fact proof stay checkable against batch_root from the log alone;
+  // facts already indexed keep their first placement.
+  const entry: LogEntryV1 = {
+    v: 1,
+    type: 'batch',
+    accepted_at: acceptedAt,
+    attester: batch.attester,
+    signature: batch.signature,
+    batch_root: batch.batch_root,
+    registry_cid: batch.registry_cid,
+    schema_cid: batch.schema_cid,
+    facts: batch.facts.map((f) => f.body),
+    meta: batch.facts.map((f) => ({ provenance_class: f.provenance_class, tslot: f.tslot })),
+  };
+  let encoded: EncodedLogEntry;
+  try {
+    encoded = encodeLogEntryParts(entry);
+  } catch (err) {
+    // A batch the entry codec refuses is the caller's fault, and nothing was written.
+    if (err instanceof SvcError) throw new SvcError('invalid_argument', err.message.replace(/^log entry: /, ''), err.details, { cause: err });
+    throw err;
+  }
+  // Each body was encoded once above; those bytes are in the entry verbatim.
+  const indexed = indexEntry(entry, encoded, true, -1);
+  checkAgainstEntry(batch, claimed, indexed);
+  return { entry, encoded, indexed };
+}
