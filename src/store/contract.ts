@@ -18,10 +18,14 @@ import type { MemoryReader } from './memory.js';
 import type { MerkleProofJson } from '../protocol/merkle-batch.js';
 import type { Scope } from '../protocol/receipt.js';
 import type { SignedTreeHead } from '../protocol/tree-head.js';
+import type { ProvenanceClass } from '../registry/types.js';
 
 export type FactKind = 'primary' | 'absence' | 'derivative';
-export type ProvenanceClass = 'direct_sensor' | 'deterministic_index' | 'model_output' | 'human_curated' | 'unclassified';
-export const PROVENANCE_CLASSES: readonly ProvenanceClass[] = ['direct_sensor', 'deterministic_index', 'model_output', 'human_curated', 'unclassified'];
+/**
+ * Declared once, by the registry (a band's provenance class); re-exported here because a stored
+ * fact carries one and readers of the store's contract import it from this module.
+ */
+export { PROVENANCE_CLASSES, type ProvenanceClass } from '../registry/types.js';
 
 /** A fact as the store keeps it: its exact body and canonical bytes plus the index columns. */
 export interface StoredFact {
