@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
 import * as P from '../src/protocol/index.js';
-import { acceptBatch } from '../src/primitives/attest.js';
+import { acceptBatch } from '../src/primitives/write/attest.js';
 import { findSimilar, type FindSimilarRequest } from '../src/primitives/reads/similar.js';
 import { openService } from '../src/service.js';
 import { signBits } from '../src/sources/geotessera.js';

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { buildApp } from '../src/api/app.js';
 import { loadConfig } from '../src/config.js';
 import * as P from '../src/protocol/index.js';
-import { recall, type RecallResult } from '../src/primitives/recall.js';
+import { recall, type RecallResult } from '../src/primitives/reads/recall.js';
 import { deepFreeze } from '../src/protocol/freeze.js';
 import { openService } from '../src/service.js';
 import { canPinCores, pinSelf } from './harness.js';

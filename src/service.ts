@@ -12,11 +12,11 @@ import { loadRegistry } from './registry/registry.js';
 import { recordPublishedManifests } from './registry/published.js';
 import { installFastBlake3 } from './crypto/fast-blake3.js';
 import { openStore } from './store/index.js';
-import { Materializations } from './primitives/materialize.js';
-import { Metrics } from './primitives/metrics.js';
+import { Materializations } from './primitives/materialize/materialize.js';
+import { Metrics } from './lib/metrics.js';
 import { materializerRegistry, type Materializer } from './sources/contract.js';
 import { buildMaterializers } from './sources/index.js';
-import { closeLocator, placeResolver } from './primitives/locate.js';
+import { closeLocator, placeResolver } from './primitives/locate/locate.js';
 
 export interface Service extends ServiceContext {
   close(): Promise<void>;

@@ -1,7 +1,8 @@
 /** Fixed limits of spec part 8 (the configurable ones come from Config). */
 import { MEMORY_SEARCH_CONCURRENCY_DEFAULT, NOTE_DAILY_QUOTA_DEFAULT } from '../config.js';
+import { FIND_SIMILAR_K } from '../primitives/reads/similar.js';
 import { HUNT_MAX_AREA_KM2 } from '../primitives/hunt/region.js';
-import { MAX_FUTURE_SKEW_S } from '../primitives/fact-rules.js';
+import { MAX_FUTURE_SKEW_S } from '../primitives/write/fact-rules.js';
 import { MAX_EDGES_PER_WRITE, MAX_EDGES_RETURNED } from '../primitives/memory/edges.js';
 import { MAX_NOTES_PER_WRITE, MAX_QUERY_WORDS, MAX_RADIUS_M, MAX_RESULTS, TEXT_CANDIDATES, VECTOR_SCAN } from '../primitives/memory/notes.js';
 
@@ -35,7 +36,7 @@ export const LIMITS = {
   shortcut_n_cells: { min: 1, max: 64, default_polygon: 16, default_at: 1 },
   backfill_max_facts: { min: 1, max: 1024, default: 16 },
   backfill_area_cells: 64,
-  find_similar_k: { min: 1, max: 1000, default: 10 },
+  find_similar_k: FIND_SIMILAR_K,
   locate_polygon_sample_cells: 64,
   hunt: { sampled_cells: 32, sampled_cells_slow: 8, top: 8, max_bbox_area_km2: HUNT_MAX_AREA_KM2 },
   band_raster: { bands: ['s2.B02', 's2.B03', 's2.B04', 's2.B08', 's2.B11', 's2.B12'], max_pixels_per_side: 512 },

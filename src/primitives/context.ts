@@ -13,8 +13,8 @@ import type { PublishedManifests } from '../registry/published.js';
 import type { Registry } from '../registry/registry.js';
 import type { CachedStore } from '../store/index.js';
 import type { MaterializerRegistry } from '../sources/contract.js';
-import type { Materializations } from './materialize.js';
-import type { Metrics } from './metrics.js';
+import type { MaterializationRunner } from './materialize/notes.js';
+import type { Metrics } from '../lib/metrics.js';
 
 export interface ServiceContext {
   readonly config: Config;
@@ -28,7 +28,7 @@ export interface ServiceContext {
   readonly ed25519: Ed25519Backend;
   readonly now: () => Date;
   readonly materializers: MaterializerRegistry;
-  readonly materializations: Materializations;
+  readonly materializations: MaterializationRunner<ServiceContext>;
   readonly metrics: Metrics;
   /** Place-name resolution (the locate primitive) when wired; recall accepts names through it. */
   locate?: (place: string) => Promise<{ cell64: string; label?: string; is_high_confidence?: boolean }>;

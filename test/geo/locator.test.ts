@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createLocator, Spacer, cacheKey } from '../../src/geo/locator.js';
 import { memoryGeoCache, postgresGeoCache, sqliteGeoCache } from '../../src/geo/geocache.js';
 import { UpstreamClient } from '../../src/sources/http.js';
-import { parseLocateRequest } from '../../src/primitives/locate.js';
+import { parseLocateRequest } from '../../src/primitives/locate/locate.js';
 import { SvcError } from '../../src/protocol/errors.js';
 import { closedPortUrl, startFakeGeocoders, type FakeGeocoders } from './fake-geocoders.js';
 

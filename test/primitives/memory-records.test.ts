@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as P from '../../src/protocol/index.js';
-import { mintFacts } from '../../src/primitives/attest.js';
+import { mintFacts } from '../../src/primitives/write/attest.js';
 import { SvcError } from '../../src/protocol/errors.js';
 import { build, type TestApp } from '../support/app.js';
 import { makeAttester, type TestAttester } from '../support/attester.js';

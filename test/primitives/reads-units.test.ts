@@ -6,8 +6,9 @@ import { cosine, evenPick, l2, mapLimit, newestPerTslot } from '../../src/primit
 import { contains, parseBboxArray, parsePolygon, parsePolygonBbox, sampleArea } from '../../src/primitives/reads/geometry.js';
 import { centroid, scalarAgg } from '../../src/primitives/reads/region.js';
 import { residualOf } from '../../src/primitives/reads/state.js';
-import { captureDates, parseToken } from '../../src/primitives/tokens.js';
-import { bundleCidOf } from '../../src/primitives/bundles.js';
+import { captureDates } from '../../src/primitives/tokens/tokens.js';
+import { parseToken } from '../../src/primitives/tokens/parse.js';
+import { bundleCidOf } from '../../src/primitives/tokens/bundles.js';
 
 const code = (fn: () => unknown) => {
   try {

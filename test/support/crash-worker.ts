@@ -7,7 +7,7 @@
 import { writeSync } from 'node:fs';
 import { loadConfig } from '../../src/config.js';
 import { openService } from '../../src/service.js';
-import { mintedBody, mintFacts } from '../../src/primitives/attest.js';
+import { mintedBody, mintFacts } from '../../src/primitives/write/attest.js';
 import { cellOf } from '../../src/protocol/cell64.js';
 
 const service = await openService(loadConfig({ SVC_DATA: process.env.SVC_DATA, SVC_LOG_LEVEL: 'silent' }));

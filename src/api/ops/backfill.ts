@@ -1,6 +1,6 @@
 /** Backfill (spec 4.7, a write: REST only) and the wiring catalogues (spec 4.1). */
-import { backfill, BACKFILL_LIMITS, type BackfillRequest } from '../../primitives/backfill.js';
-import { dataAvailability, materializersInfo } from '../../primitives/materializers-info.js';
+import { backfill, BACKFILL_LIMITS, type BackfillRequest } from '../../primitives/materialize/backfill.js';
+import { dataAvailability, materializersInfo } from '../../primitives/materialize/materializers-info.js';
 import { cellSchema, type Operation } from '../operations.js';
 
 const b32Key = { type: 'string', minLength: 1, maxLength: 120 } as const;

@@ -1,6 +1,6 @@
 /** Corpus snapshot and receipt verification as operations (REST + MCP). */
-import { corpusStateStats } from '../../primitives/corpus-stats.js';
-import { verifyReceiptPrimitive } from '../../primitives/verify-receipt.js';
+import { corpusStateStats } from '../../primitives/reads/corpus-stats.js';
+import { verifyReceiptPrimitive } from '../../primitives/verify/verify-receipt.js';
 import type { Operation } from '../operations.js';
 
 export const corpusStatsOp: Operation = {

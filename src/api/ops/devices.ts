@@ -4,7 +4,7 @@
  * memory bearer routes (scopes.ts). Writes are REST only; resolves are MCP tools in /mcp/full.
  * None of these take a `scope`, so they sit outside the scoped-read guard.
  */
-import type { AttestRequest } from '../../primitives/attest.js';
+import type { AttestRequest } from '../../primitives/write/attest.js';
 import { devicePlatforms, enrollDevice, resolveAttestation, revokeKey } from '../../primitives/keys/devices.js';
 import { resolveTrace, submitTrace, substratesCatalogue } from '../../primitives/keys/traces.js';
 import { b32KeySchema, type Operation } from '../operations.js';

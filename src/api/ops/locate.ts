@@ -1,5 +1,5 @@
 /** Place resolution (spec 4.3): POST /v1/locate, MCP tool `<prefix>_locate`. */
-import { locate } from '../../primitives/locate.js';
+import { locate } from '../../primitives/locate/locate.js';
 import type { Operation } from '../operations.js';
 
 const nameField = (what: string) => ({ type: 'string', minLength: 1, maxLength: 300, description: `${what} (free text; e.g. "Paris", "Springfield, IL", "東京", "Lake Baikal")` });

@@ -1,6 +1,6 @@
 /** Read operations (spec 4.4). */
 import { PROVENANCE_CLASSES } from '../../store/contract.js';
-import { recall, recallEtag, type RecallRequest } from '../../primitives/recall.js';
+import { recall, recallEtag, type RecallRequest } from '../../primitives/reads/recall.js';
 import { bandsSchema, cellSchema, scopeSchema, tslotSchema, type Operation } from '../operations.js';
 
 /** The recall fields besides the cell(s): shared by recall and the multi-cell reads. */

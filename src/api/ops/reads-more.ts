@@ -10,8 +10,8 @@ import { compare, compareBands, PREDICATE_KINDS } from '../../primitives/reads/c
 import { MAX_RECALL_MANY, POLYGON_MAX_CELLS, recallMany, recallPolygon } from '../../primitives/reads/many.js';
 import { AGGS, REGION_MAX_CELLS, queryRegion } from '../../primitives/reads/region.js';
 import { diff, fetchFact, trajectory } from '../../primitives/reads/series.js';
-import type { SceneThumbnail } from '../../primitives/scene.js';
-import { CLAIM_AGGS, CLAIM_OPS, verifyClaim } from '../../primitives/verify-claim.js';
+import type { SceneThumbnail } from '../../primitives/pictures/scene.js';
+import { CLAIM_AGGS, CLAIM_OPS, verifyClaim } from '../../primitives/verify/verify-claim.js';
 import { bandsSchema, cellSchema, scopeSchema, tslotSchema, type Operation } from '../operations.js';
 import { runOperation } from '../routes/operations.js';
 import { includeSchema, recallFields } from './read.js';

@@ -3,7 +3,7 @@
  * MCP (the PNG as base64), and the same primitive behind GET /v1/cells/:cell64/scene.png
  * (registered with the other path-parameter routes in reads-more.ts).
  */
-import { cellSceneRgb, type SceneThumbnail } from '../../primitives/scene.js';
+import { cellSceneRgb, type SceneThumbnail } from '../../primitives/pictures/scene.js';
 import { toJson } from '../json.js';
 import type { Operation } from '../operations.js';
 

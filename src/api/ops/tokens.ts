@@ -5,8 +5,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../../primitives/context.js';
-import { MAX_BUNDLE_FACTS, mintBundle, resolveBundle } from '../../primitives/bundles.js';
-import { mintMemoryToken, resolveToken } from '../../primitives/tokens.js';
+import { MAX_BUNDLE_FACTS, mintBundle, resolveBundle } from '../../primitives/tokens/bundles.js';
+import { mintMemoryToken, resolveToken } from '../../primitives/tokens/tokens.js';
 import type { Operation } from '../operations.js';
 import { runOperation } from '../routes/operations.js';
 

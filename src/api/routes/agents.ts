@@ -6,7 +6,7 @@ import type {} from '@fastify/swagger';
 import { jsonOnce } from '../json.js';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../../primitives/context.js';
-import { attesterRole } from '../../primitives/fact-meta.js';
+import { attesterRole } from '../../primitives/facts/fact-meta.js';
 import { REPUTATION_NOTE, attesterReputation } from '../../primitives/memory/reputation.js';
 import type { Operation } from '../operations.js';
 import { GEO_ATTRIBUTION } from '../../geo/attribution.js';

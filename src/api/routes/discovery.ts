@@ -10,7 +10,7 @@ import { SvcError } from '../../protocol/errors.js';
 import { SCHEMA_PROFILE } from '../../registry/manifests.js';
 import { GRID_INFO_QUERY, gridInfoFor } from '../../geo/grid-info.js';
 import type { ServiceContext } from '../../primitives/context.js';
-import { coverageMap } from '../../primitives/coverage-map.js';
+import { coverageMap } from '../../primitives/pictures/coverage-map.js';
 import { LIMITS } from '../limits.js';
 import { STATEMENT_TTL_SECS } from '../../primitives/keys/common.js';
 

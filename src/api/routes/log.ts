@@ -2,7 +2,7 @@
 import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../../primitives/context.js';
-import { consistency, inclusion, listWitnesses, logEntry, submitWitness, treeHead, type WitnessRequest } from '../../primitives/log.js';
+import { consistency, inclusion, listWitnesses, logEntry, submitWitness, treeHead, type WitnessRequest } from '../../primitives/log/log.js';
 
 const u = { type: 'string', pattern: '^[0-9]{1,16}$' } as const;
 

@@ -5,7 +5,7 @@
  */
 import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
-import { corpusStateStats } from '../../primitives/corpus-stats.js';
+import { corpusStateStats } from '../../primitives/reads/corpus-stats.js';
 import type { ServiceContext } from '../../primitives/context.js';
 
 export interface StreamState {

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { b32encode } from '../../protocol/base32.js';
 import { decodeCanonical, type CborValue } from '../../protocol/cbor.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
-import { acceptBatch, type AttestRequest } from '../../primitives/attest.js';
+import { acceptBatch, type AttestRequest } from '../../primitives/write/attest.js';
 import type { ServiceContext } from '../../primitives/context.js';
 
 const attestBody = {

@@ -6,7 +6,7 @@
  * call computes them. Every output names the fact_cids it was computed from.
  */
 import type { AlgorithmEntry, Registry } from '../../registry/registry.js';
-import type { ServedFact } from '../facts-view.js';
+import type { ServedFact } from '../facts/facts-view.js';
 import { dnbrClass, spiClass, WHO_AQG } from './interpret.js';
 
 export interface AlgorithmOutput {

@@ -6,7 +6,7 @@
  */
 import { observedPhrase } from '../../protocol/answer-format.js';
 import type { BandEntry, Registry } from '../../registry/registry.js';
-import type { ServedFact } from '../facts-view.js';
+import type { ServedFact } from '../facts/facts-view.js';
 
 export { formatNumber, formatValue, isoDate } from '../../protocol/answer-format.js';
 

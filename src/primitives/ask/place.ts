@@ -8,9 +8,9 @@
 import type { LocateResp } from '../../geo/types.js';
 import { cellCenter } from '../../protocol/cell64.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
-import { requireCell } from '../cell-input.js';
+import { requireCell } from '../reads/cell-input.js';
 import type { ServiceContext } from '../context.js';
-import { locate } from '../locate.js';
+import { locate } from '../locate/locate.js';
 import type { Understanding } from './understand.js';
 
 export interface AskPlace {

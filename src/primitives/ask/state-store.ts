@@ -15,9 +15,9 @@
 import { anchorId, contentId, isFactCid } from '../../protocol/cid.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { isoSeconds, type Receipt, type Scope } from '../../protocol/receipt.js';
-import { mintedBody, mintFacts } from '../attest.js';
+import { mintedBody, mintFacts } from '../write/attest.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
-import { serveFact, type ServedFact } from '../facts-view.js';
+import { serveFact, type ServedFact } from '../facts/facts-view.js';
 import { mayReadScope, type Authorization } from '../scopes/access.js';
 import type { AskState, AskStateRecord } from './state-record.js';
 

@@ -8,7 +8,7 @@
 import type { LocateResp } from '../../geo/types.js';
 import type { Registry, TopicEntry } from '../../registry/registry.js';
 import type { ServiceContext } from '../context.js';
-import type { MaterializeNote } from '../materialize.js';
+import type { MaterializeNote } from '../materialize/notes.js';
 import type { AlgorithmForQuestion } from './evaluate.js';
 import { areaStep, disambiguateStep, huntStep, recallStep, sceneStep, shortcutStep, type NextStep } from './next-steps.js';
 

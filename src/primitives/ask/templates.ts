@@ -12,8 +12,8 @@
 import type { LocateResp } from '../../geo/types.js';
 import { renderAnswer, type AnswerParts, type Piece, type Sentence } from '../../protocol/answer-parts.js';
 import type { Registry, TopicEntry } from '../../registry/registry.js';
-import type { ServedFact } from '../facts-view.js';
-import type { MaterializeNote } from '../materialize.js';
+import type { ServedFact } from '../facts/facts-view.js';
+import type { MaterializeNote } from '../materialize/notes.js';
 import type { AlgorithmForQuestion } from './evaluate.js';
 import { formatNumber, sourceName } from './format.js';
 import { interpret } from './interpret.js';

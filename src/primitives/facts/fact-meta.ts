@@ -5,10 +5,10 @@
  * served object minus fact_cid and receipt), so it cannot change a fact_cid. A verifier checks
  * it against the log (`svc verify --log`).
  */
-import type { FactMeta } from '../protocol/verify-response.js';
-import type { StoredFact } from '../store/contract.js';
-import type { ServiceContext } from './context.js';
-import { recordStanding } from './keys/standing.js';
+import type { FactMeta } from '../../protocol/verify-response.js';
+import type { StoredFact } from '../../store/contract.js';
+import type { ServiceContext } from '../context.js';
+import { recordStanding } from '../keys/standing.js';
 
 export type { FactMeta };
 

@@ -3,11 +3,11 @@
  * `receipt` binding that one fact with its batch inclusion proof. The per-fact receipt is
  * signed once and kept in the hot cache, so warm reads cost no extra signatures.
  */
-import { decodeTrusted, encodeCanonical, type CborValue } from '../protocol/cbor.js';
-import type { Receipt } from '../protocol/receipt.js';
-import type { StoredFact } from '../store/contract.js';
-import { issueReceipt, type ServiceContext } from './context.js';
-import { deepFreeze } from '../protocol/freeze.js';
+import { decodeTrusted, encodeCanonical, type CborValue } from '../../protocol/cbor.js';
+import type { Receipt } from '../../protocol/receipt.js';
+import type { StoredFact } from '../../store/contract.js';
+import { issueReceipt, type ServiceContext } from '../context.js';
+import { deepFreeze } from '../../protocol/freeze.js';
 import { factMetaOf, recordFactMeta } from './fact-meta.js';
 
 export type ServedFact = Record<string, unknown> & { fact_cid: string; receipt: Receipt };

@@ -10,9 +10,9 @@
 import type { Receipt } from '../../protocol/receipt.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
 import type { NextStep } from '../ask/next-steps.js';
-import type { ServedFact } from '../facts-view.js';
-import type { MaterializeNote } from '../materialize.js';
-import { recall } from '../recall.js';
+import type { ServedFact } from '../facts/facts-view.js';
+import type { MaterializeNote } from '../materialize/notes.js';
+import { recall } from '../reads/recall.js';
 import { mapLimit } from '../reads/common.js';
 import { resolveEvent } from './events.js';
 import { failedSample, readSample, type SampleReport } from './readings.js';

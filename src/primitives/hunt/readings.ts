@@ -4,9 +4,9 @@
  * missing value is always reported as such and never as a zero.
  */
 import { cellCenter } from '../../protocol/cell64.js';
-import type { ServedFact } from '../facts-view.js';
-import type { MaterializeNote } from '../materialize.js';
-import type { RecallResult } from '../recall.js';
+import type { ServedFact } from '../facts/facts-view.js';
+import type { MaterializeNote } from '../materialize/notes.js';
+import type { RecallResult } from '../reads/recall.js';
 import type { Gate, GateResult } from './gates.js';
 
 export type SampleStatus = 'candidate' | 'below_threshold' | 'gate_failed' | 'gate_unknown' | 'absence' | 'timeout' | 'upstream_error' | 'no_materializer' | 'no_data' | 'error';

@@ -7,7 +7,7 @@ import { boxAreaKm2 } from '../../geo/geometry.js';
 import type { LocateResp } from '../../geo/types.js';
 import { invalidArgument } from '../../protocol/errors.js';
 import type { ServiceContext } from '../context.js';
-import { locate } from '../locate.js';
+import { locate } from '../locate/locate.js';
 import { boxArea, parsePolygon, parsePolygonBbox, type Area } from '../reads/geometry.js';
 
 /**

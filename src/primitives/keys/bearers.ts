@@ -11,7 +11,7 @@ import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { isoSeconds } from '../../protocol/receipt.js';
 import type { StoredFact } from '../../store/contract.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
-import { serveFact } from '../facts-view.js';
+import { serveFact } from '../facts/facts-view.js';
 import { checkExp, mintRecord, nowUnix, publicKeyOf, signatureOf } from './common.js';
 import { useStatementOnce } from './single-use.js';
 import { BEARER_REVOCATION_BAND, isScopeKey, keyRecords, keyStatus, withKeyLock } from './standing.js';

@@ -7,7 +7,7 @@ import { admitPublicKey, verifyStrict } from '../../protocol/ed25519.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { recordSubject } from '../../protocol/memory-records.js';
 import type { StoredFact } from '../../store/contract.js';
-import { mintedBody, mintFacts } from '../attest.js';
+import { mintedBody, mintFacts } from '../write/attest.js';
 import type { ServiceContext } from '../context.js';
 
 /** Longest a signed key statement may stay good: its exp lies at most this far ahead. */

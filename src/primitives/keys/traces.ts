@@ -7,9 +7,9 @@
  * and a receipt binding the trace with the input and output fact_cids it names.
  */
 import { invalidArgument, SvcError } from '../../protocol/errors.js';
-import { acceptBatch, type AttestRequest } from '../attest.js';
+import { acceptBatch, type AttestRequest } from '../write/attest.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
-import { serveFact } from '../facts-view.js';
+import { serveFact } from '../facts/facts-view.js';
 import { mayReadScope, type Authorization } from '../scopes/access.js';
 import { tokenCid } from './devices.js';
 import { keyStatus } from './standing.js';

@@ -6,18 +6,18 @@
  * Spec 2.4: the place string is NOT signed; a wrong geocode yields a valid signature for the
  * wrong cell, so callers must check `selected.is_high_confidence`.
  */
-import type { Config } from '../config.js';
-import { sqliteGeoCache, postgresGeoCache, type GeoCache } from '../geo/geocache.js';
-import { gazetteer } from '../geo/gazetteer.js';
-import { createLocator, type Locator } from '../geo/locator.js';
-import { locateCore } from '../geo/respond.js';
-import type { LocateRequest, LocateResp } from '../geo/types.js';
-import { cellOf } from '../protocol/cell64.js';
-import { SvcError, invalidArgument } from '../protocol/errors.js';
-import { UpstreamClient } from '../sources/http.js';
-import { USER_AGENT } from '../sources/index.js';
-import { cellToken } from './cell-input.js';
-import type { ServiceContext } from './context.js';
+import type { Config } from '../../config.js';
+import { sqliteGeoCache, postgresGeoCache, type GeoCache } from '../../geo/geocache.js';
+import { gazetteer } from '../../geo/gazetteer.js';
+import { createLocator, type Locator } from '../../geo/locator.js';
+import { locateCore } from '../../geo/respond.js';
+import type { LocateRequest, LocateResp } from '../../geo/types.js';
+import { cellOf } from '../../protocol/cell64.js';
+import { SvcError, invalidArgument } from '../../protocol/errors.js';
+import { UpstreamClient } from '../../sources/http.js';
+import { USER_AGENT } from '../../sources/index.js';
+import { cellToken } from '../reads/cell-input.js';
+import type { ServiceContext } from '../context.js';
 
 /** Public endpoints used when SVC_UPSTREAM_PHOTON_URL / SVC_UPSTREAM_NOMINATIM_URL are unset. */
 export const DEFAULT_GEOCODERS = { PHOTON: 'https://photon.komoot.io', NOMINATIM: 'https://nominatim.openstreetmap.org' } as const;

@@ -1,16 +1,16 @@
 /** Transparency-log primitives (spec 4.13): tree head, inclusion, consistency, witnesses. */
-import { AddressQuota, addressKey } from './address-quota.js';
-import { b32decode, b32encode } from '../protocol/base32.js';
-import { fromHex, toHex } from '../protocol/bytes.js';
-import { decodeTrusted, type CborValue } from '../protocol/cbor.js';
-import { verifyStrict, admitPublicKey } from '../protocol/ed25519.js';
-import { SvcError, invalidArgument } from '../protocol/errors.js';
-import { leafHash } from '../protocol/log-tree.js';
-import { isoSeconds, type Scope } from '../protocol/receipt.js';
-import { witnessDigest } from '../protocol/tree-head.js';
-import { bodyScope, scopeKey } from '../store/entry.js';
-import type { ServiceContext } from './context.js';
-import { mayReadScope, type Authorization } from './scopes/access.js';
+import { AddressQuota, addressKey } from '../../lib/address-quota.js';
+import { b32decode, b32encode } from '../../protocol/base32.js';
+import { fromHex, toHex } from '../../protocol/bytes.js';
+import { decodeTrusted, type CborValue } from '../../protocol/cbor.js';
+import { verifyStrict, admitPublicKey } from '../../protocol/ed25519.js';
+import { SvcError, invalidArgument } from '../../protocol/errors.js';
+import { leafHash } from '../../protocol/log-tree.js';
+import { isoSeconds, type Scope } from '../../protocol/receipt.js';
+import { witnessDigest } from '../../protocol/tree-head.js';
+import { bodyScope, scopeKey } from '../../store/entry.js';
+import type { ServiceContext } from '../context.js';
+import { mayReadScope, type Authorization } from '../scopes/access.js';
 
 function sizeArg(field: string, v: unknown, max: number): number {
   const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;

@@ -15,24 +15,24 @@
  * SVC_BACKFILL_MAX_TTL_SECS ahead; the nonce is kept until then). The old form without them
  * is refused: nothing could stop it from running again here or on any responder listing its key.
  */
-import { b32decode } from '../protocol/base32.js';
-import { toHex, utf8 } from '../protocol/bytes.js';
-import { encodeCanonical, type CborValue } from '../protocol/cbor.js';
-import { admitPublicKey, verifyStrict } from '../protocol/ed25519.js';
-import { SvcError, invalidArgument } from '../protocol/errors.js';
-import { blake3 } from '../protocol/hash.js';
-import { currentTslot, tslotOf, tslotRange } from '../protocol/tslot.js';
-import type { Receipt } from '../protocol/receipt.js';
-import type { BandEntry } from '../registry/registry.js';
-import type { MaterializeOutcome } from '../sources/contract.js';
-import { hasFetchRange } from '../sources/json-connectors.js';
-import { mintedBody, mintFacts, mintRefusal } from './attest.js';
-import { keyStanding } from './keys/standing.js';
-import { issueReceipt, type ServiceContext } from './context.js';
-import type { MaterializeNote, ReasonClass } from './materialize.js';
-import { resolveCell } from './recall.js';
-import { mapLimit } from './reads/common.js';
-import { useStatementOnce } from './keys/single-use.js';
+import { b32decode } from '../../protocol/base32.js';
+import { toHex, utf8 } from '../../protocol/bytes.js';
+import { encodeCanonical, type CborValue } from '../../protocol/cbor.js';
+import { admitPublicKey, verifyStrict } from '../../protocol/ed25519.js';
+import { SvcError, invalidArgument } from '../../protocol/errors.js';
+import { blake3 } from '../../protocol/hash.js';
+import { currentTslot, tslotOf, tslotRange } from '../../protocol/tslot.js';
+import type { Receipt } from '../../protocol/receipt.js';
+import type { BandEntry } from '../../registry/registry.js';
+import type { MaterializeOutcome } from '../../sources/contract.js';
+import { hasFetchRange } from '../../sources/json-connectors.js';
+import { mintedBody, mintFacts, mintRefusal } from '../write/attest.js';
+import { keyStanding } from '../keys/standing.js';
+import { issueReceipt, type ServiceContext } from '../context.js';
+import type { MaterializeNote, ReasonClass } from './notes.js';
+import { resolveCell } from '../reads/recall.js';
+import { mapLimit } from '../reads/common.js';
+import { useStatementOnce } from '../keys/single-use.js';
 
 /** Spec part 8. */
 export const BACKFILL_LIMITS = { max_facts: { min: 1, max: 1024, default: 16 }, cells: 64 } as const;

@@ -3,46 +3,16 @@
  * through the write path, and report a note. Identical in-flight requests (cell, band, tslot,
  * scope) share one upstream call and one minted fact; a bounded pool caps upstream fan-out.
  */
-import { cellCenter } from '../protocol/cell64.js';
-import type { Scope } from '../protocol/receipt.js';
-import type { BandEntry } from '../registry/registry.js';
-import type { MaterializeOutcome } from '../sources/contract.js';
-import { scopeKey } from '../store/entry.js';
-import type { StoredFact } from '../store/contract.js';
-import { mintedBody, mintFacts, mintRefusal } from './attest.js';
-import type { ServiceContext } from './context.js';
-import { Pool } from './pool.js';
+import { cellCenter } from '../../protocol/cell64.js';
+import type { Scope } from '../../protocol/receipt.js';
+import type { BandEntry } from '../../registry/registry.js';
+import type { MaterializeOutcome } from '../../sources/contract.js';
+import { scopeKey } from '../../store/entry.js';
+import { mintedBody, mintFacts, mintRefusal } from '../write/attest.js';
+import type { ServiceContext } from '../context.js';
+import { Pool } from '../../lib/pool.js';
 
-export type ReasonClass = 'timeout' | 'upstream_error' | 'unknown_band' | 'no_materializer';
-
-/** MaterializeNote (spec 2.5). */
-export interface MaterializeNote {
-  band: string;
-  cell: string;
-  status: 'materialized' | 'skipped';
-  ok: boolean;
-  fact_cid: string | null;
-  latency_ms: number;
-  reason: string;
-  reason_class: ReasonClass | null;
-  retryable: boolean;
-  absence: boolean;
-}
-
-export interface MaterializeResult {
-  note: MaterializeNote;
-  fact?: StoredFact;
-  /** Upstream capture time of the value (for cost.source_freshness_s). */
-  captured_at?: string;
-  source_version?: [string, string];
-}
-
-export function skippedNote(cell: string, band: string, reasonClass: ReasonClass, reason: string, latencyMs = 0): MaterializeNote {
-  return {
-    band, cell, status: 'skipped', ok: false, fact_cid: null, latency_ms: Math.round(latencyMs), reason,
-    reason_class: reasonClass, retryable: reasonClass === 'timeout' || reasonClass === 'upstream_error', absence: false,
-  };
-}
+import { skippedNote, type MaterializeNote, type MaterializeResult } from './notes.js';
 
 /**
  * Collects the bodies minted during one turn of the event loop and writes them as ONE batch:
@@ -168,7 +138,7 @@ export class Materializations {
   }
 
   private async fetchWithDeadline(
-    fn: (req: Parameters<import('../sources/contract.js').Materializer['materialize']>[0]) => Promise<MaterializeOutcome>,
+    fn: (req: Parameters<import('../../sources/contract.js').Materializer['materialize']>[0]) => Promise<MaterializeOutcome>,
     cell: string, band: BandEntry, tslot: number, deadline: number,
   ): Promise<MaterializeOutcome> {
     const remaining = deadline - Date.now();

@@ -4,9 +4,9 @@
  * (`GET /v1/data_availability`). Both read `ctx.materializers`, so they say what recall and
  * backfill will actually do.
  */
-import { TEMPO_UNIT_S } from '../protocol/tslot.js';
-import { sourceBaseUrl } from '../sources/index.js';
-import type { ServiceContext } from './context.js';
+import { TEMPO_UNIT_S } from '../../protocol/tslot.js';
+import { sourceBaseUrl } from '../../sources/index.js';
+import type { ServiceContext } from '../context.js';
 
 /** Host (and port) of a registry source's configured base URL; null for a key outside the registry. */
 function hostOf(ctx: ServiceContext, key: string): string | null {

@@ -18,19 +18,19 @@
  */
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { recordBody } from '../../protocol/memory-records.js';
-import { AddressQuota, addressKey } from '../address-quota.js';
+import { AddressQuota, addressKey } from '../../lib/address-quota.js';
 import { isoSeconds, type Receipt, type Scope } from '../../protocol/receipt.js';
 import { parseRfc3339 } from '../../protocol/rfc3339.js';
 import { AGREEMENT_RELATIVE_DEFAULT, type BandEntry } from '../../registry/registry.js';
 import type { StoredFact } from '../../store/contract.js';
 import { EDGE_BAND, type MemoryReader, type SharedSlot } from '../../store/memory.js';
-import { mintFacts } from '../attest.js';
-import { requireCell } from '../cell-input.js';
+import { mintFacts } from '../write/attest.js';
+import { requireCell } from '../reads/cell-input.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
 import { cosine, evenPick, isNum, isVec, requestScope, requireBand, round } from '../reads/common.js';
 import { parseBboxArray, parsePolygon, sampleArea, type Area } from '../reads/geometry.js';
 import { walkStored } from '../reads/region.js';
-import { resolveCell } from '../recall.js';
+import { resolveCell } from '../reads/recall.js';
 
 /** Two vectors of a band agree when their cosine is at least this. */
 export const VECTOR_AGREEMENT_COSINE = 0.95;

@@ -7,9 +7,9 @@
 import { contentId, factBody } from '../../protocol/cid.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { scopeFieldsSet, type Scope } from '../../protocol/receipt.js';
-import { acceptBatch, type AttestRequest } from '../attest.js';
+import { acceptBatch, type AttestRequest } from '../write/attest.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
-import { serveFact } from '../facts-view.js';
+import { serveFact } from '../facts/facts-view.js';
 import { DERIVE_FUNCTIONS } from './derive-functions.js';
 
 export interface DerivedEdge {

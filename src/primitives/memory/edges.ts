@@ -11,7 +11,7 @@ import { invalidArgument } from '../../protocol/errors.js';
 import { isoSeconds, type AsOf, type Scope } from '../../protocol/receipt.js';
 import { parseRfc3339 } from '../../protocol/rfc3339.js';
 import { EDGE_BAND, EDGE_TYPES, recordRef, type EdgeRow } from '../../store/memory.js';
-import { acceptBatch, type AttestRequest } from '../attest.js';
+import { acceptBatch, type AttestRequest } from '../write/attest.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
 import { requestScope } from '../reads/common.js';
 import { recordEdgeConflicts } from './edge-conflicts.js';

@@ -15,15 +15,15 @@ import { scopeFieldsSet, type Receipt, type Scope } from '../../protocol/receipt
 import type { StoredFact } from '../../store/contract.js';
 import { scopeKey } from '../../store/entry.js';
 import { ALIAS_BAND, ENTITY_BAND } from '../../store/memory.js';
-import { AddressQuota, addressKey } from '../address-quota.js';
-import { acceptBatch, mintedBody, mintFacts, type AttestRequest, type AttestResult } from '../attest.js';
+import { AddressQuota, addressKey } from '../../lib/address-quota.js';
+import { acceptBatch, mintedBody, mintFacts, type AttestRequest, type AttestResult } from '../write/attest.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
-import { serveFact, type ServedFact } from '../facts-view.js';
+import { serveFact, type ServedFact } from '../facts/facts-view.js';
 import { mapLimit, READ_CONCURRENCY, requestScope } from '../reads/common.js';
 import { parsePolygon, sampleArea } from '../reads/geometry.js';
 import { recallMany, type CellResponse } from '../reads/many.js';
-import { resolveBands, resolveCell, type SignedResponse } from '../recall.js';
-import { parseToken } from '../tokens.js';
+import { resolveBands, resolveCell, type SignedResponse } from '../reads/recall.js';
+import { parseToken } from '../tokens/parse.js';
 import { checkRecord } from './record-rules.js';
 import { recordSubject } from '../../protocol/memory-records.js';
 

@@ -18,11 +18,11 @@ import type { BandEntry } from '../../registry/registry.js';
 import type { StoredFact } from '../../store/contract.js';
 import { scopeKey } from '../../store/entry.js';
 import type { ServiceContext } from '../context.js';
-import { attesterRole } from '../fact-meta.js';
-import { capturedAt } from '../facts-view.js';
+import { attesterRole } from '../facts/fact-meta.js';
+import { capturedAt } from '../facts/facts-view.js';
 import { isObject, requestScope } from '../reads/common.js';
 import { factByCid } from '../reads/series.js';
-import { GRID_CAVEAT } from '../recall.js';
+import { GRID_CAVEAT } from '../reads/recall.js';
 import type { Authorization } from '../scopes/access.js';
 
 export const EXPLAIN_MAX_FACTS = 64;

@@ -11,13 +11,13 @@ import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { isoSeconds, type Scope } from '../../protocol/receipt.js';
 import { parseRfc3339 } from '../../protocol/rfc3339.js';
 import { NOTE_BAND, recordRef, type NoteHit, type NoteSearch } from '../../store/memory.js';
-import { acceptBatch, type AttestRequest } from '../attest.js';
-import { reserveDaily } from '../attester-quota.js';
+import { acceptBatch, type AttestRequest } from '../write/attest.js';
+import { reserveDaily } from '../write/attester-quota.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
-import { serveFact, type ServedFact } from '../facts-view.js';
+import { serveFact, type ServedFact } from '../facts/facts-view.js';
 import { mapLimit, READ_CONCURRENCY, requestScope } from '../reads/common.js';
 import { scopeKey } from '../../store/entry.js';
-import { resolveCell } from '../recall.js';
+import { resolveCell } from '../reads/recall.js';
 
 export const MAX_NOTES_PER_WRITE = 256;
 export const MAX_RESULTS = 50;

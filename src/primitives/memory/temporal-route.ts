@@ -23,9 +23,9 @@ import { tslotRange } from '../../protocol/tslot.js';
 import type { BandEntry } from '../../registry/registry.js';
 import type { StoredFact } from '../../store/contract.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
-import { capturedAt, serveFact, type ServedFact } from '../facts-view.js';
+import { capturedAt, serveFact, type ServedFact } from '../facts/facts-view.js';
 import { requestScope, requireBand } from '../reads/common.js';
-import { resolveCell, type SignedResponse } from '../recall.js';
+import { resolveCell, type SignedResponse } from '../reads/recall.js';
 
 export const TEMPORAL_ROUTE_MAX_BANDS = 32;
 /** Longest max_age_s accepted (100 years): larger means "any age", which omitting says better. */

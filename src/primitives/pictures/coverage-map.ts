@@ -2,8 +2,8 @@
  * coverage_map.svg (spec 4.4, part 8): a 1440 x 720 plate-carree picture of where the corpus has
  * cells, counted in one-degree bins. Only stored cells are drawn: no basemap, nothing inferred.
  */
-import { cellCenter, type LatLng } from '../protocol/index.js';
-import type { ServiceContext } from './context.js';
+import { cellCenter, type LatLng } from '../../protocol/index.js';
+import type { ServiceContext } from '../context.js';
 
 const COLS = 360;
 const ROWS = 180;

@@ -5,17 +5,17 @@
  * tslot), north-up in the scene's UTM grid. A picture is only ever made from data: no scene,
  * an upstream failure or a timeout is a typed error, never a blank image.
  */
-import { cellCenter, type LatLng } from '../protocol/cell64.js';
-import { SvcError } from '../protocol/errors.js';
-import { currentTslot } from '../protocol/tslot.js';
-import { Lru } from '../sources/cog/lru.js';
-import type { Materializer } from '../sources/contract.js';
-import { S2_SOURCE, type Sentinel2Connector } from '../sources/sentinel2.js';
-import type { NoScene, SceneFailed, SceneInfo } from '../sources/sentinel2-rgb.js';
-import type { ServiceContext } from './context.js';
-import { encodePngRgb, trueColour } from './png.js';
-import { Pool } from './pool.js';
-import { resolveCell } from './recall.js';
+import { cellCenter, type LatLng } from '../../protocol/cell64.js';
+import { SvcError } from '../../protocol/errors.js';
+import { currentTslot } from '../../protocol/tslot.js';
+import { Lru } from '../../sources/cog/lru.js';
+import type { Materializer } from '../../sources/contract.js';
+import { S2_SOURCE, type Sentinel2Connector } from '../../sources/sentinel2.js';
+import type { NoScene, SceneFailed, SceneInfo } from '../../sources/sentinel2-rgb.js';
+import type { ServiceContext } from '../context.js';
+import { encodePngRgb, trueColour } from '../../lib/png.js';
+import { Pool } from '../../lib/pool.js';
+import { resolveCell } from '../reads/recall.js';
 
 /** A rendered thumbnail. */
 export interface SceneThumbnail {

@@ -6,8 +6,8 @@
  * Every field that takes a cell goes through `directCell` before anything treats the text as a
  * place name; otherwise a token would be sent to the geocoders, which cannot know it.
  */
-import { isCell, parseCell } from '../protocol/cell64.js';
-import { SvcError } from '../protocol/errors.js';
+import { isCell, parseCell } from '../../protocol/cell64.js';
+import { SvcError } from '../../protocol/errors.js';
 
 /** The cell token for `cell` under the deployment's prefix word (`svc` by default). */
 export function cellToken(prefix: string, cell: string): string {

@@ -4,10 +4,10 @@
  * so looking at a cell cannot change it.
  */
 import { cellBbox, cellCenter, neighbours, pitchMetres } from '../../protocol/cell64.js';
-import { requireCell } from '../cell-input.js';
+import { requireCell } from './cell-input.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
-import { serveFact } from '../facts-view.js';
-import { GRID_CAVEAT } from '../recall.js';
+import { serveFact } from '../facts/facts-view.js';
+import { GRID_CAVEAT } from './recall.js';
 
 /** Geometry and stored contents of one cell, with a receipt over the facts shown. */
 export async function cellView(ctx: ServiceContext, cell64: unknown) {

@@ -7,7 +7,7 @@ import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import type { BandEntry } from '../../registry/registry.js';
 import type { StoredFact } from '../../store/contract.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
-import { resolveCell } from '../recall.js';
+import { resolveCell } from './recall.js';
 import { cosine, isNum, isObject, l2, optionalTslot, requestScope, requireBand, round, usableValue } from './common.js';
 
 const FAMILY_RE = /^[a-z][a-z0-9_]*(?:\.[A-Za-z0-9_]+)*$/;

@@ -3,7 +3,7 @@
  * payload. Cells, bands and facts are public counts (Store.stats): a scope's facts move only the
  * log, which is public anyway (docs/scopes.md).
  */
-import { issueReceipt, type ServiceContext } from './context.js';
+import { issueReceipt, type ServiceContext } from '../context.js';
 
 export async function corpusStateStats(ctx: ServiceContext) {
   const started = performance.now();

@@ -6,8 +6,8 @@
  */
 import { invalidArgument } from '../../protocol/errors.js';
 import type { ServiceContext } from '../context.js';
-import type { ServedFact } from '../facts-view.js';
-import { provenanceFilter, recall, resolveBands, resolveCell, type RecallRequest, type SignedResponse } from '../recall.js';
+import type { ServedFact } from '../facts/facts-view.js';
+import { provenanceFilter, recall, resolveBands, resolveCell, type RecallRequest, type SignedResponse } from './recall.js';
 import { READ_CONCURRENCY, mapLimit, requestScope } from './common.js';
 import { parsePolygon, parsePolygonBbox, sampleArea, type Area } from './geometry.js';
 

@@ -2,20 +2,20 @@
  * recall (spec 4.4, part 3): the stored signed facts at a cell, materializing on a miss, in a
  * SignedResponse whose receipt covers exactly the facts returned (filters apply before signing).
  */
-import { contentId } from '../protocol/cid.js';
-import { SvcError, invalidArgument } from '../protocol/errors.js';
-import { isoSeconds, scopeFieldsSet, type AsOf, type Cost, type Receipt, type Scope } from '../protocol/receipt.js';
-import { checkTslot, currentTslot, tslotRange } from '../protocol/tslot.js';
-import { PROVENANCE_CLASSES, type FactQuery, type ProvenanceClass, type StoredFact } from '../store/contract.js';
-import type { BandEntry } from '../registry/registry.js';
-import { issueReceipt, issueFromTemplate, receiptTemplate, type ReceiptExtras, type ServiceContext } from './context.js';
-import type { ReceiptTemplate } from '../protocol/receipt-template.js';
-import { capturedAt, serveFact, sourceVersion, type ServedFact } from './facts-view.js';
-import { skippedNote, type MaterializeNote, type MaterializeResult } from './materialize.js';
-import { deepFreeze } from '../protocol/freeze.js';
+import { contentId } from '../../protocol/cid.js';
+import { SvcError, invalidArgument } from '../../protocol/errors.js';
+import { isoSeconds, scopeFieldsSet, type AsOf, type Cost, type Receipt, type Scope } from '../../protocol/receipt.js';
+import { checkTslot, currentTslot, tslotRange } from '../../protocol/tslot.js';
+import { PROVENANCE_CLASSES, type FactQuery, type ProvenanceClass, type StoredFact } from '../../store/contract.js';
+import type { BandEntry } from '../../registry/registry.js';
+import { issueReceipt, issueFromTemplate, receiptTemplate, type ReceiptExtras, type ServiceContext } from '../context.js';
+import type { ReceiptTemplate } from '../../protocol/receipt-template.js';
+import { capturedAt, serveFact, sourceVersion, type ServedFact } from '../facts/facts-view.js';
+import { skippedNote, type MaterializeNote, type MaterializeResult } from '../materialize/notes.js';
+import { deepFreeze } from '../../protocol/freeze.js';
 import { warmGet, warmSet } from './warm-reads.js';
 import { directCell } from './cell-input.js';
-import { parseRfc3339 } from '../protocol/rfc3339.js';
+import { parseRfc3339 } from '../../protocol/rfc3339.js';
 
 /** The default set attempted on an empty cell when no bands were asked (spec part 3). */
 export const DEFAULT_BANDS = ['copdem30m.elevation_mean', 'weather.temperature_2m'] as const;

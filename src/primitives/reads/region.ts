@@ -4,7 +4,7 @@
  * count, and an area with no data answers `value: null, n_cells: 0` (never a zero value).
  */
 import { cellCenter, isCell } from '../../protocol/cell64.js';
-import { requireCell } from '../cell-input.js';
+import { requireCell } from './cell-input.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import type { BandEntry } from '../../registry/registry.js';
 import type { StoredFact } from '../../store/contract.js';

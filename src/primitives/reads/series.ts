@@ -11,9 +11,9 @@ import { tslotOf, tslotRange } from '../../protocol/tslot.js';
 import type { BandEntry } from '../../registry/registry.js';
 import type { StoredFact } from '../../store/contract.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
-import { serveFact, type ServedFact } from '../facts-view.js';
-import type { MaterializeNote } from '../materialize.js';
-import { recall, resolveCell } from '../recall.js';
+import { serveFact, type ServedFact } from '../facts/facts-view.js';
+import type { MaterializeNote } from '../materialize/notes.js';
+import { recall, resolveCell } from './recall.js';
 import { mayReadScope, type Authorization } from '../scopes/access.js';
 import { cosine, l2, newestPerTslot, optionalTslot, parseWindow, requestScope, requireBand, round, usableValue } from './common.js';
 

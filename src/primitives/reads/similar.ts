@@ -13,11 +13,13 @@ import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import type { BandEntry } from '../../registry/registry.js';
 import { gazetteer } from '../../geo/gazetteer.js';
 import { signBits } from '../../sources/geotessera.js';
-import { LIMITS } from '../../api/limits.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
-import { resolveCell } from '../recall.js';
+import { resolveCell } from './recall.js';
 import { requireBand, round } from './common.js';
 import { BINARY_SUFFIX, VectorIndex, hammingDistance, indexedVector, isBinaryBand, type IndexState, type IndexedVector } from './vector-index.js';
+
+/** Neighbours find_similar returns: bounds and default (/v1/limits lists them). */
+export const FIND_SIMILAR_K = { min: 1, max: 1000, default: 10 } as const;
 
 export const SIMILAR_MODES = ['cosine', 'hamming', 'hamming_then_rerank'] as const;
 export type SimilarMode = (typeof SIMILAR_MODES)[number];
@@ -207,9 +209,9 @@ export async function findSimilar(ctx: ServiceContext, req: FindSimilarRequest, 
   const mode: SimilarMode = req.mode ?? (binary ? 'hamming' : 'cosine');
   if (!SIMILAR_MODES.includes(mode)) throw invalidArgument('mode', `expected one of ${SIMILAR_MODES.join(', ')}`);
   if (binary && mode !== 'hamming') throw invalidArgument('mode', `${band.key} holds binary codes: only hamming applies (use the real-valued band for ${mode})`);
-  const k = req.k ?? LIMITS.find_similar_k.default;
-  if (!Number.isSafeInteger(k) || k < LIMITS.find_similar_k.min || k > LIMITS.find_similar_k.max) {
-    throw invalidArgument('k', `expected an integer ${LIMITS.find_similar_k.min}..${LIMITS.find_similar_k.max}`);
+  const k = req.k ?? FIND_SIMILAR_K.default;
+  if (!Number.isSafeInteger(k) || k < FIND_SIMILAR_K.min || k > FIND_SIMILAR_K.max) {
+    throw invalidArgument('k', `expected an integer ${FIND_SIMILAR_K.min}..${FIND_SIMILAR_K.max}`);
   }
   // The bands the mode reads: codes for Hamming, real vectors for cosine.
   const codeBand = binary ? band : mode === 'cosine' ? undefined : ctx.registry.bands.get(band.key + BINARY_SUFFIX);

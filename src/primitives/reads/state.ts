@@ -9,8 +9,8 @@
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import type { BandEntry } from '../../registry/registry.js';
 import type { ServiceContext } from '../context.js';
-import type { ServedFact } from '../facts-view.js';
-import { recall, type RecallRequest, type SignedResponse } from '../recall.js';
+import type { ServedFact } from '../facts/facts-view.js';
+import { recall, type RecallRequest, type SignedResponse } from './recall.js';
 import { requireBand, isVec, maxAbs, norm, round } from './common.js';
 import { diff } from './series.js';
 import { isBinaryBand } from './vector-index.js';

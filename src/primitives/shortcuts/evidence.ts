@@ -6,9 +6,9 @@
  */
 import type { Receipt } from '../../protocol/receipt.js';
 import { issueReceipt, type ServiceContext } from '../context.js';
-import type { ServedFact } from '../facts-view.js';
-import type { MaterializeNote } from '../materialize.js';
-import { recall, type RecallResult } from '../recall.js';
+import type { ServedFact } from '../facts/facts-view.js';
+import type { MaterializeNote } from '../materialize/notes.js';
+import { recall, type RecallResult } from '../reads/recall.js';
 import { trajectory, type TrajectoryPoint } from '../reads/series.js';
 import { invalidArgument } from '../../protocol/errors.js';
 import { READ_CONCURRENCY, mapLimit, optionalTslot, requireBand } from '../reads/common.js';

@@ -7,10 +7,10 @@
 import { cellBbox, cellCenter, cellOf, isCell, neighbours } from '../../protocol/cell64.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import type { LocateRequest, LocateResp } from '../../geo/types.js';
-import { requireCell } from '../cell-input.js';
+import { requireCell } from '../reads/cell-input.js';
 import type { ServiceContext } from '../context.js';
 
-/** The locate primitive's signature (src/primitives/locate.ts). */
+/** The locate primitive's signature (src/primitives/locate/locate.ts). */
 export type LocateFn = (ctx: ServiceContext, req: LocateRequest) => Promise<LocateResp>;
 
 /** Location fields every shortcut accepts (aliases of spec 4.3 and 4.6). */

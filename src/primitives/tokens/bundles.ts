@@ -14,16 +14,16 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { anchorId, isAnchorId } from '../protocol/cid.js';
-import { SvcError, invalidArgument } from '../protocol/errors.js';
-import type { Receipt } from '../protocol/receipt.js';
-import type { StoredFact } from '../store/contract.js';
-import { isDiskFull, storageFull } from '../store/disk-full.js';
-import { AddressQuota, addressKey } from './address-quota.js';
-import { issueReceipt, type ServiceContext } from './context.js';
-import { serveFact, type ServedFact } from './facts-view.js';
-import { READ_CONCURRENCY, mapLimit } from './reads/common.js';
-import { factByCid } from './reads/series.js';
+import { anchorId, isAnchorId } from '../../protocol/cid.js';
+import { SvcError, invalidArgument } from '../../protocol/errors.js';
+import type { Receipt } from '../../protocol/receipt.js';
+import type { StoredFact } from '../../store/contract.js';
+import { isDiskFull, storageFull } from '../../store/disk-full.js';
+import { AddressQuota, addressKey } from '../../lib/address-quota.js';
+import { issueReceipt, type ServiceContext } from '../context.js';
+import { serveFact, type ServedFact } from '../facts/facts-view.js';
+import { READ_CONCURRENCY, mapLimit } from '../reads/common.js';
+import { factByCid } from '../reads/series.js';
 
 export const MAX_BUNDLE_FACTS = 256;
 const MAX_LABEL = 200;

@@ -12,102 +12,15 @@
  * where its facts are read. Entity tokens (current and legacy `meme:`) resolve to the public
  * entity record they name, as POST /v1/entity/resolve with that token answers.
  */
-import { cellCenter, cellOf, isCell } from '../protocol/cell64.js';
-import { SvcError, invalidArgument } from '../protocol/errors.js';
-import type { StoredFact } from '../store/contract.js';
+import { cellCenter, cellOf, isCell } from '../../protocol/cell64.js';
+import { SvcError, invalidArgument } from '../../protocol/errors.js';
+import type { StoredFact } from '../../store/contract.js';
 import { resolveBundle } from './bundles.js';
-import { directCell } from './cell-input.js';
-import { issueReceipt, type ServiceContext } from './context.js';
-import { serveFact } from './facts-view.js';
-import { factByCid } from './reads/series.js';
+import { parseToken, validDate } from './parse.js';
+import { issueReceipt, type ServiceContext } from '../context.js';
+import { serveFact } from '../facts/facts-view.js';
+import { factByCid } from '../reads/series.js';
 
-/** Readable tokens need at least this many decimals per coordinate (about 1 m; spec part 8). */
-export const MIN_TOKEN_DECIMALS = 5;
-const ENTITY_SUBJECT = /^[a-z][a-z0-9_-]*:entity:[a-z2-7]{26}$/;
-/** entity_cid (spec 2.2): the first 16 bytes of a BLAKE3 digest, base32 lowercase, 26 characters. */
-const ENTITY_CID = /^[a-z2-7]{26}$/;
-const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
-const COORD_RE = /^(-?\d{1,3})(?:\.(\d+))?$/;
-/** Token kinds other primitives resolve, with where (so a caller is pointed, not refused blankly). */
-const ELSEWHERE: Record<string, string> = {
-  raster: 'POST /v1/raster/resolve', cube: 'POST /v1/cube/resolve', rasterset: 'POST /v1/raster_bundle/resolve',
-  state: 'GET /v1/state/<cid>', trace: 'POST /v1/trace_resolve', attestation: '/v1/device_platforms',
-};
-
-export type ParsedToken =
-  | { kind: 'fact'; form: 'cell'; subject: string; fact_cid: string; legacy: boolean }
-  | { kind: 'fact'; form: 'readable'; lat: number; lng: number; date: string; band: string; fact_cid: string; legacy: boolean }
-  | { kind: 'bundle'; rest: string; legacy: boolean }
-  | { kind: 'entity'; entity_cid: string; legacy: boolean }
-  | { kind: 'cell'; cell: string; legacy: false };
-
-function validDate(s: string): boolean {
-  if (!DATE_RE.test(s)) return false;
-  const t = Date.parse(`${s}T00:00:00Z`);
-  return Number.isFinite(t) && new Date(t).toISOString().slice(0, 10) === s;
-}
-
-function coord(text: string, what: 'lat' | 'lng', max: number): number {
-  const m = COORD_RE.exec(text);
-  if (!m) throw invalidArgument('token', `${what} ${JSON.stringify(text)} is not a decimal number`);
-  if ((m[2]?.length ?? 0) < MIN_TOKEN_DECIMALS) {
-    throw invalidArgument('token', `${what} ${text} has fewer than ${MIN_TOKEN_DECIMALS} decimals; readable tokens carry cell-precise coordinates (mint one with POST /v1/memory_token)`, 400);
-  }
-  const v = Number(text);
-  if (Math.abs(v) > max) throw invalidArgument('token', `${what} ${text} is outside [-${max}, ${max}]`);
-  return v;
-}
-
-/** Parse any token this primitive understands (current `<prefix>:` and legacy `memt:`/`memb:`/`meme:` forms). */
-export function parseToken(prefix: string, token: unknown): ParsedToken {
-  if (typeof token !== 'string' || token.length === 0 || token.length > 400) throw invalidArgument('token', 'expected a token string such as svc:fact:<cell64>:<fact_cid>');
-  let kind: string;
-  let rest: string;
-  let legacy = false;
-  const legacyKinds: Record<string, string> = { memt: 'fact', memb: 'bundle', meme: 'entity' };
-  const head = token.slice(0, token.indexOf(':'));
-  if (legacyKinds[head]) {
-    kind = legacyKinds[head];
-    rest = token.slice(head.length + 1);
-    legacy = true;
-  } else if (head === prefix) {
-    const second = token.indexOf(':', prefix.length + 1);
-    if (second < 0) throw invalidArgument('token', `expected ${prefix}:<kind>:…`);
-    kind = token.slice(prefix.length + 1, second);
-    rest = token.slice(second + 1);
-  } else {
-    throw invalidArgument('token', `unknown token prefix; expected ${prefix}:fact:, ${prefix}:bundle:, ${prefix}:entity:, ${prefix}:cell: or a legacy memt:/memb:/meme: token`);
-  }
-  if (kind === 'bundle') return { kind, rest, legacy };
-  if (kind === 'entity') {
-    // Both spellings name the same id, so both are checked the same way before anything else.
-    if (!ENTITY_CID.test(rest)) {
-      throw invalidArgument('token', `expected ${legacy ? 'meme:' : `${prefix}:entity:`}<entity_cid> with a 26-character lowercase base32 entity_cid`);
-    }
-    return { kind, entity_cid: rest, legacy };
-  }
-  // Here the token starts with `<prefix>:cell:`, so directCell returns its cell or throws invalid_cell.
-  if (kind === 'cell') return { kind, cell: directCell(prefix, token, 'token')!, legacy: false };
-  if (kind !== 'fact') {
-    const where = ELSEWHERE[kind];
-    throw invalidArgument('token', where ? `${prefix}:${kind}: tokens resolve at ${where}` : `unknown token kind ${JSON.stringify(kind)}`);
-  }
-  const cut = rest.lastIndexOf(':');
-  const subject = cut < 0 ? '' : rest.slice(0, cut);
-  const fact_cid = rest.slice(cut + 1);
-  if (cut < 0 || fact_cid.length !== 52) throw invalidArgument('token', 'expected …:<subject>:<fact_cid> with a 52-character fact_cid');
-  if (isCell(subject as unknown) || ENTITY_SUBJECT.test(subject)) return { kind: 'fact', form: 'cell', subject, fact_cid, legacy };
-  const parts = subject.split('@');
-  if (parts.length !== 3) throw invalidArgument('token', 'subject is neither a cell64 nor <lat>,<lng>@<YYYY-MM-DD>@<band>');
-  const [coords, date, band] = parts;
-  const ll = coords.split(',');
-  if (ll.length !== 2) throw invalidArgument('token', `coordinates ${JSON.stringify(coords)} are not <lat>,<lng>`);
-  const lat = coord(ll[0], 'lat', 90);
-  const lng = coord(ll[1], 'lng', 180);
-  if (!validDate(date)) throw invalidArgument('token', `date ${JSON.stringify(date)} is not a calendar date YYYY-MM-DD`);
-  if (band.length === 0) throw invalidArgument('token', 'band is empty');
-  return { kind: 'fact', form: 'readable', lat, lng, date, band, fact_cid, legacy };
-}
 
 /** UTC dates a fact was captured: the upstream capture time, else when it was signed. */
 export function captureDates(f: StoredFact): string[] {
@@ -165,7 +78,7 @@ export async function resolveToken(ctx: ServiceContext, req: { token: unknown })
   if (p.kind === 'bundle') return { kind: 'bundle' as const, legacy: p.legacy, ...(await resolveBundle(ctx, `memb:${p.rest}`)) };
   if (p.kind === 'entity') {
     // Loaded on use: the entity module parses tokens with this one (no static import circle).
-    const { resolveEntity } = await import('./memory/entity-resolve.js');
+    const { resolveEntity } = await import('../memory/entity-resolve.js');
     return { kind: 'entity' as const, legacy: p.legacy, ...(await resolveEntity(ctx, { token: `${ctx.config.prefix}:entity:${p.entity_cid}` })) };
   }
   if (p.kind === 'cell') return resolveCellToken(ctx, req.token as string, p.cell);

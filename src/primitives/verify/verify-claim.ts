@@ -4,16 +4,16 @@
  * false (NaN, a number against a vector band, a set for a non-set op) is `claim_undecidable`,
  * never a silent false; a claim with no evidence is false with an explanation that says so.
  */
-import { SvcError, invalidArgument } from '../protocol/errors.js';
-import type { Receipt } from '../protocol/receipt.js';
-import { currentTslot } from '../protocol/tslot.js';
-import type { BandEntry } from '../registry/registry.js';
-import type { StoredFact } from '../store/contract.js';
-import { issueReceipt, type ServiceContext } from './context.js';
-import type { MaterializeNote } from './materialize.js';
-import { recall, resolveCell } from './recall.js';
-import { isNum, isObject, isVec, newestPerTslot, optionalTslot, parseWindow, requestScope, requireBand, usableValue } from './reads/common.js';
-import { windowTslots } from './reads/series.js';
+import { SvcError, invalidArgument } from '../../protocol/errors.js';
+import type { Receipt } from '../../protocol/receipt.js';
+import { currentTslot } from '../../protocol/tslot.js';
+import type { BandEntry } from '../../registry/registry.js';
+import type { StoredFact } from '../../store/contract.js';
+import { issueReceipt, type ServiceContext } from '../context.js';
+import type { MaterializeNote } from '../materialize/notes.js';
+import { recall, resolveCell } from '../reads/recall.js';
+import { isNum, isObject, isVec, newestPerTslot, optionalTslot, parseWindow, requestScope, requireBand, usableValue } from '../reads/common.js';
+import { windowTslots } from '../reads/series.js';
 
 export const CLAIM_OPS = ['eq', 'ne', 'lt', 'le', 'gt', 'ge', 'in', 'ni', 'exists', 'absent'] as const;
 export const CLAIM_AGGS = ['any', 'all', 'mean', 'min', 'max'] as const;

@@ -3,11 +3,11 @@
  * and bound (protocol/verify-response.ts) — the way an offline verifier would. An invalid
  * signature or a changed fact is an answer (valid:false), not an error.
  */
-import { b32encode } from '../protocol/base32.js';
-import { toHex } from '../protocol/bytes.js';
-import { verifyReceipt } from '../protocol/receipt.js';
-import { looksLikeReceipt, verifyResponse, type ResponseVerdict } from '../protocol/verify-response.js';
-import type { ServiceContext } from './context.js';
+import { b32encode } from '../../protocol/base32.js';
+import { toHex } from '../../protocol/bytes.js';
+import { verifyReceipt } from '../../protocol/receipt.js';
+import { looksLikeReceipt, verifyResponse, type ResponseVerdict } from '../../protocol/verify-response.js';
+import type { ServiceContext } from '../context.js';
 
 function base64(bytes: Uint8Array): string {
   let s = '';

@@ -5,27 +5,27 @@
  * fact must say for its band is in fact-rules.ts; the daily quota in attester-quota.ts; who may
  * write a scope in scopes/write.ts.
  */
-import { b32decode, b32encode } from '../protocol/base32.js';
-import { equalBytes, toHex } from '../protocol/bytes.js';
-import { encodeCanonical, type CborValue } from '../protocol/cbor.js';
-import { isCell } from '../protocol/cell64.js';
-import { factBody } from '../protocol/cid.js';
-import { admitPublicKey, verifyStrict } from '../protocol/ed25519.js';
-import { SvcError, invalidArgument } from '../protocol/errors.js';
-import { parseRfc3339 } from '../protocol/rfc3339.js';
-import { blake3 } from '../protocol/hash.js';
-import { batchProofs, proofToJson } from '../protocol/merkle-batch.js';
-import { isoSeconds, scopeFieldsSet, type Scope } from '../protocol/receipt.js';
-import { checkTslot, tslotOf } from '../protocol/tslot.js';
-import { attesterDigest } from '../protocol/tree-head.js';
-import type { AppendResult, FactKind, NewFact, ProvenanceClass } from '../store/contract.js';
+import { b32decode, b32encode } from '../../protocol/base32.js';
+import { equalBytes, toHex } from '../../protocol/bytes.js';
+import { encodeCanonical, type CborValue } from '../../protocol/cbor.js';
+import { isCell } from '../../protocol/cell64.js';
+import { factBody } from '../../protocol/cid.js';
+import { admitPublicKey, verifyStrict } from '../../protocol/ed25519.js';
+import { SvcError, invalidArgument } from '../../protocol/errors.js';
+import { parseRfc3339 } from '../../protocol/rfc3339.js';
+import { blake3 } from '../../protocol/hash.js';
+import { batchProofs, proofToJson } from '../../protocol/merkle-batch.js';
+import { isoSeconds, scopeFieldsSet, type Scope } from '../../protocol/receipt.js';
+import { checkTslot, tslotOf } from '../../protocol/tslot.js';
+import { attesterDigest } from '../../protocol/tree-head.js';
+import type { AppendResult, FactKind, NewFact, ProvenanceClass } from '../../store/contract.js';
 import { reserveDailyFacts } from './attester-quota.js';
-import { issueReceipt, type ServiceContext } from './context.js';
-import { derivativeFunctionRefusal } from './memory/derive-functions.js';
+import { issueReceipt, type ServiceContext } from '../context.js';
+import { derivativeFunctionRefusal } from '../memory/derive-functions.js';
 import { checkAgainstBand, checkDerivatives, checkFactTimes, derivativeFn, derivativeParents, type AttesterKind } from './fact-rules.js';
-import { checkRecord } from './memory/record-rules.js';
-import { keyStanding } from './keys/standing.js';
-import { batchScope, checkScopeWrite } from './scopes/write.js';
+import { checkRecord } from '../memory/record-rules.js';
+import { keyStanding } from '../keys/standing.js';
+import { batchScope, checkScopeWrite } from '../scopes/write.js';
 
 export type { AttesterKind } from './fact-rules.js';
 

@@ -11,8 +11,8 @@
  * batches are the cheapest way to put volume on the disk. Each keeps its own in-flight tally,
  * so a batch checked against both is not counted twice by either.
  */
-import { SvcError } from '../protocol/errors.js';
-import type { ServiceContext } from './context.js';
+import { SvcError } from '../../protocol/errors.js';
+import type { ServiceContext } from '../context.js';
 
 const DAY_MS = 86_400_000;
 const none = () => {};

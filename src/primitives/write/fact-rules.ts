@@ -6,16 +6,16 @@
  * the store. Reads never re-apply these rules: facts stored before a rule existed stay readable as
  * they were signed.
  */
-import { isCell } from '../protocol/cell64.js';
-import { SvcError, invalidArgument } from '../protocol/errors.js';
-import type { Scope } from '../protocol/receipt.js';
-import { parseRfc3339 } from '../protocol/rfc3339.js';
-import { tslotRange } from '../protocol/tslot.js';
-import type { BandEntry, FunctionEntry, ValueKind } from '../registry/registry.js';
-import type { AbsenceReason } from '../sources/contract.js';
-import type { FactKind, StoredFact } from '../store/contract.js';
-import { scopeKey } from '../store/entry.js';
-import { DERIVE_FUNCTIONS, withinTolerance } from './memory/derive-functions.js';
+import { isCell } from '../../protocol/cell64.js';
+import { SvcError, invalidArgument } from '../../protocol/errors.js';
+import type { Scope } from '../../protocol/receipt.js';
+import { parseRfc3339 } from '../../protocol/rfc3339.js';
+import { tslotRange } from '../../protocol/tslot.js';
+import type { BandEntry, FunctionEntry, ValueKind } from '../../registry/registry.js';
+import type { AbsenceReason } from '../../sources/contract.js';
+import type { FactKind, StoredFact } from '../../store/contract.js';
+import { scopeKey } from '../../store/entry.js';
+import { DERIVE_FUNCTIONS, withinTolerance } from '../memory/derive-functions.js';
 
 /** Protocol level of each kind of writer (spec part 5: writes are L2; the responder's own key is L3). */
 export const LEVEL_OF = { responder: 3, device: 2, operator: 2 } as const;

@@ -5,7 +5,7 @@ import { loadRegistry } from '../../../src/registry/registry.js';
 import { algorithmForQuestion } from '../../../src/primitives/ask/evaluate.js';
 import { formatNumber, formatValue, observedOn } from '../../../src/primitives/ask/format.js';
 import { factClause, missingClause } from '../../../src/primitives/ask/templates.js';
-import type { ServedFact } from '../../../src/primitives/facts-view.js';
+import type { ServedFact } from '../../../src/primitives/facts/facts-view.js';
 
 const reg = loadRegistry();
 let n = 0;

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as P from '../../../src/protocol/index.js';
-import { binOf, renderCoverageMap } from '../../../src/primitives/coverage-map.js';
+import { binOf, renderCoverageMap } from '../../../src/primitives/pictures/coverage-map.js';
 import { build, type TestApp } from '../../support/app.js';
 import { makeAttester } from '../../support/attester.js';
 import { attest } from './reads/helpers.js';

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as P from '../../../src/protocol/index.js';
-import { tuneLocator } from '../../../src/primitives/locate.js';
+import { tuneLocator } from '../../../src/primitives/locate/locate.js';
 import { build, type TestApp } from '../../support/app.js';
 import { fakeConnector } from '../../support/fake-connector.js';
 import { closedPortUrl, startFakeGeocoders, type FakeGeocoders } from '../../geo/fake-geocoders.js';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as P from '../../../src/protocol/index.js';
 import { CONFIG_VARS, loadConfig, type Config } from '../../../src/config.js';
-import { secondsToUtcMidnight } from '../../../src/primitives/attester-quota.js';
+import { secondsToUtcMidnight } from '../../../src/primitives/write/attester-quota.js';
 import type { NoteSearch } from '../../../src/store/memory.js';
 import { build, type TestApp } from '../../support/app.js';
 import { makeAttester, type TestAttester } from '../../support/attester.js';

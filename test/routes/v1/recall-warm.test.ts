@@ -1,12 +1,12 @@
 /**
- * Prepared warm answers (primitives/warm-reads.ts): a repeated recall reuses the facts, caveats
+ * Prepared warm answers (primitives/reads/warm-reads.ts): a repeated recall reuses the facts, caveats
  * and ETag it computed before, but never past a write to the cell, a slot boundary, or for
  * answers that age with the clock — and every response still carries its own signed receipt.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as P from '../../../src/protocol/index.js';
-import { recall as recallPrimitive } from '../../../src/primitives/recall.js';
+import { recall as recallPrimitive } from '../../../src/primitives/reads/recall.js';
 import { build, type TestApp } from '../../support/app.js';
 import { makeAttester } from '../../support/attester.js';
 import { fakeConnector, type FakeConnector } from '../../support/fake-connector.js';

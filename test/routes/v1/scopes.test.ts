@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import * as P from '../../../src/protocol/index.js';
 import { verifyFactInLog, type LogEvidence } from '../../../src/protocol/verify-log.js';
 import { OPERATIONS } from '../../../src/api/ops/index.js';
-import { bundleCidOf } from '../../../src/primitives/bundles.js';
+import { bundleCidOf } from '../../../src/primitives/tokens/bundles.js';
 import { build, type TestApp } from '../../support/app.js';
 import { makeAttester } from '../../support/attester.js';
 import { bearerFor } from '../../support/scopes.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import * as P from '../../../../src/protocol/index.js';
 import { SvcError } from '../../../../src/protocol/errors.js';
-import { verifyClaim } from '../../../../src/primitives/verify-claim.js';
+import { verifyClaim } from '../../../../src/primitives/verify/verify-claim.js';
 import { build, type TestApp } from '../../../support/app.js';
 import { makeAttester } from '../../../support/attester.js';
 import { fakeConnector, type FakeConnector } from '../../../support/fake-connector.js';
