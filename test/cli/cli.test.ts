@@ -100,7 +100,9 @@ describe('svc keygen and rotate-key', () => {
 });
 
 describe('npm start', () => {
-  it('answers /health within 10 s on the embedded default', async () => {
+  // A smoke test of the README's start command, not a start-up benchmark: the bound is generous
+  // so that a machine busy with the rest of the suite does not fail it (start-up is ~1 s idle).
+  it('answers /health on the embedded default', async () => {
     const data = mkdtempSync(join(tmpdir(), 'svc-start-'));
     const port = 20000 + Math.floor(Math.random() * 20000);
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
@@ -111,7 +113,7 @@ describe('npm start', () => {
     const started = Date.now();
     try {
       let ok = false;
-      while (Date.now() - started < 10_000 && !ok) {
+      while (Date.now() - started < 60_000 && !ok) {
         try {
           const r = await fetch(`http://127.0.0.1:${port}/health`);
           ok = r.ok && (await r.json()).status === 'ok';
@@ -119,7 +121,7 @@ describe('npm start', () => {
           await new Promise((res) => setTimeout(res, 100));
         }
       }
-      assert.ok(ok, `no /health answer within 10 s (waited ${Date.now() - started} ms)`);
+      assert.ok(ok, `no /health answer within 60 s (waited ${Date.now() - started} ms)`);
     } finally {
       child.kill('SIGTERM');
       await new Promise((res) => child.once('exit', res));
