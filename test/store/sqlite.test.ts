@@ -163,7 +163,7 @@ describe('sqlite store: recovery from the log', () => {
     await store.append(sampleBatches()[0]);
     await store.close();
     rmSync(join(dir, 'log'), { recursive: true, force: true });
-    const fresh = await logOpener(signer, { forceInMemory: logs.kind === 'memory' });
+    const fresh = await logOpener(signer);
     const log = await fresh.open(join(dir, 'log-elsewhere'));
     await assert.rejects(createSqliteStore(configFor(dir), log, { logger: quiet }), (e: unknown) => e instanceof SvcError && e.code === 'internal' && /ahead|holds 0/.test(e.message));
     await log.close();
@@ -215,7 +215,7 @@ describe('sqlite store: index layout', () => {
     }
   });
 
-  it('reads part of a logged entry (DiskLog.entryRange), and nothing outside it', { skip: logs.kind !== 'disk' && 'needs the disk log' }, async () => {
+  it('reads part of a logged entry (DiskLog.entryRange), and nothing outside it', async () => {
     const dir = join(root, `range-${seq++}`);
     const { store, log } = await open(dir);
     try {

@@ -21,12 +21,3 @@ export function sourceName(reg: Registry, f: ServedFact): string | undefined {
   if (!key) return undefined;
   return reg.sources.get(key)?.name ?? key;
 }
-
-/** Seconds as "about 30 days", "about 1 year" (cadences and tempo units). */
-export function formatDuration(s: number): string {
-  if (s <= 0) return 'static';
-  const days = s / 86_400;
-  if (days >= 360) return `about ${Math.round(days / 365)} year${Math.round(days / 365) === 1 ? '' : 's'}`;
-  if (days >= 1) return `about ${Math.round(days)} day${Math.round(days) === 1 ? '' : 's'}`;
-  return `about ${Math.round(s / 3600)} hours`;
-}

@@ -169,8 +169,3 @@ export function evenPick<T>(list: readonly T[], k: number): T[] {
 export function isObject(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
-
-/** Refuse fields an input does not declare (the REST schema does this too; MCP callers get the same). */
-export function rejectUnknown(input: Record<string, unknown>, allowed: readonly string[], at = ''): void {
-  for (const k of Object.keys(input)) if (!allowed.includes(k)) throw invalidArgument(at ? `${at}.${k}` : k, 'is not a known field');
-}

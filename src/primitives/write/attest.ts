@@ -56,23 +56,6 @@ export interface AttestResult {
   receipt: ReturnType<typeof issueReceipt>;
 }
 
-/**
- * Configuration only (no store read): which writer a key is by SVC_REVOKED_KEYS,
- * SVC_DEVICE_KEYS and SVC_ATTESTER_KEYS. Kept for callers that cannot await yet (backfill.ts);
- * the write path decides with `keyStanding` (keys/standing.ts), which also reads the responder's
- * enrollment and revocation records.
- * @deprecated use keyStanding
- */
-export function classifyAttester(ctx: ServiceContext, attester: string): AttesterKind {
-  if (ctx.config.revokedKeys.includes(attester)) {
-    throw new SvcError('attester_revoked', `attester: key ${attester} is revoked`, { field: 'attester' });
-  }
-  if (attester === ctx.keys.publicKeyB32) return 'responder';
-  if (ctx.config.deviceKeys.includes(attester)) return 'device';
-  if (ctx.config.attesterKeys.includes(attester)) return 'operator';
-  throw new SvcError('unauthorized', `attester: key ${attester} is not the responder's, an enrolled device key or an operator-listed key`, { field: 'attester' }, { status: 403 });
-}
-
 interface CheckedFact {
   body: Record<string, unknown>;
   digest: Uint8Array;

@@ -25,7 +25,7 @@
  * most `segmentMaxBytes` including its trailer, except that a segment's first record is always
  * accepted (an entry larger than the cap gets a segment of its own).
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { fstatSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { blake3 } from '../../protocol/hash.js';
 import { SvcError } from '../../protocol/errors.js';
@@ -236,14 +236,4 @@ export function scanSegment(
     k++;
   }
   return done({ kind: 'eof' });
-}
-
-/** Open a segment read-only, run `fn`, close it. */
-export function withFile<T>(path: string, flags: string, fn: (fd: number) => T): T {
-  const fd = openSync(path, flags);
-  try {
-    return fn(fd);
-  } finally {
-    closeSync(fd);
-  }
 }

@@ -30,19 +30,6 @@ export interface NodeRow {
 const keyOf = (level: number, idx: number): string => `${level}:${idx}`;
 
 /**
- * The perfect subtrees a tree of `size` leaves ends with (its "frontier"), largest first:
- * exactly the left siblings that appending the next leaves can need.
- */
-export function frontierKeys(size: number): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
-  // Division rather than shifts: sizes may pass 2^31.
-  for (let level = 0, n = size; n > 0; level++, n = Math.floor(n / 2)) {
-    if (n % 2 === 1) out.push([level, n - 1]);
-  }
-  return out.reverse();
-}
-
-/**
  * The nodes that leaf `index` (hash `leaf`) completes: the leaf itself, then while the index is
  * odd, the parent with its left sibling taken from `known` (which must hold the frontier of the
  * tree of `index` leaves). New nodes are added to `known` so later leaves can use them.
