@@ -15,5 +15,8 @@ function walk(dir, out = []) {
 const filter = process.argv.slice(2);
 const files = walk('test').filter((f) => filter.length === 0 || filter.some((x) => f.includes(x)));
 const conc = process.env.SVC_TEST_CONCURRENCY ?? '2';
+const started = Date.now();
 const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${conc}`, '--test-reporter=spec', ...files], { stdio: 'inherit' });
+// The whole run's wall time, so a slow suite shows in every CI log (it must stay well under 30 min).
+console.log(`test wall time: ${((Date.now() - started) / 1000).toFixed(0)} s for ${files.length} files`);
 process.exit(r.status ?? 1);
