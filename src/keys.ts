@@ -1,6 +1,6 @@
 /**
- * Responder key (protocol.md §8): created on first start in the data directory with mode 0600;
- * rotation keeps every retired key (with its epoch) so receipts signed before still verify.
+ * Responder key (docs/protocol-notes.md §8): created on first start in the data directory with mode
+ * 0600; rotation keeps every retired key (with its epoch) so receipts signed before still verify.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,8 +1,8 @@
 /**
- * The one place that turns failures into the spec's envelope (part 7): SvcError keeps its code;
- * fastify's own failures (validation, body parsing, size, bad URLs) are mapped to catalogue codes;
- * anything else is `internal` and logged. Failures Node answers before fastify sees a request
- * are in socket-errors.ts.
+ * The one place that turns failures into the error envelope (docs/errors.md): SvcError keeps its
+ * code; fastify's own failures (validation, body parsing, size, bad URLs) are mapped to catalogue
+ * codes; anything else is `internal` and logged. Failures Node answers before fastify sees a
+ * request are in socket-errors.ts.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_SCHEMA, SvcError } from '../protocol/errors.js';

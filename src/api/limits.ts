@@ -1,4 +1,4 @@
-/** Fixed limits of spec part 8 (the configurable ones come from Config). */
+/** Fixed limits (docs/security.md, "Fixed bounds per request"; the configurable ones come from Config). */
 import { MEMORY_SEARCH_CONCURRENCY_DEFAULT, NOTE_DAILY_QUOTA_DEFAULT } from '../config.js';
 import { FIND_SIMILAR_K } from '../primitives/reads/similar.js';
 import { HUNT_MAX_AREA_KM2 } from '../primitives/hunt/region.js';

@@ -2,7 +2,7 @@
  * How the MCP adapter reports failures. A failed tool call (bad arguments or a failing
  * operation) is a tool result with isError, so a model reads the code and the hint and can fix
  * its call; only protocol failures (unknown tool, malformed request) are JSON-RPC errors. Both
- * carry the part-7 envelope built by SvcError.toEnvelope.
+ * carry the error envelope (docs/errors.md) built by SvcError.toEnvelope.
  */
 import { CallToolRequestSchema, ErrorCode, type CallToolResult, type JSONRPCErrorResponse, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { editDistance } from '../geo/normalize.js';

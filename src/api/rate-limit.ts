@@ -1,5 +1,6 @@
 /**
- * Per-IP token bucket (spec part 8): `rps` tokens per second refill continuously up to `burst`;
+ * Per-IP token bucket (docs/security.md, "Quotas and bounds (defaults)"; docs/reliability.md,
+ * "MCP batches and the rate limit"): `rps` tokens per second refill continuously up to `burst`;
  * an empty bucket answers 429 `rate_limited` with Retry-After: 1 and retry_after in the body.
  * An HTTP request takes one token here; an MCP batch takes one more per further message (mcp.ts).
  */

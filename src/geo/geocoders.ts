@@ -1,5 +1,5 @@
 /**
- * The two network geocoders of the cascade (spec 4.3; design/upstreams.md "places"): Photon
+ * The two network geocoders of the cascade (docs/locate.md, "The cascade"): Photon
  * (`GET /api/?q=&limit=5`, a GeoJSON FeatureCollection) and Nominatim (`GET /search?q=
  * &format=jsonv2&limit=5&polygon_geojson=1`, a JSON array). Transport is injected (the service's
  * one UpstreamClient), so this file only builds URLs and reads the providers' real shapes.

@@ -1,8 +1,8 @@
 /**
- * GET /v1/grid_info (spec 4.1): the grid description, with an optional `resolution` query
- * parameter. The lattice has one resolution, so asking for any other is `invalid_resolution`
- * (spec part 7) naming the one served, rather than silently describing a grid the caller did
- * not ask for.
+ * GET /v1/grid_info (docs/reads.md, "Discovery and catalogues"): the grid description, with an
+ * optional `resolution` query parameter. The lattice has one resolution, so asking for any other is
+ * `invalid_resolution` (docs/errors.md) naming the one served, rather than silently describing a
+ * grid the caller did not ask for.
  */
 import { gridInfo } from '../protocol/cell64.js';
 import { SvcError } from '../protocol/errors.js';

@@ -1,8 +1,8 @@
 /**
- * The locate cascade (spec 4.3): wide-feature table, countries and admin-1, embedded GeoNames
- * cities, landmarks (one ranked offline pass), then the persistent cache of network answers,
- * then Photon, then Nominatim (at most one request per second per process), and only then the
- * fuzzy offline fallback. Failures map to the spec's codes (docs/errors.md):
+ * The locate cascade (docs/locate.md, "The cascade"): wide-feature table, countries and admin-1,
+ * embedded GeoNames cities, landmarks (one ranked offline pass), then the persistent cache of
+ * network answers, then Photon, then Nominatim (at most one request per second per process), and
+ * only then the fuzzy offline fallback. Failures map to the catalogue's codes (docs/errors.md):
  * - the offline tiers miss and no network geocoder is enabled → place_not_found (404): nobody
  *   else was asked, so enabling a geocoder (or another responder) might still know the place;
  * - a network geocoder answered (now, or recently: the cached miss) and no tier knows the place

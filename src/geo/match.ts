@@ -1,7 +1,7 @@
 /**
- * Offline name matching (spec 4.3): exact, alias, variant and class-stripped look-ups in the
- * gazetteer, "X, Region, Country" qualifiers, ranking by population or prominence, and the
- * confidence verdict with its reason. Fuzzy matching is a separate, last-resort step.
+ * Offline name matching (docs/locate.md, "The cascade"): exact, alias, variant and class-stripped
+ * look-ups in the gazetteer, "X, Region, Country" qualifiers, ranking by population or prominence,
+ * and the confidence verdict with its reason. Fuzzy matching is a separate, last-resort step.
  */
 import { boxAreaKm2, boxContains, haversineKm, type Box } from './geometry.js';
 import { countryPoint } from './countries.js';

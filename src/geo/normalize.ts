@@ -1,6 +1,7 @@
 /**
- * Text normalisation for place matching (spec 4.3): case-, diacritic- and punctuation-insensitive
- * keys, class words ("river", "lake", …) and a bounded edit distance for the fuzzy fallback.
+ * Text normalisation for place matching (docs/locate.md, "The cascade"): case-, diacritic- and
+ * punctuation-insensitive keys, class words ("river", "lake", …) and a bounded edit distance for
+ * the fuzzy fallback.
  */
 
 /** Letters that NFKD does not decompose but people type without their stroke or ligature. */

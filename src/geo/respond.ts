@@ -1,7 +1,8 @@
 /**
- * Turns a Resolution into the LocateResp fields (spec 2.5) that depend only on the place:
- * cell64, the 8 neighbours, polygon_bbox with its source, polygon_geojson, up to 64 sample
- * cells inside the polygon (deterministic per place, memoized) and the Overture division.
+ * Turns a Resolution into the LocateResp fields (docs/locate.md, "Response (LocateResp)") that
+ * depend only on the place: cell64, the 8 neighbours, polygon_bbox with its source,
+ * polygon_geojson, up to 64 sample cells inside the polygon (deterministic per place, memoized) and
+ * the Overture division.
  */
 import { cellBbox, cellOf, neighbours } from '../protocol/cell64.js';
 import { inCountry } from './countries.js';
@@ -10,7 +11,7 @@ import { boxPolygon, pointInPolygon, samplePoints, type Box } from './geometry.j
 import { OVERTURE_DIVISION_SCHEMA, type Resolution } from './resolution.js';
 import type { GeoJsonPolygon, LocateResp } from './types.js';
 
-/** Spec 8: locate returns at most 64 polygon_sample_cells. */
+/** Locate returns at most 64 polygon_sample_cells (docs/locate.md, "Response (LocateResp)"). */
 export const MAX_SAMPLE_CELLS = 64;
 
 const cachedSamples = new Map<string, string[]>();
@@ -67,7 +68,8 @@ export function locateCore(g: Gazetteer, r: Resolution): Omit<LocateResp, 'data_
     selected: r.selected,
     alternatives: r.alternatives,
   };
-  // Spec 2.5: a boundary when an admin tier resolved (admin-1 has a box, not a surveyed boundary).
+  // A boundary when an admin tier resolved (docs/locate.md, polygon_geojson); admin-1 has a box,
+  // not a surveyed boundary.
   if (r.geojson) out.polygon_geojson = r.geojson;
   else if (r.via === 'admin1' && r.box) out.polygon_geojson = boxPolygon(r.box);
   if (r.division) out.overture_division = { ...r.division, schema_url: OVERTURE_DIVISION_SCHEMA };

@@ -1,4 +1,4 @@
-/** Shapes of place resolution (spec 2.5 LocateResp, 4.3). Shared by locate, recall and the shortcuts. */
+/** Shapes of place resolution (docs/locate.md). Shared by locate, recall and the shortcuts. */
 
 export type LocateVia =
   | 'direct_latlng' | 'wide_bbox_table' | 'country' | 'admin1' | 'admin2' | 'admin3'
@@ -43,13 +43,13 @@ export interface LocateRequest {
   lng?: number;
 }
 
-/** LocateResp (spec 2.5). */
+/** LocateResp (docs/locate.md, "Response (LocateResp)"). */
 export interface LocateResp {
   cell64: string;
   /**
-   * `<prefix>:cell:<cell64>` (spec 2.5 tokens): the cell as a token another agent can pass as any
-   * `cell`. An address only. Set by the locate primitive; LocateResp-shaped blocks that other
-   * primitives build for a point (shortcuts) may leave it out.
+   * `<prefix>:cell:<cell64>` (docs/memory.md, "Tokens and bundles"): the cell as a token another
+   * agent can pass as any `cell`. An address only. Set by the locate primitive; LocateResp-shaped
+   * blocks that other primitives build for a point (shortcuts) may leave it out.
    */
   token?: string;
   via: LocateVia;

@@ -1,8 +1,8 @@
 /**
- * Numbers, units and dates for people (spec 4.5 answers): units spelled out, sensible rounding,
- * the observation date from a fact's own capture time or its tslot. Pure, so that the responder
- * writing an answer and a verifier re-deriving it (offline, in a browser) print a reading the
- * same way, character for character.
+ * Numbers, units and dates for people (docs/ask.md, "Answers"): units spelled out, sensible
+ * rounding, the observation date from a fact's own capture time or its tslot. Pure, so that the
+ * responder writing an answer and a verifier re-deriving it (offline, in a browser) print a reading
+ * the same way, character for character.
  */
 import { tslotRange, type Tempo, TEMPOS } from './tslot.js';
 

@@ -1,11 +1,12 @@
 /**
- * The sentences of an /v1/ask answer (spec 4.5) as parts: words, and slots that print something
- * from a signed fact or a signed cell. The responder renders `answer` and `answer_md` from the
- * parts with this module and ships the parts as `answer_parts`; a verifier renders them again
- * from the facts the response carries and compares. So every reading (a value with its unit),
- * class code, absence reason, observation date, hotspot line, cell and coordinate pair of an
- * answer is computed from what the receipt binds, while the words between them (titles, the
- * place label, interpretations) are display-only and may not carry a reading of their own.
+ * The sentences of an /v1/ask answer (docs/verification.md, "Ask answers: `answer_parts`") as
+ * parts: words, and slots that print something from a signed fact or a signed cell. The responder
+ * renders `answer` and `answer_md` from the parts with this module and ships the parts as
+ * `answer_parts`; a verifier renders them again from the facts the response carries and compares.
+ * So every reading (a value with its unit), class code, absence reason, observation date, hotspot
+ * line, cell and coordinate pair of an answer is computed from what the receipt binds, while the
+ * words between them (titles, the place label, interpretations) are display-only and may not carry
+ * a reading of their own.
  */
 import { cellCenter, cellOf, isCell } from './cell64.js';
 import { formatNumber, formatValue, observedPhrase, readingInText } from './answer-format.js';

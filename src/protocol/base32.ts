@@ -1,4 +1,4 @@
-/** RFC 4648 base32, lowercase, no padding, strict decode (spec 2.2: `[a-z2-7]`). */
+/** RFC 4648 base32, lowercase, no padding, strict decode (docs/protocol-notes.md §4: `[a-z2-7]`). */
 import { base32 } from '@scure/base';
 import { SvcError } from './errors.js';
 

@@ -1,4 +1,4 @@
-/** Byte helpers shared by the protocol modules (protocol.md notation: u32le, u64be, ‖, hex). */
+/** Byte helpers shared by the protocol modules (the notation of docs/protocol-notes.md: u32le, u64be, ‖, hex). */
 
 const HEX = '0123456789abcdef';
 const utf8Encoder = new TextEncoder();

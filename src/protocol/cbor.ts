@@ -1,6 +1,6 @@
 /**
- * Canonical CBOR (protocol.md §3): RFC 8949 §4.2.1 core deterministic encoding plus numeric
- * reduction, and a strict decoder for untrusted input that re-encodes and compares bytes.
+ * Canonical CBOR (docs/protocol-notes.md §3): RFC 8949 §4.2.1 core deterministic encoding plus
+ * numeric reduction, and a strict decoder for untrusted input that re-encodes and compares bytes.
  */
 import { ByteBuffer, compareBytes, equalBytes, fromUtf8, utf8 } from './bytes.js';
 import { SvcError } from './errors.js';
@@ -176,7 +176,7 @@ function encodeKey(key: string): Uint8Array {
   return k;
 }
 
-/** Canonical CBOR bytes of `value` (protocol.md §3). */
+/** Canonical CBOR bytes of `value` (docs/protocol-notes.md §3). */
 export function encodeCanonical(value: CborValue): Uint8Array {
   const w = new Writer();
   encodeInto(w, value, 0);

@@ -1,5 +1,5 @@
 /**
- * cell64 (spec 2.1, protocol.md §1): the equal-angle lattice of about 9.55 m, its 64-bit id and
+ * cell64 (docs/protocol-notes.md §1): the equal-angle lattice of about 9.55 m, its 64-bit id and
  * its four-lane text form. Integer arithmetic in BigInt so every responder names the same cell.
  */
 import { SvcError } from './errors.js';
@@ -18,7 +18,7 @@ export const PITCH_M_EQUATOR = (PITCH_LAT_DEG * Math.PI * EARTH_RADIUS_M) / 180;
 
 const CONSONANTS = 'bcdfghjklmnpqrstvwxyz';
 const VOWELS = 'aeiouAEIOU';
-/** Spec 2.1 grammar, verbatim. */
+/** The cell64 grammar of docs/protocol-notes.md §1, verbatim. */
 export const CELL64_PATTERN =
   '^(?:(?:[bcdfghjklmnpqrstvwxyz][aeiouAEIOU]){2}|z[0-9a-f]{4})(?:[.](?:(?:[bcdfghjklmnpqrstvwxyz][aeiouAEIOU]){2}|z[0-9a-f]{4})){3}$';
 const CELL64_RE = new RegExp(CELL64_PATTERN);
@@ -61,7 +61,7 @@ export function cellText(id: bigint): string {
   return lanes.join('.');
 }
 
-/** Quantised coordinates of a lat/lng (protocol.md §1 encode). Throws invalid_argument. */
+/** Quantised coordinates of a lat/lng (docs/protocol-notes.md §1, "Encode"). Throws invalid_argument. */
 export function quantise(lat: number, lng: number): { latq: number; lngq: number } {
   if (typeof lat !== 'number' || !Number.isFinite(lat)) throw new SvcError('invalid_argument', 'lat: expected a finite number', { field: 'lat' });
   if (typeof lng !== 'number' || !Number.isFinite(lng)) throw new SvcError('invalid_argument', 'lng: expected a finite number', { field: 'lng' });

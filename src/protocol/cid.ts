@@ -1,4 +1,4 @@
-/** Content ids (spec 2.2, protocol.md §4): fact_cid = b32(H(cbor(body))), anchors = first 16 bytes. */
+/** Content ids (docs/protocol-notes.md §4): fact_cid = b32(H(cbor(body))), anchors = first 16 bytes. */
 import { b32encode, isB32 } from './base32.js';
 import { encodeCanonical, type CborValue } from './cbor.js';
 import { blake3 } from './hash.js';

@@ -1,8 +1,8 @@
 /**
- * Ed25519 (protocol.md §5, §8): strict verification (RFC 8032 §5.1.7, canonical S, canonical
- * point encodings, no small-order keys) with the portable implementation. Faster backends
- * (node:crypto on the server) implement the same `Ed25519Backend` and are admitted only after
- * the key checks here, because node:crypto alone accepts small-order and non-canonical keys.
+ * Ed25519 (docs/protocol-notes.md §5, §8): strict verification (RFC 8032 §5.1.7, canonical S,
+ * canonical point encodings, no small-order keys) with the portable implementation. Faster backends
+ * (node:crypto on the server) implement the same `Ed25519Backend` and are admitted only after the
+ * key checks here, because node:crypto alone accepts small-order and non-canonical keys.
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { abytes } from './bytes.js';

@@ -1,16 +1,16 @@
 /**
- * Error catalogue (spec part 7): every stable code with its HTTP status, MCP code, meaning
+ * Error catalogue (docs/errors.md): every stable code with its HTTP status, MCP code, meaning
  * and recovery hint, and the one error type that carries a code. Adapters map codes to
  * statuses through this table only.
  */
 
 export interface ErrorSpec {
   readonly http: number;
-  /** JSON-RPC error code used by the MCP adapter; null where the spec says n/a. */
+  /** JSON-RPC error code used by the MCP adapter; null where docs/errors.md says n/a. */
   readonly mcp: number | null;
   readonly meaning: string;
   readonly recover: string;
-  /** True for codes this responder adds beyond spec part 7 (documented the same way). */
+  /** True for codes this responder adds to the protocol's catalogue (docs/protocol-notes.md, "Errors beyond the catalogue"). */
   readonly extension?: true;
 }
 
@@ -35,7 +35,7 @@ export const ERROR_CATALOGUE = {
   claim_undecidable: { http: 422, mcp: -14, meaning: 'verify input yields neither true nor false (NaN, type mismatch)', recover: 'Compare like with like: numbers with scalar bands, arrays with vector bands.' },
   bad_signature: { http: 401, mcp: -15, meaning: 'ed25519 verification failed', recover: 'Check the key and the digest; with canonical_encoding_divergence, sort map keys per RFC 8949 §4.2.1.' },
   unaddressable_subject: { http: 422, mcp: -16, meaning: 'fact subject is neither a cell64 nor an entity token; refused before the log', recover: 'Address the fact to a cell64 (from /v1/locate) or an svc:entity: token.' },
-  bad_merkle_proof: { http: 422, mcp: -17, meaning: 'inclusion proof malformed or does not reach the batch root', recover: 'Rebuild batch_root from the canonical CBOR of each fact (protocol.md §6).' },
+  bad_merkle_proof: { http: 422, mcp: -17, meaning: 'inclusion proof malformed or does not reach the batch root', recover: 'Rebuild batch_root from the canonical CBOR of each fact (docs/protocol-notes.md §6).' },
   canonical_encoding_divergence: { http: 422, mcp: -18, meaning: 'CBOR is not deterministic per RFC 8949 §4.2.1', recover: 'Encode with sorted map keys, shortest integers and floats, definite lengths.' },
   source_fetch_failed: { http: 502, mcp: -19, meaning: 'upstream transport failure; on a place lookup the geocoder is down', recover: 'Retry later; the failure was not signed.' },
   source_format_mismatch: { http: 502, mcp: -20, meaning: 'fetched bytes do not match the declared scheme', recover: 'Retry later; report if persistent.' },
@@ -44,7 +44,8 @@ export const ERROR_CATALOGUE = {
   rate_limited: { http: 429, mcp: -23, meaning: 'per-IP request rate or per-IP quota (new bundles) exceeded', recover: 'Wait retry_after seconds (also the Retry-After header: 1 for the request rate, the rest of the window for a quota).' },
   cache_error: { http: 500, mcp: -24, meaning: 'hot cache internal error', recover: 'Transient: retry once with a fresh request.' },
   internal: { http: 500, mcp: -26, meaning: 'responder-side bug; receipts already signed remain valid', recover: 'Transient: retry once with a fresh request.' },
-  // Extensions: statuses the spec names without naming a code.
+  // Extensions: situations the protocol's codes do not cover (docs/protocol-notes.md, "Errors
+  // beyond the catalogue").
   not_found: { http: 404, mcp: -32601, meaning: 'no such route or method', recover: 'See /openapi.json for the routes.', extension: true },
   payload_too_large: { http: 413, mcp: -25, meaning: 'request body exceeds the size cap', recover: 'Split the request; see /v1/limits.', extension: true },
   token_claim_mismatch: { http: 409, mcp: -28, meaning: "a readable token's place, band or date does not match the signed body", recover: 'Mint a fresh token from the fact.', extension: true },
@@ -58,7 +59,7 @@ export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 export const ERROR_SCHEMA = 'svc.error.v1';
 export const ERRORS_SCHEMA = 'svc.errors.v1';
 
-/** The failure envelope of spec part 7. */
+/** The failure envelope (docs/errors.md). */
 export interface ErrorEnvelope {
   code: ErrorCode;
   message: string;
@@ -76,7 +77,7 @@ export function isErrorCode(code: unknown): code is ErrorCode {
 export class SvcError extends Error {
   readonly code: ErrorCode;
   readonly details: Record<string, unknown>;
-  /** Overrides the catalogue status where spec part 7 rule 5 names another (400 for n_cells, …). */
+  /** Overrides the catalogue status where docs/errors.md ("Another status than the catalogue's") names another (400 for n_cells, …). */
   readonly httpStatus: number;
 
   constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}, options?: { status?: number; cause?: unknown }) {

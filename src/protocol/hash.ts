@@ -1,4 +1,4 @@
-/** BLAKE3-256 (protocol.md notation `H`), via the audited pure implementation. */
+/** BLAKE3-256 (`H` in the notation of docs/protocol-notes.md), via the audited pure implementation. */
 import { blake3 as nobleBlake3 } from '@noble/hashes/blake3.js';
 
 export type HashFn = (data: Uint8Array) => Uint8Array;

@@ -1,5 +1,6 @@
 /**
- * How a hunt ranks its hotspots (spec 4.10), as a verifier needs it: each hunt event ranks by
+ * How a hunt ranks its hotspots (docs/hunt.md; docs/verification.md, "Hunt hotspots"), as a
+ * verifier needs it: each hunt event ranks by
  * one primary band in one direction, and no two events share a primary band, so the signed band
  * of the hotspot facts alone names the direction their order must follow. The registry's hunt
  * event table is the source; this copy exists so that the ranking can be checked offline

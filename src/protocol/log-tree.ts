@@ -1,8 +1,8 @@
 /**
- * Transparency-log tree (protocol.md §6): RFC 6962 §2.1 with BLAKE3 — leaf H(0x00 ‖ entry),
- * node H(0x01 ‖ l ‖ r), split at the largest power of two below n, empty tree H("").
- * Proof generation works over any source of perfect-subtree hashes, so a store that keeps
- * interior nodes answers proofs in O(log n) node reads; verification follows RFC 9162 §2.1.3–2.1.4.
+ * Transparency-log tree (docs/protocol-notes.md §6): RFC 6962 §2.1 with BLAKE3 — leaf H(0x00 ‖
+ * entry), node H(0x01 ‖ l ‖ r), split at the largest power of two below n, empty tree H(""). Proof
+ * generation works over any source of perfect-subtree hashes, so a store that keeps interior nodes
+ * answers proofs in O(log n) node reads; verification follows RFC 9162 §2.1.3–2.1.4.
  */
 import { abytes, concatBytes, equalBytes } from './bytes.js';
 import { blake3 } from './hash.js';

@@ -1,5 +1,5 @@
 /**
- * Attestation batch Merkle tree (spec 4.13, protocol.md §6): leaves are the 32-byte digests of
+ * Attestation batch Merkle tree (docs/protocol-notes.md §6): leaves are the 32-byte digests of
  * each fact's canonical CBOR sorted bytewise; leaf node H(leaf ‖ leaf); parent H(l ‖ r); a lone
  * last node pairs with itself; the empty set is 32 zero bytes.
  */

@@ -1,5 +1,5 @@
 /**
- * Segment-stream builder used by every signed object (protocol.md §5):
+ * Segment-stream builder used by every signed object (docs/protocol-notes.md §5):
  * stream = prefix ".preimage.v1" ‖ 0x00 ‖ u32le(len(domain)) ‖ domain, then tagged segments.
  */
 import { concatBytes, u32le, utf8 } from './bytes.js';

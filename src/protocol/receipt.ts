@@ -1,5 +1,5 @@
 /**
- * Receipts (spec 2.4, protocol.md §5): preimage versions 0, 1 and 2, signing and strict offline
+ * Receipts (docs/protocol-notes.md §5): preimage versions 0, 1 and 2, signing and strict offline
  * verification. Every optional segment is derived from a field the receipt itself carries, so
  * a verifier needs nothing but the receipt and the responder key.
  */
@@ -239,7 +239,7 @@ export function receiptDigestWithTail(requestId: string, servedAt: string, tail:
   return blake3(w.view());
 }
 
-/** Appends tagged segments (protocol.md §5 layout) to a growing buffer. */
+/** Appends tagged segments (the layout of docs/protocol-notes.md §5) to a growing buffer. */
 class SegmentWriter extends ByteBuffer {
   private static enc = new TextEncoder();
 
@@ -378,7 +378,7 @@ export function signReceipt(
   return r;
 }
 
-/** Closed set of reasons a well-formed receipt fails (spec 4.8 `errors[]` carries them with text). */
+/** Closed set of reasons a well-formed receipt fails (verify_receipt's `errors[]` carries them with text; docs/verification.md). */
 export type ReceiptFailure = 'malformed' | 'signature' | 'merkle_inclusion' | 'untrusted_key';
 
 export interface ReceiptVerdict {

@@ -1,6 +1,6 @@
 /**
- * Signed tree heads and witness co-signatures (protocol.md §6), and the attester message
- * digest for writes (protocol.md §7).
+ * Signed tree heads and witness co-signatures (docs/protocol-notes.md §6), and the attester
+ * message digest for writes (docs/protocol-notes.md §7).
  */
 import { abytes, concatBytes, u64be, utf8 } from './bytes.js';
 import { blake3 } from './hash.js';

@@ -1,4 +1,4 @@
-/** tslot (spec 2.2, protocol.md §2): counts of a band's tempo unit since the Unix epoch. */
+/** tslot (docs/protocol-notes.md §2): counts of a band's tempo unit since the Unix epoch. */
 import { SvcError } from './errors.js';
 
 export type Tempo = 'fast' | 'medium' | 'slow' | 'static';

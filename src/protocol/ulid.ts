@@ -1,4 +1,4 @@
-/** ULID (spec 2.2 request_id): 48-bit millisecond time + 80 random bits, Crockford base32, monotonic. */
+/** ULID (request_id, docs/protocol-notes.md §4): 48-bit millisecond time + 80 random bits, Crockford base32, monotonic. */
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const ULID_RE = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;

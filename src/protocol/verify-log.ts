@@ -1,5 +1,6 @@
 /**
- * A fact's place in the transparency log (protocol.md §6): the fact's batch proof takes its
+ * A fact's place in the transparency log (docs/protocol-notes.md §6; docs/verification.md,
+ * "Who signed a fact, and where it sits"): the fact's batch proof takes its
  * fact_cid to a batch root; the log entry at `log_index` records that batch root (and the
  * attester who signed it); an RFC 9162 inclusion proof takes the entry's leaf hash to the root
  * of a signed tree head. Evidence is plain JSON (what /v1/log/sth, /v1/log/entries/:i and

@@ -1,5 +1,6 @@
 /**
- * Whole-response verification (protocol.md §4–§6): a receipt proves that the responder signed a
+ * Whole-response verification (docs/verification.md; the byte rules are docs/protocol-notes.md
+ * §4–§6): a receipt proves that the responder signed a
  * list of fact_cids; this module checks that the facts a response *shows* are the ones those
  * receipts bind. For every fact it recomputes fact_cid from the body, finds a covering receipt
  * that lists it (the fact's own per-fact receipt, or an envelope receipt above it) and names
@@ -23,7 +24,7 @@ import { checkSearchResults, isSearchResponse } from './verify-search.js';
 
 export type { CheckReport, ResponseFailure } from './response-checks.js';
 
-/** Receipt fields a verifier shows but the signature does not cover (spec 2.4). */
+/** Receipt fields a verifier shows but the signature does not cover (docs/verification.md, "What is not signed"). */
 export const UNSIGNED_RECEIPT_FIELDS = ['schema_cid', 'registry_cid', 'responder_key_epoch', 'cost', 'intent'] as const;
 
 export interface ReceiptReport {

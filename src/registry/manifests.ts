@@ -1,12 +1,17 @@
 /**
- * Manifest CIDs pinned into every receipt (spec 2.4, part 9): each registry file's CID, the
- * registry CID over them, and the schema profile's CID.
+ * Manifest CIDs pinned into every receipt (docs/protocol-notes.md §5, "Manifests"): each registry
+ * file's CID, the registry CID over them, and the schema profile's CID.
  */
 import { contentId } from '../protocol/cid.js';
 import { CURRENT_PREIMAGE_VERSION } from '../protocol/receipt.js';
 import type { Registry } from './registry.js';
 
-/** The active schema profile: what a fact and a receipt are (its CID is `schema_cid`). */
+/**
+ * The active schema profile: what a fact and a receipt are (its CID is `schema_cid`). Its text is
+ * hashed, so it stays byte for byte; the section labels in `grid`, `cbor` and `receipt.tags` are
+ * those of an earlier numbering and name docs/protocol-notes.md §1, §3 and §5
+ * (docs/protocol-notes.md §5, "Manifests").
+ */
 export const SCHEMA_PROFILE = {
   schema: 'svc.schema.v1',
   fact: {

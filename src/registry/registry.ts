@@ -1,5 +1,5 @@
 /**
- * Registries (spec 2.3, 2.5, 4.1, 4.5, 4.10): bands, sources, derivation functions, algorithms,
+ * Registries (docs/reads.md, "Registries"): bands, sources, derivation functions, algorithms,
  * topics and hunt events. JSON data under ./data, validated once at start, with manifest CIDs.
  *
  * The public face of the registry: entry types and constants (types.ts), the checks of the

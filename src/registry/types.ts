@@ -24,8 +24,9 @@ export const TEMPOS: readonly Tempo[] = ['fast', 'medium', 'slow', 'static'];
 export const VALUE_KINDS: readonly ValueKind[] = ['scalar', 'vector', 'categorical', 'record'];
 export const PROVENANCE_CLASSES: readonly ProvenanceClass[] = ['direct_sensor', 'deterministic_index', 'model_output', 'human_curated', 'unclassified'];
 /**
- * `public`: open data, any writer. `restricted`: facts that locate a person or device, which
- * an operator-listed key may not write at full cell resolution (spec part 5, privacy_refused).
+ * `public`: open data, any writer. `restricted`: facts that locate a person or device, which an
+ * operator-listed key may not write at full cell resolution (docs/writes.md, "Per fact":
+ * privacy_refused).
  */
 export const PRIVACY_CLASSES: readonly PrivacyClass[] = ['public', 'restricted'];
 /** L0/L1 reads, L2 writes by operator and device keys, L3 writes by the responder key alone. */
@@ -33,7 +34,7 @@ export const PROTOCOL_LEVELS: readonly ProtocolLevel[] = ['L0', 'L1', 'L2', 'L3'
 export const SOURCE_PROTOCOLS: readonly SourceProtocol[] = ['open-meteo-json', 'stac+cog', 'cog', 'soilgrids-rest', 'ornl-modis-rest', 'npy-tiles'];
 export const ALGORITHM_KINDS: readonly AlgorithmKind[] = ['solo', 'combined', 'embedding'];
 export const HUNT_RANKS: readonly HuntRank[] = ['desc', 'asc', 'abs_desc'];
-/** Spec 4.5: questions are classified into one of 26 declared topics. */
+/** Questions are classified into one of 26 declared topics (docs/ask.md, "Routing"; docs/reads.md, "Registries"). */
 export const TOPIC_COUNT = 26;
 /** Derivation function of facts written through /v1/attest: such a band has no materializer. */
 export const ATTESTED_FUNCTION = 'attested@1';
@@ -43,7 +44,8 @@ export const ATTESTED_FUNCTION = 'attested@1';
  */
 export const ATTESTER_SOURCE = 'attester';
 /**
- * Bands that count as a radar or optical satellite input (spec 2.5, 10 m rule): Sentinel-1/2
+ * Bands that count as a radar or optical satellite input (the 10 m rule, docs/reads.md,
+ * "Registries"): Sentinel-1/2
  * readings and indices, plus the two 10 m products computed from Sentinel-1/2 time series.
  */
 const SATELLITE_BAND_PREFIXES = ['s1.', 's2.', 'indices.', 'geotessera', 'landcover.esa_worldcover_'];
@@ -140,7 +142,7 @@ export interface HuntEvent {
   /** null when not yet implemented (see Registry.notYetImplemented). */
   readonly algorithm: string | null;
   readonly aliases: readonly string[];
-  /** Slow primary band: sample 8 cells instead of 32 (spec 4.10). */
+  /** Slow primary band: sample 8 cells instead of 32 (docs/hunt.md, "How it works"). */
   readonly slow: boolean;
   readonly rank: HuntRank | null;
 }

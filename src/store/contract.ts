@@ -30,7 +30,7 @@ export { PROVENANCE_CLASSES, type ProvenanceClass } from '../registry/types.js';
 /** A fact as the store keeps it: its exact body and canonical bytes plus the index columns. */
 export interface StoredFact {
   fact_cid: string;
-  /** The hashed body (spec: the fact as served minus fact_cid and receipt). */
+  /** The hashed body (docs/protocol-notes.md §4: the fact as served minus fact_cid and receipt). */
   body: Record<string, unknown>;
   cell: string;
   band: string;

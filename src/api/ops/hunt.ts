@@ -1,4 +1,4 @@
-/** POST /v1/hunt (spec 4.10): the hunt primitive, in the core MCP set as svc_hunt. */
+/** POST /v1/hunt (docs/hunt.md): the hunt primitive, in the core MCP set as svc_hunt. */
 import { loadRegistry } from '../../registry/registry.js';
 import { hunt } from '../../primitives/hunt/hunt.js';
 import type { Operation } from '../operations.js';

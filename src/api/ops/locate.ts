@@ -1,4 +1,4 @@
-/** Place resolution (spec 4.3): POST /v1/locate, MCP tool `<prefix>_locate`. */
+/** Place resolution (docs/locate.md): POST /v1/locate, MCP tool `<prefix>_locate`. */
 import { locate } from '../../primitives/locate/locate.js';
 import type { Operation } from '../operations.js';
 

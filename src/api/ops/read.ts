@@ -1,4 +1,4 @@
-/** Read operations (spec 4.4). */
+/** Read operations (docs/reads.md, "Recall"). */
 import { PROVENANCE_CLASSES } from '../../store/contract.js';
 import { recall, recallEtag, type RecallRequest } from '../../primitives/reads/recall.js';
 import { bandsSchema, cellSchema, scopeSchema, tslotSchema, type Operation } from '../operations.js';

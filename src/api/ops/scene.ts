@@ -1,7 +1,7 @@
 /**
- * The cell's true-colour thumbnail (spec 4.4): the JSON operation cell_scene_rgb for REST and
- * MCP (the PNG as base64), and the same primitive behind GET /v1/cells/:cell64/scene.png
- * (registered with the other path-parameter routes in reads-more.ts).
+ * The cell's true-colour thumbnail (docs/reads.md, "Single-cell reads"): the JSON operation
+ * cell_scene_rgb for REST and MCP (the PNG as base64), and the same primitive behind GET
+ * /v1/cells/:cell64/scene.png (registered with the other path-parameter routes in reads-more.ts).
  */
 import { cellSceneRgb, type SceneThumbnail } from '../../primitives/pictures/scene.js';
 import { toJson } from '../json.js';

@@ -1,8 +1,8 @@
 /**
- * Place shortcuts and derived shortcuts (spec 4.6). Each place shortcut is two entries on one
- * path: the POST is the operation (and the MCP tool svc_<name>), the GET twin `<name>_get` reads
- * the query string and is REST-only, so the OpenAPI document lists both. The derived shortcuts
- * are POST only and live in /mcp/full.
+ * Place shortcuts and derived shortcuts (docs/shortcuts.md). Each place shortcut is two entries on
+ * one path: the POST is the operation (and the MCP tool svc_<name>), the GET twin `<name>_get`
+ * reads the query string and is REST-only, so the OpenAPI document lists both. The derived
+ * shortcuts are POST only and live in /mcp/full.
  */
 import { PLACE_SHORTCUTS, placeShortcut, type PlaceShortcutName } from '../../primitives/shortcuts/read.js';
 import { terrain } from '../../primitives/shortcuts/terrain.js';
@@ -14,7 +14,7 @@ import { tslotSchema, type JsonSchema, type Operation } from '../operations.js';
 
 const text = (description: string) => ({ type: 'string', minLength: 1, maxLength: 200, description }) as const;
 
-/** Location fields (spec 4.3 aliases). Give a place name or lat+lng (or cell64 where listed). */
+/** Location fields (place and its aliases: docs/shortcuts.md, "Place shortcuts"). Give a place name or lat+lng (or cell64 where listed). */
 const locationProps = {
   place: text('place name, resolved by locate (aliases: name, q, query)'),
   name: text('alias of place'),
@@ -27,8 +27,9 @@ const locationProps = {
 
 const cell64Prop = { cell64: { type: 'string', minLength: 1, maxLength: 64, description: 'a cell64 instead of a place' } } as const;
 
-// Deliberately untyped: n_cells outside 1..64 (or not an integer) is HTTP 400 (spec part 7 rule 5),
-// which the primitive owns; a schema type would turn it into the generic 422.
+// Deliberately untyped: n_cells outside 1..64 (or not an integer) is HTTP 400 (docs/errors.md,
+// "Another status than the catalogue's"), which the primitive owns; a schema type would turn it
+// into the generic 422.
 const nCellsProp = {
   n_cells: {
     description: `integer ${N_CELLS_MIN}..${N_CELLS_MAX}: cells sampled over a place with extent (default 16; 1 for /v1/at). 1 forces a point read at the centroid. Any other value: HTTP 400 invalid_argument.`,

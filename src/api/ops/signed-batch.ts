@@ -2,7 +2,7 @@
  * The request schema of every signed write: the attest envelope {batch_root, attester,
  * signature, registry_cid?, schema_cid?, facts} (docs/writes.md), with the facts' own schema per
  * endpoint. attester and signature are not required here: the write path answers their absence
- * with 401 unauthorized (spec part 5), not the schema's 422.
+ * with 401 unauthorized (docs/writes.md, "Signatures"), not the schema's 422.
  */
 import { b32KeySchema, type JsonSchema } from '../operations.js';
 

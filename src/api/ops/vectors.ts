@@ -1,4 +1,4 @@
-/** Embedding reads (spec 4.4): nearest stored cells by vector, and a cell's dense state. */
+/** Embedding reads (docs/embeddings.md): nearest stored cells by vector, and a cell's dense state. */
 import { LIMITS } from '../limits.js';
 import { SIMILAR_MODES, findSimilar } from '../../primitives/reads/similar.js';
 import { DEFAULT_ENCODER, STATE_VIEWS, state, stateDiff, stateMulti } from '../../primitives/reads/state.js';

@@ -1,5 +1,5 @@
 /**
- * Algorithm outputs at one cell (spec 2.5 algorithm entries, 4.5 `algorithms_for_question`):
+ * Algorithm outputs at one cell (`algorithms_for_question`, docs/ask.md, "Response"):
  * the registry's formula applied to the signed facts returned, for the algorithms whose inputs
  * are all at the cell. Algorithms that need an area (a regional percentile or mean), the 8
  * neighbours, or a second time are not evaluated here: the entry says what they need and which
@@ -25,7 +25,7 @@ export interface AlgorithmForQuestion {
   missing_bands?: string[];
   /** Why the algorithm is not computed from one cell, when it is not. */
   needs?: string;
-  /** A call that computes it (a shortcut of spec 4.6), when one exists. */
+  /** A call that computes it (a shortcut of docs/shortcuts.md), when one exists. */
   computed_by?: string;
 }
 
@@ -128,7 +128,7 @@ const EVALUATORS: Record<string, Evaluator> = {
   },
 };
 
-/** What an algorithm needs beyond one cell, and the shortcut (spec 4.6) that computes it. */
+/** What an algorithm needs beyond one cell, and the shortcut (docs/shortcuts.md) that computes it. */
 const BEYOND_CELL: Record<string, { needs: string; computed_by?: string }> = {
   'terrain_slope_3x3@1': { needs: 'the 3x3 elevation neighbourhood', computed_by: '/v1/terrain' },
   'terrain_ruggedness_3x3@1': { needs: 'the 3x3 elevation neighbourhood', computed_by: '/v1/terrain' },

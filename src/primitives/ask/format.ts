@@ -1,7 +1,7 @@
 /**
- * Numbers, units and dates for people (spec 4.5 answers): units spelled out, sensible rounding,
- * the observation date from the fact's own capture time or its tslot. Only for the answer text:
- * the exact values stay in `facts`. The formatting itself is pure and lives in the protocol
+ * Numbers, units and dates for people (docs/ask.md, "Answers"): units spelled out, sensible
+ * rounding, the observation date from the fact's own capture time or its tslot. Only for the answer
+ * text: the exact values stay in `facts`. The formatting itself is pure and lives in the protocol
  * module (a verifier re-renders answers with it); what needs the registry stays here.
  */
 import { observedPhrase } from '../../protocol/answer-format.js';

@@ -1,9 +1,9 @@
 /**
- * The fixed word lists of the /v1/ask router (spec 4.5): function words, negations, the cue
- * words of each intent, the signs of a question that is not about Earth observation, and
+ * The fixed word lists of the /v1/ask router (docs/ask.md, "Routing"): function words, negations,
+ * the cue words of each intent, the signs of a question that is not about Earth observation, and
  * synonyms that fold everyday, inflected or non-English words onto topic keywords. The topic
- * keywords themselves live in the registry (topics.json); this file holds only what is not
- * specific to one topic.
+ * keywords themselves live in the registry (topics.json); this file holds only what is not specific
+ * to one topic.
  */
 
 /** Words that never name a place or a topic on their own. */

@@ -1,5 +1,5 @@
 /**
- * Finding the place a question names (spec 4.5), before the locate cascade resolves it:
+ * Finding the place a question names (docs/ask.md, "Place"), before the locate cascade resolves it:
  * coordinates and cell64s written in the text, then names tested against the offline gazetteer
  * (longest match first): words after a place preposition ("in", "near", "of" …), capitalised
  * words, words in non-Latin scripts, and substrings of CJK runs ("東京の植生"). "X, Country" and

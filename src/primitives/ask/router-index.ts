@@ -1,6 +1,6 @@
 /**
  * The router's index, built once per registry: every topic keyword as a stem sequence with its
- * weight, the topics' phrase patterns, the typo vocabulary, the hunt events (spec 4.10: event
+ * weight, the topics' phrase patterns, the typo vocabulary, the hunt events (docs/hunt.md: event
  * names and aliases), and the intent cue patterns. Weights are shared out between the topics
  * that list the same keyword (a word two topics claim says less about either).
  */

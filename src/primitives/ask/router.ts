@@ -1,11 +1,11 @@
 /**
- * The /v1/ask router (spec 4.5): deterministic, lexical and explainable. A question's tokens
- * (place and time words masked; words of 5 letters or more one typo from a keyword word
+ * The /v1/ask router (docs/ask.md, "Routing"): deterministic, lexical and explainable. A question's
+ * tokens (place and time words masked; words of 5 letters or more one typo from a keyword word
  * corrected first) are matched against the topic keywords, longest first: phrase patterns and
- * multi-word keywords, then single words by stem, then synonyms. Each match adds its weight to its topic and is listed in
- * `matched_keywords`, so the answer says why it was routed. Intents (hunt, similar places, what
- * changed, corpus) come from cue phrases; questions without an Earth-observation topic, or with a
- * plainly off-topic request, are out of scope.
+ * multi-word keywords, then single words by stem, then synonyms. Each match adds its weight to its
+ * topic and is listed in `matched_keywords`, so the answer says why it was routed. Intents (hunt,
+ * similar places, what changed, corpus) come from cue phrases; questions without an
+ * Earth-observation topic, or with a plainly off-topic request, are out of scope.
  */
 import { AREA_WORDS, HUNT_CUES, NEGATIONS, OFF_TOPIC, STOP_WORDS, SYNONYMS } from './lexicon.js';
 import { findPattern, type Pattern } from './patterns.js';

@@ -1,5 +1,5 @@
 /**
- * Reply shaping (spec 4.5, 8: non-verbose replies fit a 25 KB cap; the receipt is intact
+ * Reply shaping (docs/ask.md, "Size": non-verbose replies fit a 25 KB cap; the receipt is intact
  * either way). verbose:false always drops what only a careful reader wants (boundary polygons,
  * full formulas, long sample-cell lists); then, only if the reply is still over the cap, the
  * less useful blocks are cut step by step. Signed material — facts, receipts, the state token —
@@ -7,7 +7,7 @@
  */
 import type { LocateResp } from '../../geo/types.js';
 
-/** Spec 8: the cap of a non-verbose reply, in bytes of JSON. */
+/** The cap of a non-verbose reply, in bytes of JSON (docs/ask.md, "Size"). */
 export const ASK_REPLY_CAP_BYTES = 25_000;
 /** Room kept for what the REST adapter adds after the primitive (fact_meta: about 300 bytes a fact). */
 const FACT_META_BYTES = 320;

@@ -1,7 +1,7 @@
 /**
- * Question text for /v1/ask (spec 4.5): tokens with their surface form, a folded form (case,
- * diacritics and apostrophes removed, as place names are folded in geo/normalize.ts) and a light
- * English stem, so "flooding", "flooded" and "floods" all meet the keyword "flood".
+ * Question text for /v1/ask (docs/ask.md, "Routing"): tokens with their surface form, a folded form
+ * (case, diacritics and apostrophes removed, as place names are folded in geo/normalize.ts) and a
+ * light English stem, so "flooding", "flooded" and "floods" all meet the keyword "flood".
  */
 import { normalizeName } from '../../geo/normalize.js';
 

@@ -1,9 +1,9 @@
 /**
- * Time expressions in a question (spec 4.5: "today", "last week", "in 2021", "since 2020" →
- * tslot or window, stated in the answer). Every expression becomes a UTC window
- * [start_unix, end_unix]; `reaches_now` says whether the window includes the present, which
- * decides between reading the current slot and reading stored history. Calendar arithmetic is
- * UTC throughout, and the answer says so.
+ * Time expressions in a question (docs/ask.md, "Routing": "today", "last week", "in 2021", "since
+ * 2020" → tslot or window, stated in the answer). Every expression becomes a UTC window
+ * [start_unix, end_unix]; `reaches_now` says whether the window includes the present, which decides
+ * between reading the current slot and reading stored history. Calendar arithmetic is UTC
+ * throughout, and the answer says so.
  */
 
 export interface TimeWindow {

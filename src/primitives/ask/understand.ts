@@ -1,7 +1,7 @@
 /**
- * Reading a question (spec 4.5) without touching the store or the network: time expression
- * first (so "in March" stays a month), then the place words, then the topic routing over what
- * is left. Pure and deterministic: the same question and clock give the same reading.
+ * Reading a question (docs/ask.md, "Routing") without touching the store or the network: time
+ * expression first (so "in March" stays a month), then the place words, then the topic routing over
+ * what is left. Pure and deterministic: the same question and clock give the same reading.
  */
 import type { Registry } from '../../registry/registry.js';
 import { extractPlace, setTopicWords, type Extraction } from './place-extract.js';

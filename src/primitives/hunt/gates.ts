@@ -1,8 +1,8 @@
 /**
- * Gate bands of the hunt algorithms: a second band read beside the primary that says whether a
- * cell can carry the event at all (a bloom needs open water, a flood must not be permanent
- * water). A gate only admits or drops a cell; it never contributes to the ranking, which uses
- * the primary band alone (spec 4.10). Rules follow each algorithm's registered formula.
+ * Gate bands of the hunt algorithms: a second band read beside the primary that says whether a cell
+ * can carry the event at all (a bloom needs open water, a flood must not be permanent water). A
+ * gate only admits or drops a cell; it never contributes to the ranking, which uses the primary
+ * band alone (docs/hunt.md, "How it works"). Rules follow each algorithm's registered formula.
  */
 
 export interface Gate {

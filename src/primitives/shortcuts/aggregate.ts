@@ -1,6 +1,6 @@
 /**
- * The aggregate step of the place shortcuts (spec 4.6): which cells to read for a place, and
- * per-band statistics over the facts read there. Pure functions over plain values, so the rules
+ * The aggregate step of the place shortcuts (docs/shortcuts.md): which cells to read for a place,
+ * and per-band statistics over the facts read there. Pure functions over plain values, so the rules
  * (absences never averaged, an empty band is null with a reason, never 0) are testable alone.
  */
 import { invalidArgument } from '../../protocol/errors.js';
@@ -9,14 +9,15 @@ import type { BandEntry } from '../../registry/registry.js';
 import { evenPick, isNum, round } from '../reads/common.js';
 import { hasExtent } from './place.js';
 
-/** Spec part 8: shortcut n_cells is 1..64. */
+/** Shortcut n_cells is 1..64 (docs/shortcuts.md, "Place shortcuts"). */
 export const N_CELLS_MIN = 1;
 export const N_CELLS_MAX = 64;
 
 /**
- * `n_cells`, or undefined when not given. Anything but an integer 1..64 is HTTP 400 (spec part 7
- * rule 5), which is why the schemas leave the field untyped: this check owns the status.
- * Query strings arrive as text, so digits are accepted there only.
+ * `n_cells`, or undefined when not given. Anything but an integer 1..64 is HTTP 400
+ * (docs/errors.md, "Another status than the catalogue's"), which is why the schemas leave the field
+ * untyped: this check owns the status. Query strings arrive as text, so digits are accepted there
+ * only.
  */
 export function parseNCells(v: unknown, fromQuery = false): number | undefined {
   if (v === undefined) return undefined;

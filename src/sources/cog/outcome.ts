@@ -1,6 +1,7 @@
 /**
- * Failure outcomes shared by the raster connectors (spec part 3): a timeout or an upstream
- * error is never an absence and never a value; wrong bytes are `source_format_mismatch`.
+ * Failure outcomes shared by the raster connectors (docs/reads.md, "Materialization on a miss"): a
+ * timeout or an upstream error is never an absence and never a value; wrong bytes are
+ * `source_format_mismatch`.
  */
 import type { MaterializeOutcome } from '../contract.js';
 import { UpstreamError } from '../http.js';

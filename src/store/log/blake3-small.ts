@@ -16,7 +16,7 @@ const CHUNK_START = 1;
 const CHUNK_END = 2;
 const ROOT = 8;
 
-/** Message word order for each of the 7 rounds (the spec's permutation applied repeatedly). */
+/** Message word order for each of the 7 rounds (the BLAKE3 specification's message permutation, applied repeatedly). */
 const SCHEDULE = (() => {
   const perm = [2, 6, 3, 10, 7, 0, 4, 13, 1, 11, 12, 5, 9, 14, 15, 8];
   const out = new Uint8Array(7 * 16);

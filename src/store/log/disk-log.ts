@@ -1,5 +1,5 @@
 /**
- * The embedded, on-disk append-only transparency log (spec part 4.13; protocol.md §6).
+ * The embedded, on-disk append-only transparency log (docs/protocol-notes.md §6).
  *
  * Layout of a log directory:
  *   seg-NNNNNN.log   entry records and, once full, a trailer (format: segment-format.ts)

@@ -1,5 +1,6 @@
 /**
- * On-disk segment format of the embedded transparency log (spec part 4.13, "Log segments").
+ * On-disk segment format of the embedded transparency log (docs/protocol-notes.md §6, "Log
+ * segments").
  *
  * A log directory holds `seg-000000.log`, `seg-000001.log`, … (six digits, more once past
  * 999999). A segment has no file header; it is a plain concatenation of records:
@@ -9,7 +10,7 @@
  *                    (84 bytes)
  *
  * `count` is the number of entry records in the segment, `first` the log index of its first
- * entry, `root` the log's RFC 6962 tree root (BLAKE3, protocol.md §6) over entries
+ * entry, `root` the log's RFC 6962 tree root (BLAKE3, docs/protocol-notes.md §6) over entries
  * [0, first+count), i.e. the tree head as of the end of this segment, and `check` = BLAKE3 of
  * the trailer's first 52 bytes.
  *

@@ -1,10 +1,10 @@
 /**
- * The transparency log as stored in PostgreSQL (protocol.md §6): entries in `log_entries`,
- * every perfect-subtree hash in `log_nodes`. Roots and proofs run the protocol's own
- * algorithms (protocol/log-tree.ts) over a NodeSource; since that interface is synchronous,
- * each call first runs the algorithm against a recording source to learn which nodes it
- * needs (the set depends only on the indices, never on hash values), fetches them in one
- * query, then runs it for real. Nodes never change once written, so upper levels are cached.
+ * The transparency log as stored in PostgreSQL (docs/protocol-notes.md §6): entries in
+ * `log_entries`, every perfect-subtree hash in `log_nodes`. Roots and proofs run the protocol's own
+ * algorithms (protocol/log-tree.ts) over a NodeSource; since that interface is synchronous, each
+ * call first runs the algorithm against a recording source to learn which nodes it needs (the set
+ * depends only on the indices, never on hash values), fetches them in one query, then runs it for
+ * real. Nodes never change once written, so upper levels are cached.
  */
 import type pg from 'pg';
 import { b32encode } from '../../protocol/base32.js';
