@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import type { Config } from './config.js';
 import { loadResponderKeys } from './keys.js';
 import { serverEd25519 } from './crypto/server-ed25519.js';
-import type { ServiceContext } from './primitives/context.js';
+import type { ServiceContext } from './primitives/context/context.js';
 import { manifestsOf } from './registry/manifests.js';
 import { loadRegistry } from './registry/registry.js';
 import { recordPublishedManifests } from './registry/published.js';

@@ -5,7 +5,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import { Ajv } from 'ajv';
-import type { ServiceContext } from '../primitives/context.js';
+import type { ServiceContext } from '../primitives/context/context.js';
 import { SvcError, invalidArgument } from '../protocol/errors.js';
 import { capConnectionsPerIp, serverDeadlines } from './connections.js';
 import { errorHandler, notFoundHandler } from './errors.js';

@@ -1,10 +1,11 @@
 /**
- * MCP adapter (spec 4.2): JSON-RPC 2.0 over Streamable HTTP with the official SDK, stateless,
- * JSON responses. Every tool is an entry of the operation table: the same schema validates
- * the arguments and the same function runs. `/mcp` lists the core tools, `/mcp/full` all of
- * them; writes are never tools. A failed call is an isError tool result carrying the part-7
- * envelope; unknown tools and malformed requests are JSON-RPC errors (see mcp-errors.ts).
- * Each message of a JSON-RPC batch counts against the per-IP rate limit like a request of its own.
+ * MCP adapter (docs/reads.md, "MCP"): JSON-RPC 2.0 over Streamable HTTP with the official SDK,
+ * stateless, JSON responses. Every tool is an entry of the operation table: the same schema
+ * validates the arguments and the same function runs. `/mcp` lists the core tools, `/mcp/full` all
+ * of them; writes are never tools. A failed call is an isError tool result carrying the error
+ * envelope (docs/errors.md); unknown tools and malformed requests are JSON-RPC errors (see
+ * mcp-errors.ts). Each message of a JSON-RPC batch counts against the per-IP rate limit like a
+ * request of its own.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -12,7 +13,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema, ErrorCode, isJSONRPCErrorResponse, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { Ajv, type ValidateFunction } from 'ajv';
-import type { ServiceContext } from '../primitives/context.js';
+import type { ServiceContext } from '../primitives/context/context.js';
 import { ERROR_CATALOGUE, SvcError } from '../protocol/errors.js';
 import { errorHandler, toSvcError, validationError, type AjvErrorLike } from './errors.js';
 import { toJson } from './json.js';

@@ -3,7 +3,7 @@
  * The REST adapter registers a route per entry and the MCP adapter a tool per entry, so one
  * schema validates both and generates the OpenAPI document.
  */
-import type { ServiceContext } from '../primitives/context.js';
+import type { ServiceContext } from '../primitives/context/context.js';
 
 export type JsonSchema = Record<string, unknown>;
 

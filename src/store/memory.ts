@@ -98,7 +98,7 @@ export function entityOfSubject(cell: unknown): string | null {
 
 /**
  * Memory rows of a fact being indexed for the first time, or null for an ordinary fact. Bodies
- * were validated on the write path (primitives/memory/record-rules.ts); a body that is not well
+ * were validated on the write path (primitives/write/record-rules.ts); a body that is not well
  * formed (an entry some other writer logged) projects nothing rather than failing the index.
  */
 export function projectMemory(body: Record<string, unknown>, factCid: string): MemoryRows | null {

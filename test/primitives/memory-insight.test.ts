@@ -10,7 +10,7 @@ import { AGREEMENT_RELATIVE_DEFAULT, RegistryError, loadRegistry, validateRegist
 import { compareValues, decodeCursor, encodeCursor, VECTOR_AGREEMENT_COSINE } from '../../src/primitives/memory/contradictions.js';
 import { classifyIntent, maxAgeFor } from '../../src/primitives/memory/temporal-route.js';
 import { computeReputation } from '../../src/primitives/memory/reputation.js';
-import type { ServiceContext } from '../../src/primitives/context.js';
+import type { ServiceContext } from '../../src/primitives/context/context.js';
 import type { SharedSlot } from '../../src/store/memory.js';
 
 const raw = (): RawRegistry => Object.fromEntries(

@@ -1,5 +1,5 @@
 /**
- * Memory record rules (src/primitives/memory/record-rules.ts, docs/writes.md "Memory records"):
+ * Memory record rules (src/primitives/write/record-rules.ts, docs/writes.md "Memory records"):
  * every record band's value shape and subject rule, accepted and refused through POST /v1/attest
  * (L2 bands, an operator or device key) or the responder's own write path (L3 bands, mintFacts:
  * the same acceptBatch). Each refusal is typed, names the fact and field, and writes nothing.

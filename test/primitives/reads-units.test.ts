@@ -7,7 +7,7 @@ import { contains, parseBboxArray, parsePolygon, parsePolygonBbox, sampleArea } 
 import { centroid, scalarAgg } from '../../src/primitives/reads/region.js';
 import { residualOf } from '../../src/primitives/reads/state.js';
 import { captureDates } from '../../src/primitives/tokens/tokens.js';
-import { parseToken } from '../../src/primitives/tokens/parse.js';
+import { parseToken } from '../../src/protocol/token-grammar.js';
 import { bundleCidOf } from '../../src/primitives/tokens/bundles.js';
 
 const code = (fn: () => unknown) => {

@@ -1,8 +1,8 @@
-/** Question answering (spec 4.5): POST /v1/ask, MCP tool `<prefix>_ask` (core). */
+/** Question answering (docs/ask.md): POST /v1/ask, MCP tool `<prefix>_ask` (core). */
 import { ask, type AskRequest } from '../../primitives/ask/ask.js';
 import { ASK_REPLY_CAP_BYTES } from '../../primitives/ask/size.js';
 import type { FastifyInstance } from 'fastify';
-import type { ServiceContext } from '../../primitives/context.js';
+import type { ServiceContext } from '../../primitives/context/context.js';
 import { STATE_KEEPS, resolveState } from '../../primitives/ask/state-store.js';
 import { scopeSchema, type Operation } from '../operations.js';
 import { runOperation } from '../routes/operations.js';

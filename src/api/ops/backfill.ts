@@ -1,5 +1,5 @@
-/** Backfill (spec 4.7, a write: REST only) and the wiring catalogues (spec 4.1). */
-import { backfill, BACKFILL_LIMITS, type BackfillRequest } from '../../primitives/materialize/backfill.js';
+/** Backfill (docs/writes.md, "Backfill"; a write: REST only) and the wiring catalogues (docs/reads.md, "Discovery and catalogues"). */
+import { backfill, BACKFILL_LIMITS, type BackfillRequest } from '../../primitives/backfill/backfill.js';
 import { dataAvailability, materializersInfo } from '../../primitives/materialize/materializers-info.js';
 import { cellSchema, type Operation } from '../operations.js';
 

@@ -6,7 +6,7 @@
  */
 import type { AttestRequest } from '../../primitives/write/attest.js';
 import { devicePlatforms, enrollDevice, resolveAttestation, revokeKey } from '../../primitives/keys/devices.js';
-import { resolveTrace, submitTrace, substratesCatalogue } from '../../primitives/keys/traces.js';
+import { resolveTrace, submitTrace, substratesCatalogue } from '../../primitives/traces/traces.js';
 import { b32KeySchema, type Operation } from '../operations.js';
 import { signedRecordsSchema } from './signed-batch.js';
 import { memoryBearerOp, memoryBearerRevokeOp } from './scopes.js';

@@ -1,10 +1,10 @@
 /**
- * Read operations beyond recall (spec 4.4, 4.8): multi-cell recall, region aggregates, single
+ * Read operations beyond recall (docs/reads.md): multi-cell recall, region aggregates, single
  * facts and series, comparisons, the cell view and claim verification. Each entry is thin: the
  * schema rejects malformed input early (naming the field) and the primitive owns the semantics.
  */
 import type { FastifyInstance } from 'fastify';
-import type { ServiceContext } from '../../primitives/context.js';
+import type { ServiceContext } from '../../primitives/context/context.js';
 import { cellView } from '../../primitives/reads/cell-view.js';
 import { compare, compareBands, PREDICATE_KINDS } from '../../primitives/reads/compare.js';
 import { MAX_RECALL_MANY, POLYGON_MAX_CELLS, recallMany, recallPolygon } from '../../primitives/reads/many.js';

@@ -6,7 +6,7 @@
 import { revokeBearers } from '../../primitives/keys/bearers.js';
 import { issueScopeBearer } from '../../primitives/scopes/bearer.js';
 import { requireScopeReader } from '../../primitives/scopes/access.js';
-import { requestScope } from '../../primitives/reads/common.js';
+import { requestScope } from '../../primitives/scopes/request.js';
 import { b32KeySchema, scopeSchema, type Operation } from '../operations.js';
 
 

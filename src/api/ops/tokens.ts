@@ -1,10 +1,10 @@
 /**
- * Memory token and bundle operations (spec 2.5, 4.7). Resolving a bundle is GET
- * /v1/memory_bundle/<token> over REST (a path parameter, hence `bundleRoutes`) and the
+ * Memory token and bundle operations (docs/memory.md, "Tokens and bundles"). Resolving a bundle is
+ * GET /v1/memory_bundle/<token> over REST (a path parameter, hence `bundleRoutes`) and the
  * `memory_bundle_resolve` tool over MCP; both run the same operation.
  */
 import type { FastifyInstance } from 'fastify';
-import type { ServiceContext } from '../../primitives/context.js';
+import type { ServiceContext } from '../../primitives/context/context.js';
 import { MAX_BUNDLE_FACTS, mintBundle, resolveBundle } from '../../primitives/tokens/bundles.js';
 import { mintMemoryToken, resolveToken } from '../../primitives/tokens/tokens.js';
 import type { Operation } from '../operations.js';

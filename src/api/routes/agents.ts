@@ -1,11 +1,12 @@
 /**
- * Agent discovery (spec 4.1): MCP and agent cards, the recommended tool order, an
- * intent-to-endpoint map, live per-tool stats, the tool list, coverage and contributors.
+ * Agent discovery (docs/reads.md, "Discovery and catalogues"): MCP and agent cards, the recommended
+ * tool order, an intent-to-endpoint map, live per-tool stats, the tool list, coverage and
+ * contributors.
  */
 import type {} from '@fastify/swagger';
 import { jsonOnce } from '../json.js';
 import type { FastifyInstance } from 'fastify';
-import type { ServiceContext } from '../../primitives/context.js';
+import type { ServiceContext } from '../../primitives/context/context.js';
 import { attesterRole } from '../../primitives/facts/fact-meta.js';
 import { REPUTATION_NOTE, attesterReputation } from '../../primitives/memory/reputation.js';
 import type { Operation } from '../operations.js';
@@ -111,7 +112,7 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext, ops
       const list = (await ctx.store.publicFactsByAttester()).map((a) => ({ attester: a.attester, role: attesterRole(ctx, a.attester), facts: a.facts }));
       attesters = { size, list };
     }
-    // Best effort (spec part 3): a listing without reputation rather than no listing.
+    // Best effort (docs/reads.md, "Discovery and catalogues"): a listing without reputation rather than no listing.
     const rep = await attesterReputation(ctx, attesters.list);
     return {
       attesters: attesters.list.map((a) => {

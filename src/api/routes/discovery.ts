@@ -1,4 +1,4 @@
-/** Discovery and catalogues (spec 4.1): health, well-known documents, registries, limits, coverage map (4.4). */
+/** Discovery and catalogues (docs/reads.md, "Discovery and catalogues"): health, well-known documents, registries, limits, coverage map. */
 import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { CONFIG_VARS } from '../../config.js';
@@ -9,7 +9,7 @@ import { verifierSpec } from '../../protocol/verifier-spec.js';
 import { SvcError } from '../../protocol/errors.js';
 import { SCHEMA_PROFILE } from '../../registry/manifests.js';
 import { GRID_INFO_QUERY, gridInfoFor } from '../../geo/grid-info.js';
-import type { ServiceContext } from '../../primitives/context.js';
+import type { ServiceContext } from '../../primitives/context/context.js';
 import { coverageMap } from '../../primitives/pictures/coverage-map.js';
 import { LIMITS } from '../limits.js';
 import { STATEMENT_TTL_SECS } from '../../primitives/keys/common.js';

@@ -1,7 +1,7 @@
-/** Transparency log routes (spec 4.13). */
+/** Transparency log routes (docs/protocol-notes.md §6 and "Transparency log"; docs/verification.md). */
 import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
-import type { ServiceContext } from '../../primitives/context.js';
+import type { ServiceContext } from '../../primitives/context/context.js';
 import { consistency, inclusion, listWitnesses, logEntry, submitWitness, treeHead, type WitnessRequest } from '../../primitives/log/log.js';
 
 const u = { type: 'string', pattern: '^[0-9]{1,16}$' } as const;

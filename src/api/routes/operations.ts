@@ -2,7 +2,7 @@
 import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { SvcError } from '../../protocol/errors.js';
-import type { ServiceContext } from '../../primitives/context.js';
+import type { ServiceContext } from '../../primitives/context/context.js';
 import { withFactMeta } from '../../primitives/facts/fact-meta.js';
 import { toSvcError } from '../errors.js';
 import type { Operation } from '../operations.js';

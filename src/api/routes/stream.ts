@@ -1,12 +1,12 @@
 /**
- * GET /v1/stream (spec part 6): server-sent events carrying signed `corpus.state` ticks — the
- * corpus_state_stats payload — one at connect, then every `interval_s` (5..300, default 15).
- * A client that disconnects releases its timer at once.
+ * GET /v1/stream (docs/reads.md, "The corpus snapshot and its stream"): server-sent events carrying
+ * signed `corpus.state` ticks — the corpus_state_stats payload — one at connect, then every
+ * `interval_s` (5..300, default 15). A client that disconnects releases its timer at once.
  */
 import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { corpusStateStats } from '../../primitives/reads/corpus-stats.js';
-import type { ServiceContext } from '../../primitives/context.js';
+import type { ServiceContext } from '../../primitives/context/context.js';
 
 export interface StreamState {
   /** Open streams (tests check that disconnects release them). */

@@ -1,19 +1,19 @@
-/** Writes (spec 4.7): attest (JSON) and attest_cbor (canonical CBOR). REST only, never MCP. */
+/** Writes (docs/writes.md): attest (JSON) and attest_cbor (canonical CBOR). REST only, never MCP. */
 import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { b32encode } from '../../protocol/base32.js';
 import { decodeCanonical, type CborValue } from '../../protocol/cbor.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { acceptBatch, type AttestRequest } from '../../primitives/write/attest.js';
-import type { ServiceContext } from '../../primitives/context.js';
+import type { ServiceContext } from '../../primitives/context/context.js';
 
 const attestBody = {
   type: 'object',
   // attester and signature are checked by the write path, which answers 401 unauthorized when
-  // either is missing (spec part 5), not the schema's 422.
+  // either is missing (docs/writes.md, "Signatures"), not the schema's 422.
   required: ['batch_root', 'facts'],
   properties: {
-    batch_root: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 255 }, minItems: 32, maxItems: 32, description: 'BLAKE3 Merkle root over the facts (protocol.md §6) as 32 integers' },
+    batch_root: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 255 }, minItems: 32, maxItems: 32, description: 'BLAKE3 Merkle root over the facts (docs/protocol-notes.md §6) as 32 integers' },
     attester: { type: 'string', description: 'attester public key, b32' },
     signature: { type: 'string', description: 'Ed25519 over blake3(batch_root ‖ registry_cid ‖ schema_cid), b32' },
     registry_cid: { type: 'string' },

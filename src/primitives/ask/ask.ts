@@ -1,5 +1,5 @@
 /**
- * ask (spec 4.5): a plain question → the place, the topic, the signed facts, the algorithms, a
+ * ask (docs/ask.md): a plain question → the place, the topic, the signed facts, the algorithms, a
  * deterministic answer and literal next calls. Routing is lexical (router.ts, no model), the
  * place goes through locate, the facts through recall (every missing band fetched in parallel),
  * similar places through find_similar, change through state_diff, corpus questions through the
@@ -12,18 +12,18 @@ import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { tslotOf } from '../../protocol/tslot.js';
 import type { Receipt, Scope } from '../../protocol/receipt.js';
 import type { TopicEntry } from '../../registry/registry.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
 import type { ServedFact } from '../facts/facts-view.js';
-import type { MaterializeNote } from '../materialize/notes.js';
+import type { MaterializeNote } from '../context/materialize-note.js';
 import { algorithmsFor, type AlgorithmForQuestion } from './evaluate.js';
-import { algorithmStep, atStep, coverageSteps, locateStep, recallStep, topicsStep, type NextStep } from './next-steps.js';
+import { algorithmStep, atStep, coverageSteps, locateStep, recallStep, topicsStep, type NextStep } from '../steps/next-steps.js';
 import { checkPlaceFields, resolveAskPlace, type AskPlace } from './place.js';
 import { readChange, readCorpus, readSimilar, readTopic, type Gathered } from './reads.js';
 import type { MatchedKeyword, RouteResult } from './router.js';
 import { ASK_REPLY_CAP_BYTES, fitReply } from './size.js';
 import { stateRecord, type AskState } from './state-record.js';
 import { keepState, type StateKeep } from './state-store.js';
-import { requestScope } from '../reads/common.js';
+import { requestScope } from '../scopes/request.js';
 import { hunt, type HuntResult } from '../hunt/hunt.js';
 import { HUNT_MAX_AREA_KM2 } from '../hunt/region.js';
 import { boxAreaKm2, boxCentre, boxWidth } from '../../geo/geometry.js';

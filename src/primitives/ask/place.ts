@@ -1,15 +1,15 @@
 /**
- * The place of an ask (spec 4.5): the caller's `place`, `cell` or `lat`+`lng` when given (at most
- * one way; a bad one fails like it would on locate), else what the question names, resolved by
- * the locate primitive so the answer carries the same LocateResp — confidence, alternatives and
- * inventory included. A place named in the question that cannot be resolved does not fail the
- * ask: the answer says so and points at locate.
+ * The place of an ask (docs/ask.md, "Place"): the caller's `place`, `cell` or `lat`+`lng` when
+ * given (at most one way; a bad one fails like it would on locate), else what the question names,
+ * resolved by the locate primitive so the answer carries the same LocateResp — confidence,
+ * alternatives and inventory included. A place named in the question that cannot be resolved does
+ * not fail the ask: the answer says so and points at locate.
  */
 import type { LocateResp } from '../../geo/types.js';
 import { cellCenter } from '../../protocol/cell64.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
-import { requireCell } from '../reads/cell-input.js';
-import type { ServiceContext } from '../context.js';
+import { requireCell } from '../../protocol/cell-token.js';
+import type { ServiceContext } from '../context/context.js';
 import { locate } from '../locate/locate.js';
 import type { Understanding } from './understand.js';
 

@@ -8,16 +8,16 @@
 import { SvcError } from '../../protocol/errors.js';
 import { currentTslot, tslotOf } from '../../protocol/tslot.js';
 import type { StoredFact } from '../../store/contract.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 import { corpusStateStats } from '../reads/corpus-stats.js';
 import { serveFact, type ServedFact } from '../facts/facts-view.js';
-import type { MaterializeNote } from '../materialize/notes.js';
+import type { MaterializeNote } from '../context/materialize-note.js';
 import { dataAvailability } from '../materialize/materializers-info.js';
 import { recall } from '../reads/recall.js';
 import { windowTslots } from '../reads/series.js';
 import { findSimilar } from '../reads/similar.js';
 import { DEFAULT_ENCODER, stateDiff } from '../reads/state.js';
-import { backfillStep, recallSlotStep, similarStep, stateDiffStep, trajectoryStep, type NextStep } from './next-steps.js';
+import { backfillStep, recallSlotStep, similarStep, stateDiffStep, trajectoryStep, type NextStep } from '../steps/next-steps.js';
 import type { TimeWindow } from './time.js';
 
 export interface Gathered {

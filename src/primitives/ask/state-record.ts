@@ -1,5 +1,5 @@
 /**
- * The `svc:state:` token of an answer step (spec 2.5 tokens, 4.5 "mints an svc:state: token").
+ * The `svc:state:` token of an answer step (docs/ask.md, "The `svc:state:` token").
  * The record pins what the step was: the question, its routing, the place, the signed cells and
  * fact_cids (exactly the receipt's lists, in its order), the answer text, and the receipt that
  * signed them (request_id, served_at, signature). Its content id is the BLAKE3 of its canonical
@@ -12,7 +12,7 @@
  */
 import { contentId } from '../../protocol/cid.js';
 import type { Receipt } from '../../protocol/receipt.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 import type { RouteResult } from './router.js';
 import type { TimeWindow } from './time.js';
 

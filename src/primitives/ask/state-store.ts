@@ -1,5 +1,6 @@
 /**
- * Keeping and serving answer steps (the `svc:state:` token; docs/ask.md, "Answer steps").
+ * Keeping and serving answer steps (docs/ask.md, "The `svc:state:` token" and "Where a step is
+ * kept").
  *
  * A question can carry personal data and the public log can never forget, so by default a step
  * is kept OUTSIDE the log: in the store's transient table (contract.ts, TransientStore) under
@@ -16,7 +17,7 @@ import { anchorId, contentId, isFactCid } from '../../protocol/cid.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { isoSeconds, type Receipt, type Scope } from '../../protocol/receipt.js';
 import { mintedBody, mintFacts } from '../write/attest.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { serveFact, type ServedFact } from '../facts/facts-view.js';
 import { mayReadScope, type Authorization } from '../scopes/access.js';
 import type { AskState, AskStateRecord } from './state-record.js';

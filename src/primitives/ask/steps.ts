@@ -1,16 +1,16 @@
 /**
- * Which next steps an answer offers (spec 4.5: "present when routed algorithms lacked input
- * bands; each item is a literal follow-up call"): retries for bands that failed, reads for
+ * Which next steps an answer offers (docs/ask.md, "next_steps": each item is a literal follow-up
+ * call): retries for bands that failed, reads for
  * algorithm inputs still missing, the shortcut for algorithms that need neighbours or history,
  * area sampling for places with extent, the hunt call, the thumbnail, other candidates of an
  * ambiguous place. Deduplicated by call, in that order.
  */
 import type { LocateResp } from '../../geo/types.js';
 import type { Registry, TopicEntry } from '../../registry/registry.js';
-import type { ServiceContext } from '../context.js';
-import type { MaterializeNote } from '../materialize/notes.js';
+import type { ServiceContext } from '../context/context.js';
+import type { MaterializeNote } from '../context/materialize-note.js';
 import type { AlgorithmForQuestion } from './evaluate.js';
-import { areaStep, disambiguateStep, huntStep, recallStep, sceneStep, shortcutStep, type NextStep } from './next-steps.js';
+import { areaStep, disambiguateStep, huntStep, recallStep, sceneStep, shortcutStep, type NextStep } from '../steps/next-steps.js';
 
 /** Cells sampled by an area step: enough for statistics, small enough for a short reply. */
 const AREA_CELLS = 16;

@@ -1,14 +1,14 @@
 /**
- * Who signed each served fact and where it sits (`fact_meta`): the attester key and its role,
- * the log entry, and for minted facts the source and function. This is serving metadata, kept
- * beside the signed bodies and never inside them (protocol.md §4: a fact's hashed body is the
- * served object minus fact_cid and receipt), so it cannot change a fact_cid. A verifier checks
- * it against the log (`svc verify --log`).
+ * Who signed each served fact and where it sits (`fact_meta`): the attester key and its role, the
+ * log entry, and for minted facts the source and function. This is serving metadata, kept beside
+ * the signed bodies and never inside them (docs/protocol-notes.md §4: a fact's hashed body is the
+ * served object minus fact_cid and receipt), so it cannot change a fact_cid. A verifier checks it
+ * against the log (`svc verify --log`).
  */
 import type { FactMeta } from '../../protocol/verify-response.js';
 import type { StoredFact } from '../../store/contract.js';
-import type { ServiceContext } from '../context.js';
-import { recordStanding } from '../keys/standing.js';
+import type { ServiceContext } from '../context/context.js';
+import { recordStanding } from '../write/standing.js';
 
 export type { FactMeta };
 

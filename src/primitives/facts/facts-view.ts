@@ -1,12 +1,13 @@
 /**
- * Serving stored facts (spec 2.3): each fact goes out as its exact body plus `fact_cid` and a
- * `receipt` binding that one fact with its batch inclusion proof. The per-fact receipt is
- * signed once and kept in the hot cache, so warm reads cost no extra signatures.
+ * Serving stored facts (docs/protocol-notes.md §4 and "Receipts"): each fact goes out as its exact
+ * body plus `fact_cid` and a `receipt` binding that one fact with its batch inclusion proof. The
+ * per-fact receipt is signed once and kept in the hot cache, so warm reads cost no extra
+ * signatures.
  */
 import { decodeTrusted, encodeCanonical, type CborValue } from '../../protocol/cbor.js';
 import type { Receipt } from '../../protocol/receipt.js';
 import type { StoredFact } from '../../store/contract.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { deepFreeze } from '../../protocol/freeze.js';
 import { factMetaOf, recordFactMeta } from './fact-meta.js';
 

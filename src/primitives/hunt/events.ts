@@ -1,11 +1,11 @@
 /**
- * Hunt events (spec 4.10): an event name or alias → its algorithm, primary band, gate and
+ * Hunt events (docs/hunt.md): an event name or alias → its algorithm, primary band, gate and
  * ranking direction. The event table itself lives in the registry (hunt_events.json); this
  * module only turns a lookup miss into the typed errors the contract names.
  */
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { resolveHuntEvent, type AlgorithmEntry, type BandEntry, type HuntRank } from '../../registry/registry.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 import { gateFor, type Gate } from './gates.js';
 
 export interface ResolvedEvent {

@@ -1,5 +1,5 @@
 /**
- * hunt (spec 4.10): where inside a region is an event happening. The region is sampled
+ * hunt (docs/hunt.md): where inside a region is an event happening. The region is sampled
  * (stratified, deterministic per UTC day), each sample is recalled for the algorithm's primary
  * band and its gate band in one parallel fan-out (recall's materialization coalesces identical
  * upstream reads and runs them in the shared pool), gate failures are dropped with their
@@ -8,10 +8,10 @@
  * body, so its value, cell and place in the ranking verify offline; every sample is reported.
  */
 import type { Receipt } from '../../protocol/receipt.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
-import type { NextStep } from '../ask/next-steps.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
+import type { NextStep } from '../steps/next-steps.js';
 import type { ServedFact } from '../facts/facts-view.js';
-import type { MaterializeNote } from '../materialize/notes.js';
+import type { MaterializeNote } from '../context/materialize-note.js';
 import { recall } from '../reads/recall.js';
 import { mapLimit } from '../reads/common.js';
 import { resolveEvent } from './events.js';
@@ -22,7 +22,7 @@ import { sampleSeed, stratifiedSample } from './sample.js';
 import { thresholdFor } from './thresholds.js';
 import { huntNextSteps } from './steps.js';
 
-/** Spec 8: samples per hunt (8 for slow primary bands) and hotspots returned. */
+/** Samples per hunt (8 for slow primary bands) and hotspots returned (docs/hunt.md). */
 export const HUNT_SAMPLES = 32;
 export const HUNT_SAMPLES_SLOW = 8;
 export const HUNT_TOP = 8;
@@ -35,7 +35,7 @@ export interface HuntRequest {
 
 export interface HuntOptions {
   deadline?: number;
-  /** Bench only: sample this many cells, beyond the spec cap, to show how wall time scales. */
+  /** Bench only: sample this many cells, beyond the 32-sample cap, to show how wall time scales. */
   samples?: number;
   locate?: LocateFn;
 }

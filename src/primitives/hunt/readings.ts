@@ -5,7 +5,7 @@
  */
 import { cellCenter } from '../../protocol/cell64.js';
 import type { ServedFact } from '../facts/facts-view.js';
-import type { MaterializeNote } from '../materialize/notes.js';
+import type { MaterializeNote } from '../context/materialize-note.js';
 import type { RecallResult } from '../reads/recall.js';
 import type { Gate, GateResult } from './gates.js';
 

@@ -6,14 +6,14 @@
 import { boxAreaKm2 } from '../../geo/geometry.js';
 import type { LocateResp } from '../../geo/types.js';
 import { invalidArgument } from '../../protocol/errors.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 import { locate } from '../locate/locate.js';
 import { boxArea, parsePolygon, parsePolygonBbox, type Area } from '../reads/geometry.js';
 
 /**
- * Largest bounding-box area a hunt samples, km². Spec part 8 caps the samples (32, 8 for slow
- * bands) but names no area; 250 000 km² (about 500 km x 500 km) keeps a lake, a county or a
- * small state in reach while one sample still stands for at most about 8 000 km².
+ * Largest bounding-box area a hunt samples, km². The samples are capped (32, 8 for slow bands;
+ * docs/hunt.md) but no rule bounds the area; 250 000 km² (about 500 km x 500 km) keeps a lake, a
+ * county or a small state in reach while one sample still stands for at most about 8 000 km².
  */
 export const HUNT_MAX_AREA_KM2 = 250_000;
 

@@ -3,12 +3,12 @@
  * backfill the primary band's history there, or hunt a smaller box more densely. Same step
  * shape as /v1/ask (method, path, url, body, why) so agents replay them the same way.
  */
-import type { NextStep } from '../ask/next-steps.js';
+import type { NextStep } from '../steps/next-steps.js';
 import type { SampleReport } from './readings.js';
 
 type Box = { min_lat: number; min_lng: number; max_lat: number; max_lng: number };
 
-/** Spec 8: the area form of backfill takes up to 64 cells. */
+/** The area form of backfill takes up to 64 cells (docs/writes.md, "Backfill"). */
 const BACKFILL_CELLS = 64;
 const r5 = (x: number) => Math.round(x * 1e5) / 1e5;
 

@@ -10,11 +10,11 @@ import { verifyStrict } from '../../protocol/ed25519.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { isoSeconds } from '../../protocol/receipt.js';
 import type { StoredFact } from '../../store/contract.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { serveFact } from '../facts/facts-view.js';
 import { checkExp, mintRecord, nowUnix, publicKeyOf, signatureOf } from './common.js';
 import { useStatementOnce } from './single-use.js';
-import { BEARER_REVOCATION_BAND, isScopeKey, keyRecords, keyStatus, withKeyLock } from './standing.js';
+import { BEARER_REVOCATION_BAND, isScopeKey, keyRecords, keyStatus, withKeyLock } from '../write/standing.js';
 
 /** Without not_before, the responder looks for the second the statement was signed at, this far back. */
 export const NOT_BEFORE_SEARCH_SECS = 60;

@@ -8,7 +8,7 @@ import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { recordSubject } from '../../protocol/memory-records.js';
 import type { StoredFact } from '../../store/contract.js';
 import { mintedBody, mintFacts } from '../write/attest.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 
 /** Longest a signed key statement may stay good: its exp lies at most this far ahead. */
 export const STATEMENT_TTL_SECS = 900;

@@ -16,11 +16,11 @@ import { deviceEnrollmentDigest, keyRevocationDigest } from '../../protocol/devi
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { isoSeconds, type Receipt } from '../../protocol/receipt.js';
 import type { StoredFact } from '../../store/contract.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { serveFact, type ServedFact } from '../facts/facts-view.js';
 import { STATEMENT_TTL_SECS, checkExp, mintRecord, publicKeyOf, requireSignature, signatureOf } from './common.js';
 import { useStatementOnce } from './single-use.js';
-import { ENROLLMENT_BAND, REVOCATION_BAND, isScopeKey, keyRecords, keyStatus, revokedError, withKeyLock, type KeyRecords } from './standing.js';
+import { ENROLLMENT_BAND, REVOCATION_BAND, isScopeKey, keyRecords, keyStatus, revokedError, withKeyLock, type KeyRecords } from '../write/standing.js';
 
 export interface PlatformEntry {
   platform: string;

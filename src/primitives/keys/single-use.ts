@@ -9,7 +9,7 @@
  */
 import { toHex } from '../../protocol/bytes.js';
 import { SvcError } from '../../protocol/errors.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 
 /** The statement kinds and the namespace each one's used digests live in. */
 export type StatementKind = 'scope_bearer_request' | 'device_enrollment' | 'key_revocation' | 'bearer_revocation' | 'backfill';

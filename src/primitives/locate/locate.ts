@@ -1,10 +1,10 @@
 /**
- * locate (spec 4.3, 2.5): a place name or a lat/lng pair → LocateResp. The cascade lives in
+ * locate (docs/locate.md): a place name or a lat/lng pair → LocateResp. The cascade lives in
  * geo/; this primitive validates the request, wires the network tiers to the service's one
  * HTTP client and the persistent cache, and adds the store-dependent data_at_this_cell.
  *
- * Spec 2.4: the place string is NOT signed; a wrong geocode yields a valid signature for the
- * wrong cell, so callers must check `selected.is_high_confidence`.
+ * The place string is NOT signed (docs/protocol-notes.md §5); a wrong geocode yields a valid
+ * signature for the wrong cell, so callers must check `selected.is_high_confidence`.
  */
 import type { Config } from '../../config.js';
 import { sqliteGeoCache, postgresGeoCache, type GeoCache } from '../../geo/geocache.js';
@@ -16,8 +16,8 @@ import { cellOf } from '../../protocol/cell64.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { UpstreamClient } from '../../sources/http.js';
 import { USER_AGENT } from '../../sources/index.js';
-import { cellToken } from '../reads/cell-input.js';
-import type { ServiceContext } from '../context.js';
+import { cellToken } from '../../protocol/cell-token.js';
+import type { ServiceContext } from '../context/context.js';
 
 /** Public endpoints used when SVC_UPSTREAM_PHOTON_URL / SVC_UPSTREAM_NOMINATIM_URL are unset. */
 export const DEFAULT_GEOCODERS = { PHOTON: 'https://photon.komoot.io', NOMINATIM: 'https://nominatim.openstreetmap.org' } as const;
@@ -76,7 +76,7 @@ export async function closeLocator(ctx: ServiceContext): Promise<void> {
 
 type Parsed = { kind: 'name'; text: string } | { kind: 'point'; lat: number; lng: number };
 
-/** Exactly one of place, q, query, name, or both lat and lng (spec 4.3); anything else names the fields. */
+/** Exactly one of place, q, query, name, or both lat and lng (docs/locate.md, "Request"); anything else names the fields. */
 export function parseLocateRequest(req: unknown): Parsed {
   if (typeof req !== 'object' || req === null || Array.isArray(req)) throw invalidArgument('body', 'expected an object with place (or q, query, name) or lat and lng');
   const r = req as Record<string, unknown>;
@@ -130,7 +130,7 @@ export async function dataAtCell(ctx: ServiceContext, cell: string): Promise<Loc
   return out;
 }
 
-/** Resolve a place name or coordinates to a LocateResp, with the cell's token (spec 2.5: locate mints `svc:cell:`). */
+/** Resolve a place name or coordinates to a LocateResp, with the cell's token (docs/memory.md, "Tokens and bundles": locate mints `svc:cell:`). */
 export async function locate(ctx: ServiceContext, req: LocateRequest, opts: { deadline?: number } = {}): Promise<LocateResp> {
   const parsed = parseLocateRequest(req);
   const locator = locatorFor(ctx);

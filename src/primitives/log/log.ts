@@ -1,4 +1,4 @@
-/** Transparency-log primitives (spec 4.13): tree head, inclusion, consistency, witnesses. */
+/** Transparency-log primitives (docs/protocol-notes.md §6 and "Transparency log"): tree head, inclusion, consistency, witnesses. */
 import { AddressQuota, addressKey } from '../../lib/address-quota.js';
 import { b32decode, b32encode } from '../../protocol/base32.js';
 import { fromHex, toHex } from '../../protocol/bytes.js';
@@ -9,7 +9,7 @@ import { leafHash } from '../../protocol/log-tree.js';
 import { isoSeconds, type Scope } from '../../protocol/receipt.js';
 import { witnessDigest } from '../../protocol/tree-head.js';
 import { bodyScope, scopeKey } from '../../store/entry.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 import { mayReadScope, type Authorization } from '../scopes/access.js';
 
 function sizeArg(field: string, v: unknown, max: number): number {

@@ -1,7 +1,8 @@
 /**
- * Lazy materialization (spec part 3): on a miss, ask the band's connector, mint what it returns
- * through the write path, and report a note. Identical in-flight requests (cell, band, tslot,
- * scope) share one upstream call and one minted fact; a bounded pool caps upstream fan-out.
+ * Lazy materialization (docs/reads.md, "Materialization on a miss"): on a miss, ask the band's
+ * connector, mint what it returns through the write path, and report a note. Identical in-flight
+ * requests (cell, band, tslot, scope) share one upstream call and one minted fact; a bounded pool
+ * caps upstream fan-out.
  */
 import { cellCenter } from '../../protocol/cell64.js';
 import type { Scope } from '../../protocol/receipt.js';
@@ -9,10 +10,10 @@ import type { BandEntry } from '../../registry/registry.js';
 import type { MaterializeOutcome } from '../../sources/contract.js';
 import { scopeKey } from '../../store/entry.js';
 import { mintedBody, mintFacts, mintRefusal } from '../write/attest.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 import { Pool } from '../../lib/pool.js';
 
-import { skippedNote, type MaterializeNote, type MaterializeResult } from './notes.js';
+import { skippedNote, type MaterializeNote, type MaterializeResult } from '../context/materialize-note.js';
 
 /**
  * Collects the bodies minted during one turn of the event loop and writes them as ONE batch:

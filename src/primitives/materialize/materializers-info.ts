@@ -1,12 +1,12 @@
 /**
- * Introspection of the wiring (spec 4.1): which connectors are wired, for which bands, with or
- * without history (`GET /v1/materializers`), and per band how far back data can be had
- * (`GET /v1/data_availability`). Both read `ctx.materializers`, so they say what recall and
- * backfill will actually do.
+ * Introspection of the wiring (docs/reads.md, "Discovery and catalogues"): which connectors are
+ * wired, for which bands, with or without history (`GET /v1/materializers`), and per band how far
+ * back data can be had (`GET /v1/data_availability`). Both read `ctx.materializers`, so they say
+ * what recall and backfill will actually do.
  */
 import { TEMPO_UNIT_S } from '../../protocol/tslot.js';
 import { sourceBaseUrl } from '../../sources/index.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 
 /** Host (and port) of a registry source's configured base URL; null for a key outside the registry. */
 function hostOf(ctx: ServiceContext, key: string): string | null {

@@ -25,9 +25,10 @@ import { AGREEMENT_RELATIVE_DEFAULT, type BandEntry } from '../../registry/regis
 import type { StoredFact } from '../../store/contract.js';
 import { EDGE_BAND, type MemoryReader, type SharedSlot } from '../../store/memory.js';
 import { mintFacts } from '../write/attest.js';
-import { requireCell } from '../reads/cell-input.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
-import { cosine, evenPick, isNum, isVec, requestScope, requireBand, round } from '../reads/common.js';
+import { requireCell } from '../../protocol/cell-token.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
+import { cosine, evenPick, isNum, isVec, requireBand, round } from '../reads/common.js';
+import { requestScope } from '../scopes/request.js';
 import { parseBboxArray, parsePolygon, sampleArea, type Area } from '../reads/geometry.js';
 import { walkStored } from '../reads/region.js';
 import { resolveCell } from '../reads/recall.js';

@@ -1,5 +1,5 @@
 /**
- * Derivations (spec 4.7, part 5; docs/writes.md, "Derivations"): `derive` writes one derivative
+ * Derivations (docs/writes.md, "Derivations"): `derive` writes one derivative
  * fact through the ordinary write path (acceptBatch checks its parents, cell, function and, for
  * a recomputable function, its value) and answers with the derivation and the derived_from
  * edges it states; `derivedList` pages the public derivatives one key signed.
@@ -8,9 +8,9 @@ import { contentId, factBody } from '../../protocol/cid.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { scopeFieldsSet, type Scope } from '../../protocol/receipt.js';
 import { acceptBatch, type AttestRequest } from '../write/attest.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { serveFact } from '../facts/facts-view.js';
-import { DERIVE_FUNCTIONS } from './derive-functions.js';
+import { DERIVE_FUNCTIONS } from '../write/derive-functions.js';
 
 export interface DerivedEdge {
   edge_cid: string;

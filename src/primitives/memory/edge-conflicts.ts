@@ -11,7 +11,7 @@ import { isoSeconds, type Scope } from '../../protocol/receipt.js';
 import { recordBody } from '../../protocol/memory-records.js';
 import { EDGE_BAND, EXCLUSIVE_EDGE_TYPES, type EdgeRow } from '../../store/memory.js';
 import { mintFacts } from '../write/attest.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 
 /** The value of a memory.edge record as written (what conflicts need of it). */
 interface EdgeValue {

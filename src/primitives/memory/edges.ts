@@ -12,8 +12,8 @@ import { isoSeconds, type AsOf, type Scope } from '../../protocol/receipt.js';
 import { parseRfc3339 } from '../../protocol/rfc3339.js';
 import { EDGE_BAND, EDGE_TYPES, recordRef, type EdgeRow } from '../../store/memory.js';
 import { acceptBatch, type AttestRequest } from '../write/attest.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
-import { requestScope } from '../reads/common.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
+import { requestScope } from '../scopes/request.js';
 import { recordEdgeConflicts } from './edge-conflicts.js';
 import { scopeKey } from '../../store/entry.js';
 

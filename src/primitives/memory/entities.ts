@@ -17,14 +17,15 @@ import { scopeKey } from '../../store/entry.js';
 import { ALIAS_BAND, ENTITY_BAND } from '../../store/memory.js';
 import { AddressQuota, addressKey } from '../../lib/address-quota.js';
 import { acceptBatch, mintedBody, mintFacts, type AttestRequest, type AttestResult } from '../write/attest.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { serveFact, type ServedFact } from '../facts/facts-view.js';
-import { mapLimit, READ_CONCURRENCY, requestScope } from '../reads/common.js';
+import { mapLimit, READ_CONCURRENCY } from '../reads/common.js';
+import { requestScope } from '../scopes/request.js';
 import { parsePolygon, sampleArea } from '../reads/geometry.js';
 import { recallMany, type CellResponse } from '../reads/many.js';
 import { resolveBands, resolveCell, type SignedResponse } from '../reads/recall.js';
-import { parseToken } from '../tokens/parse.js';
-import { checkRecord } from './record-rules.js';
+import { parseToken } from '../../protocol/token-grammar.js';
+import { checkRecord } from '../write/record-rules.js';
 import { recordSubject } from '../../protocol/memory-records.js';
 
 /** Sample cells a polygon entity reads (and lists) at most. */
@@ -160,7 +161,7 @@ export function entityCells(value: unknown): string[] {
   return [];
 }
 
-/** The responder-signed body of an entity record (protocol.md §4), filed under its anchor. */
+/** The responder-signed body of an entity record (docs/protocol-notes.md §4; docs/entities.md), filed under its anchor. */
 function entityBody(ctx: ServiceContext, value: EntityValue, scope: Scope | undefined): Record<string, unknown> {
   return mintedBody(ctx, {
     kind: 'primary', cell: recordSubject(ENTITY_BAND, value as unknown as Record<string, unknown>), band: ENTITY_BAND, tslot: 0, value, unit: 'record',

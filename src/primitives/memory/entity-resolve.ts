@@ -13,8 +13,9 @@ import { invalidArgument, SvcError } from '../../protocol/errors.js';
 import type { Receipt, Scope } from '../../protocol/receipt.js';
 import type { StoredFact } from '../../store/contract.js';
 import { ENTITY_BAND, type AliasHit } from '../../store/memory.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
-import { mapLimit, READ_CONCURRENCY, requestScope } from '../reads/common.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
+import { mapLimit, READ_CONCURRENCY } from '../reads/common.js';
+import { requestScope } from '../scopes/request.js';
 import { entityRecord, entityRef, entitySubject, entityToken } from './entities.js';
 
 /** Alias matches read from the index per resolve. */

@@ -17,10 +17,11 @@ import { verifyResponse, type ResponseVerdict } from '../../protocol/verify-resp
 import type { BandEntry } from '../../registry/registry.js';
 import type { StoredFact } from '../../store/contract.js';
 import { scopeKey } from '../../store/entry.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 import { attesterRole } from '../facts/fact-meta.js';
 import { capturedAt } from '../facts/facts-view.js';
-import { isObject, requestScope } from '../reads/common.js';
+import { isObject } from '../reads/common.js';
+import { requestScope } from '../scopes/request.js';
 import { factByCid } from '../reads/series.js';
 import { GRID_CAVEAT } from '../reads/recall.js';
 import type { Authorization } from '../scopes/access.js';

@@ -13,9 +13,10 @@ import { parseRfc3339 } from '../../protocol/rfc3339.js';
 import { NOTE_BAND, recordRef, type NoteHit, type NoteSearch } from '../../store/memory.js';
 import { acceptBatch, type AttestRequest } from '../write/attest.js';
 import { reserveDaily } from '../write/attester-quota.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { serveFact, type ServedFact } from '../facts/facts-view.js';
-import { mapLimit, READ_CONCURRENCY, requestScope } from '../reads/common.js';
+import { mapLimit, READ_CONCURRENCY } from '../reads/common.js';
+import { requestScope } from '../scopes/request.js';
 import { scopeKey } from '../../store/entry.js';
 import { resolveCell } from '../reads/recall.js';
 

@@ -1,6 +1,6 @@
 /**
- * Attester reputation (spec part 3, "attester reputation updated (best effort)";
- * docs/memory-insight.md): per attester key, over PUBLIC facts only,
+ * Attester reputation, updated best effort (docs/memory-insight.md, "Reputation at GET
+ * /v1/contributors"): per attester key, over PUBLIC facts only,
  * - accepted: its public facts stored here (FactReader.publicFactsByAttester);
  * - corroborated: the other attester keys whose newest fact at some shared public slot agrees
  *   with its newest fact there;
@@ -19,7 +19,7 @@
 import type { BandEntry } from '../../registry/registry.js';
 import type { StoredFact } from '../../store/contract.js';
 import type { MemoryReader, SharedSlot } from '../../store/memory.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 import { VECTOR_AGREEMENT_COSINE, comparable, compareValues, newestPerAttester, slotHistory } from './contradictions.js';
 
 export const REPUTATION_MAX_SLOTS = 10_000;

@@ -22,9 +22,10 @@ import { parseRfc3339 } from '../../protocol/rfc3339.js';
 import { tslotRange } from '../../protocol/tslot.js';
 import type { BandEntry } from '../../registry/registry.js';
 import type { StoredFact } from '../../store/contract.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { capturedAt, serveFact, type ServedFact } from '../facts/facts-view.js';
-import { requestScope, requireBand } from '../reads/common.js';
+import { requireBand } from '../reads/common.js';
+import { requestScope } from '../scopes/request.js';
 import { resolveCell, type SignedResponse } from '../reads/recall.js';
 
 export const TEMPORAL_ROUTE_MAX_BANDS = 32;

@@ -1,9 +1,10 @@
 /**
- * coverage_map.svg (spec 4.4, part 8): a 1440 x 720 plate-carree picture of where the corpus has
- * cells, counted in one-degree bins. Only stored cells are drawn: no basemap, nothing inferred.
+ * coverage_map.svg (docs/reads.md, "Single-cell reads"): a 1440 x 720 plate-carree picture of where
+ * the corpus has cells, counted in one-degree bins. Only stored cells are drawn: no basemap,
+ * nothing inferred.
  */
 import { cellCenter, type LatLng } from '../../protocol/index.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 
 const COLS = 360;
 const ROWS = 180;

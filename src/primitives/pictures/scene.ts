@@ -12,7 +12,7 @@ import { Lru } from '../../sources/cog/lru.js';
 import type { Materializer } from '../../sources/contract.js';
 import { S2_SOURCE, type Sentinel2Connector } from '../../sources/sentinel2.js';
 import type { NoScene, SceneFailed, SceneInfo } from '../../sources/sentinel2-rgb.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 import { encodePngRgb, trueColour } from '../../lib/png.js';
 import { Pool } from '../../lib/pool.js';
 import { resolveCell } from '../reads/recall.js';

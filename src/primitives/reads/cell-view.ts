@@ -4,8 +4,8 @@
  * so looking at a cell cannot change it.
  */
 import { cellBbox, cellCenter, neighbours, pitchMetres } from '../../protocol/cell64.js';
-import { requireCell } from './cell-input.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
+import { requireCell } from '../../protocol/cell-token.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { serveFact } from '../facts/facts-view.js';
 import { GRID_CAVEAT } from './recall.js';
 

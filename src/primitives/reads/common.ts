@@ -4,11 +4,10 @@
  * REST and MCP see identical behaviour.
  */
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
-import type { Scope } from '../../protocol/receipt.js';
 import { checkTslot } from '../../protocol/tslot.js';
 import type { BandEntry } from '../../registry/registry.js';
 import type { StoredFact } from '../../store/contract.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 
 /** Fan-out used by the multi-cell reads: enough to overlap store latency, small enough to be polite. */
 export const READ_CONCURRENCY = 16;
@@ -68,20 +67,6 @@ export function parseWindow(v: unknown, field: string): [number, number] {
   if (!Number.isSafeInteger(b) || b < 0) throw invalidArgument(`${field}[1]`, 'expected a non-negative integer (Unix seconds)');
   if (a > b) throw invalidArgument(field, `start ${a} is after end ${b}`);
   return [a, b];
-}
-
-/** Scope members of a request (undefined when none is set); validates the shape. */
-export function requestScope(v: unknown): Scope | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'object' || Array.isArray(v)) throw invalidArgument('scope', 'expected {user_id?, agent_id?, run_id?, org_id?}');
-  const out: Scope = {};
-  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
-    if (!['user_id', 'agent_id', 'run_id', 'org_id'].includes(k)) throw invalidArgument(`scope.${k}`, 'is not a known field');
-    if (typeof x !== 'string') throw invalidArgument(`scope.${k}`, 'expected a string');
-    out[k as keyof Scope] = x;
-  }
-  // Same rule as recall: a scope with no member set is no scope.
-  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** True for a finite JSON number. */

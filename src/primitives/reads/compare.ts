@@ -1,14 +1,16 @@
 /**
- * compare (two cells over the bands both carry) and compare_bands (two band readings at one
- * cell, with an optional predicate). Both read stored facts only. Cosine is only defined inside
- * one embedding space, so two DIFFERENT vector bands are refused with 400 (spec part 7 rule 5).
+ * compare (two cells over the bands both carry) and compare_bands (two band readings at one cell,
+ * with an optional predicate). Both read stored facts only. Cosine is only defined inside one
+ * embedding space, so two DIFFERENT vector bands are refused with 400 (docs/errors.md, "Another
+ * status than the catalogue's").
  */
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import type { BandEntry } from '../../registry/registry.js';
 import type { StoredFact } from '../../store/contract.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { resolveCell } from './recall.js';
-import { cosine, isNum, isObject, l2, optionalTslot, requestScope, requireBand, round, usableValue } from './common.js';
+import { cosine, isNum, isObject, l2, optionalTslot, requireBand, round, usableValue } from './common.js';
+import { requestScope } from '../scopes/request.js';
 
 const FAMILY_RE = /^[a-z][a-z0-9_]*(?:\.[A-Za-z0-9_]+)*$/;
 

@@ -1,9 +1,9 @@
 /**
- * corpus_state_stats (spec 4.4, part 6): one signed snapshot of the corpus; also the stream tick
- * payload. Cells, bands and facts are public counts (Store.stats): a scope's facts move only the
- * log, which is public anyway (docs/scopes.md).
+ * corpus_state_stats (docs/reads.md, "The corpus snapshot and its stream"): one signed snapshot of
+ * the corpus; also the stream tick payload. Cells, bands and facts are public counts (Store.stats):
+ * a scope's facts move only the log, which is public anyway (docs/scopes.md).
  */
-import { issueReceipt, type ServiceContext } from '../context.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
 
 export async function corpusStateStats(ctx: ServiceContext) {
   const started = performance.now();

@@ -1,17 +1,19 @@
 /**
- * recall_many and recall_polygon (spec 2.4, 4.4): recall over several cells with one
+ * recall_many and recall_polygon (docs/reads.md, "Several cells: recall_many and
+ * recall_polygon"): recall over several cells with one
  * independently signed receipt per cell. The flattened `merged_facts` carries no aggregate
  * signature on purpose: each fact keeps its own receipt, and each cell's receipt covers exactly
  * that cell's facts, so a consumer can drop cells without invalidating anything.
  */
 import { invalidArgument } from '../../protocol/errors.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 import type { ServedFact } from '../facts/facts-view.js';
 import { provenanceFilter, recall, resolveBands, resolveCell, type RecallRequest, type SignedResponse } from './recall.js';
-import { READ_CONCURRENCY, mapLimit, requestScope } from './common.js';
+import { READ_CONCURRENCY, mapLimit } from './common.js';
+import { requestScope } from '../scopes/request.js';
 import { parsePolygon, parsePolygonBbox, sampleArea, type Area } from './geometry.js';
 
-/** Cells per recall_many call (spec part 8). */
+/** Cells per recall_many call (docs/security.md, "Fixed bounds per request"). */
 export const MAX_RECALL_MANY = 256;
 /** Cells a recall_polygon may read: sampling cap default and hard cap. */
 export const POLYGON_DEFAULT_CELLS = 64;

@@ -1,6 +1,6 @@
 /**
- * recall (spec 4.4, part 3): the stored signed facts at a cell, materializing on a miss, in a
- * SignedResponse whose receipt covers exactly the facts returned (filters apply before signing).
+ * recall (docs/reads.md, "Recall"): the stored signed facts at a cell, materializing on a miss, in
+ * a SignedResponse whose receipt covers exactly the facts returned (filters apply before signing).
  */
 import { contentId } from '../../protocol/cid.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
@@ -8,16 +8,16 @@ import { isoSeconds, scopeFieldsSet, type AsOf, type Cost, type Receipt, type Sc
 import { checkTslot, currentTslot, tslotRange } from '../../protocol/tslot.js';
 import { PROVENANCE_CLASSES, type FactQuery, type ProvenanceClass, type StoredFact } from '../../store/contract.js';
 import type { BandEntry } from '../../registry/registry.js';
-import { issueReceipt, issueFromTemplate, receiptTemplate, type ReceiptExtras, type ServiceContext } from '../context.js';
+import { issueReceipt, issueFromTemplate, receiptTemplate, type ReceiptExtras, type ServiceContext } from '../context/context.js';
 import type { ReceiptTemplate } from '../../protocol/receipt-template.js';
 import { capturedAt, serveFact, sourceVersion, type ServedFact } from '../facts/facts-view.js';
-import { skippedNote, type MaterializeNote, type MaterializeResult } from '../materialize/notes.js';
+import { skippedNote, type MaterializeNote, type MaterializeResult } from '../context/materialize-note.js';
 import { deepFreeze } from '../../protocol/freeze.js';
 import { warmGet, warmSet } from './warm-reads.js';
-import { directCell } from './cell-input.js';
+import { directCell } from '../../protocol/cell-token.js';
 import { parseRfc3339 } from '../../protocol/rfc3339.js';
 
-/** The default set attempted on an empty cell when no bands were asked (spec part 3). */
+/** The default set attempted on an empty cell when no bands were asked (docs/reads.md, "Recall"). */
 export const DEFAULT_BANDS = ['copdem30m.elevation_mean', 'weather.temperature_2m'] as const;
 
 export interface RecallRequest {
@@ -194,7 +194,7 @@ function warmKey(req: RecallRequest, primitive: string): string | undefined {
   return JSON.stringify([primitive, req.cell, req.bands, req.tslot, req.as_of_tslot, req.as_of_signed_at, req.provenance, req.deterministic, req.attester, req.scope, req.include]);
 }
 
-/** The recall state machine of spec part 3 for one cell. */
+/** Recall of one cell: what it reads and what it tries upstream (docs/reads.md, "Recall"). */
 export async function recall(ctx: ServiceContext, req: RecallRequest, opts: { primitive?: string; deadline?: number } = {}): Promise<RecallResult> {
   const started = performance.now();
   const nowMs = ctx.now().getTime();

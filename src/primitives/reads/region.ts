@@ -1,16 +1,18 @@
 /**
- * query_region (spec 4.4): aggregates over STORED facts in an area. Nothing is materialized — a
- * region aggregate must not fan out to upstreams — so cells without a stored fact simply do not
- * count, and an area with no data answers `value: null, n_cells: 0` (never a zero value).
+ * query_region (docs/reads.md, "Region aggregates: query_region"): aggregates over STORED facts in
+ * an area. Nothing is materialized — a region aggregate must not fan out to upstreams — so cells
+ * without a stored fact simply do not count, and an area with no data answers `value: null,
+ * n_cells: 0` (never a zero value).
  */
 import { cellCenter, isCell } from '../../protocol/cell64.js';
-import { requireCell } from './cell-input.js';
+import { requireCell } from '../../protocol/cell-token.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import type { BandEntry } from '../../registry/registry.js';
 import type { StoredFact } from '../../store/contract.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
 import type { Receipt, Scope } from '../../protocol/receipt.js';
-import { READ_CONCURRENCY, evenPick, mapLimit, requestScope, requireBand, round, usableValue } from './common.js';
+import { READ_CONCURRENCY, evenPick, mapLimit, requireBand, round, usableValue } from './common.js';
+import { requestScope } from '../scopes/request.js';
 import { cellAt, contains, indexRange, latLngIndex, parseBboxArray, sampleArea, type Area } from './geometry.js';
 
 export const AGGS = ['mean', 'median', 'p90', 'vector_centroid'] as const;

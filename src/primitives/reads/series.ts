@@ -10,12 +10,13 @@ import type { Receipt } from '../../protocol/receipt.js';
 import { tslotOf, tslotRange } from '../../protocol/tslot.js';
 import type { BandEntry } from '../../registry/registry.js';
 import type { StoredFact } from '../../store/contract.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { serveFact, type ServedFact } from '../facts/facts-view.js';
-import type { MaterializeNote } from '../materialize/notes.js';
+import type { MaterializeNote } from '../context/materialize-note.js';
 import { recall, resolveCell } from './recall.js';
 import { mayReadScope, type Authorization } from '../scopes/access.js';
-import { cosine, l2, newestPerTslot, optionalTslot, parseWindow, requestScope, requireBand, round, usableValue } from './common.js';
+import { cosine, l2, newestPerTslot, optionalTslot, parseWindow, requireBand, round, usableValue } from './common.js';
+import { requestScope } from '../scopes/request.js';
 
 export interface FetchRequest {
   cid?: string;

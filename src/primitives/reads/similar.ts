@@ -1,6 +1,6 @@
 /**
- * find_similar (spec 4.4): the k stored cells whose embedding is nearest a query, which is a
- * cell's own vector or an inline literal. Modes:
+ * find_similar (docs/embeddings.md, "find_similar"): the k stored cells whose embedding is nearest
+ * a query, which is a cell's own vector or an inline literal. Modes:
  *   cosine               cosine of the real-valued vectors, in [-1, 1];
  *   hamming              agreement of the binary sibling codes (`<band>.bin128`), 1 − d/bits, in [0, 1];
  *   hamming_then_rerank  triage by Hamming, then the survivors re-ranked by cosine.
@@ -13,7 +13,7 @@ import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import type { BandEntry } from '../../registry/registry.js';
 import { gazetteer } from '../../geo/gazetteer.js';
 import { signBits } from '../../sources/geotessera.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { resolveCell } from './recall.js';
 import { requireBand, round } from './common.js';
 import { BINARY_SUFFIX, VectorIndex, hammingDistance, indexedVector, isBinaryBand, type IndexState, type IndexedVector } from './vector-index.js';
@@ -33,7 +33,7 @@ export interface FindSimilarRequest {
 
 /** Cells held per band by the in-memory index (≈ 1 KB each for a 128-D band). */
 export const INDEX_MAX_CELLS_PER_BAND = 100_000;
-/** Radius of place_label_cached (spec: nearest named place within about 25 km). */
+/** Radius of place_label_cached (docs/embeddings.md: nearest named place within about 25 km). */
 const LABEL_RADIUS_KM = 25;
 const INLINE_PREFIX = 'inline:';
 /** The registered function of `geotessera.bin128`: sign bits of a fixed rotation (sources/geotessera.ts). */
@@ -180,8 +180,8 @@ function placeLabel(lat: number, lng: number): string | null {
 }
 
 /**
- * A neighbour as the spec shapes it: lat and lng are the cell's centre, null (never absent) for
- * an undecodable cell and, as the spec has it, for every neighbour of an inline query; the place
+ * A neighbour as docs/embeddings.md ("find_similar") shapes it: lat and lng are the cell's centre,
+ * null (never absent) for an undecodable cell and for every neighbour of an inline query; the place
  * label comes from the cell itself either way.
  */
 function neighbour(score: number, v: IndexedVector, inlineQuery: boolean) {

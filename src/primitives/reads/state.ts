@@ -1,14 +1,14 @@
 /**
- * state, state_multi, state_diff (spec 4.4): the dense embedding of a cell. The served encoders
- * are the registry's real-valued vector bands (binary `.bin128` codes are search keys, not
- * states). Reads go through recall, so a missing vector is fetched and signed like any band,
- * and an encoder that has no vector at the cell is named in a typed `missing[]` entry — never
- * a zero vector. The `cube` view (1792-D) has no encoder on this responder and is refused
- * with the served views named.
+ * state, state_multi, state_diff (docs/embeddings.md): the dense embedding of a cell. The served
+ * encoders are the registry's real-valued vector bands (binary `.bin128` codes are search keys, not
+ * states). Reads go through recall, so a missing vector is fetched and signed like any band, and an
+ * encoder that has no vector at the cell is named in a typed `missing[]` entry — never a zero
+ * vector. The `cube` view (1792-D) has no encoder on this responder and is refused with the served
+ * views named.
  */
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import type { BandEntry } from '../../registry/registry.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 import type { ServedFact } from '../facts/facts-view.js';
 import { recall, type RecallRequest, type SignedResponse } from './recall.js';
 import { requireBand, isVec, maxAbs, norm, round } from './common.js';

@@ -9,7 +9,7 @@
  * - nothing was fetched upstream while preparing it (only answers served from the store are kept).
  * Entries are frozen: every response that carries one shares it.
  */
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 
 export interface WarmEntry<T> {
   readonly cell: string;

@@ -7,8 +7,8 @@
 import { SvcError } from '../../protocol/errors.js';
 import type { Scope } from '../../protocol/receipt.js';
 import { scopeKey } from '../../store/entry.js';
-import type { ServiceContext } from '../context.js';
-import { isBound, notBound } from './binding.js';
+import type { ServiceContext } from '../context/context.js';
+import { isBound, notBound } from '../write/scope-binding.js';
 import { checkBearerKey, readBearer } from './bearer.js';
 
 export type Authorization = string | string[] | undefined;

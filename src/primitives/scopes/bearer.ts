@@ -16,11 +16,11 @@ import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { domainDigest, segment } from '../../protocol/preimage.js';
 import { isoSeconds, type Scope } from '../../protocol/receipt.js';
 import { scopeBearerRequestDigest } from '../../protocol/scope-bearer.js';
-import { requestScope } from '../reads/common.js';
-import type { ServiceContext } from '../context.js';
-import { keyStatus, refuseRevoked, revokedError, type KeyRecords } from '../keys/standing.js';
+import { requestScope } from './request.js';
+import type { ServiceContext } from '../context/context.js';
+import { keyStatus, refuseRevoked, revokedError, type KeyRecords } from '../write/standing.js';
 import { useStatementOnce } from '../keys/single-use.js';
-import { configuredKeys, isBound, notBound } from './binding.js';
+import { configuredKeys, isBound, notBound } from '../write/scope-binding.js';
 
 const VERSION = 'sb1';
 

@@ -6,7 +6,7 @@
  */
 import { TEMPO_UNIT_S, tslotRange, tslotOf } from '../../protocol/tslot.js';
 import { invalidArgument } from '../../protocol/errors.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 import { cosine, isVec, round } from '../reads/common.js';
 import { Evidence, derivedPlace, numericValue, tslotPair, twoReadings, type DerivedEnvelope, type DerivedOpts } from './evidence.js';
 import type { PlaceInput } from './place.js';

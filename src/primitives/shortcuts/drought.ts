@@ -4,7 +4,7 @@
  * of the stored CHIRPS daily history is computed, and labelled as what it is: not an SPI. With too
  * little history the answer is `inconclusive` with the count observed, never a guessed index.
  */
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 import { round } from '../reads/common.js';
 import { Evidence, derivedPlace, numericValue, pointValue, type DerivedEnvelope, type DerivedOpts } from './evidence.js';
 import type { PlaceInput } from './place.js';

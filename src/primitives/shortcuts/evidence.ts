@@ -5,9 +5,9 @@
  * inputs travel with it.
  */
 import type { Receipt } from '../../protocol/receipt.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
 import type { ServedFact } from '../facts/facts-view.js';
-import type { MaterializeNote } from '../materialize/notes.js';
+import type { MaterializeNote } from '../context/materialize-note.js';
 import { recall, type RecallResult } from '../reads/recall.js';
 import { trajectory, type TrajectoryPoint } from '../reads/series.js';
 import { invalidArgument } from '../../protocol/errors.js';

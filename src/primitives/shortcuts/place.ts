@@ -1,19 +1,19 @@
 /**
- * Where a shortcut reads (spec 4.3, 4.6): a place name goes through the locate primitive; a
- * lat/lng pair or a cell64 is resolved here, without locate, because a coordinate is already a
- * point and needs no gazetteer. Either way the shortcut gets a LocateResp, so the fan-out rules
- * only look at one shape.
+ * Where a shortcut reads (docs/shortcuts.md, "Place shortcuts"; docs/locate.md): a place name goes
+ * through the locate primitive; a lat/lng pair or a cell64 is resolved here, without locate,
+ * because a coordinate is already a point and needs no gazetteer. Either way the shortcut gets a
+ * LocateResp, so the fan-out rules only look at one shape.
  */
 import { cellBbox, cellCenter, cellOf, isCell, neighbours } from '../../protocol/cell64.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import type { LocateRequest, LocateResp } from '../../geo/types.js';
-import { requireCell } from '../reads/cell-input.js';
-import type { ServiceContext } from '../context.js';
+import { requireCell } from '../../protocol/cell-token.js';
+import type { ServiceContext } from '../context/context.js';
 
 /** The locate primitive's signature (src/primitives/locate/locate.ts). */
 export type LocateFn = (ctx: ServiceContext, req: LocateRequest) => Promise<LocateResp>;
 
-/** Location fields every shortcut accepts (aliases of spec 4.3 and 4.6). */
+/** Location fields every shortcut accepts (place and its aliases: docs/shortcuts.md, "Place shortcuts"). */
 export interface PlaceInput {
   place?: unknown;
   name?: unknown;
@@ -33,7 +33,7 @@ export interface ResolvedPlace {
   query?: string;
 }
 
-/** The LocateResp essentials a shortcut answer carries (unsigned: spec 2.4). */
+/** The LocateResp essentials a shortcut answer carries (unsigned: docs/protocol-notes.md §5). */
 export interface PlaceBlock {
   query?: string;
   cell64: string;
@@ -180,7 +180,7 @@ export function placeBlock(r: ResolvedPlace): PlaceBlock {
   return out;
 }
 
-/** Caveats every place-anchored answer carries: the geocode is not signed (spec 2.4). */
+/** Caveats every place-anchored answer carries: the geocode is not signed (docs/protocol-notes.md §5). */
 export function placeCaveats(r: ResolvedPlace): string[] {
   if (r.input !== 'place') return [];
   const out: string[] = [];

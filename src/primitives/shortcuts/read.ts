@@ -1,16 +1,16 @@
 /**
- * Place shortcuts (spec 4.6): locate → recall → aggregate. A point reads the locate cell; a place
- * with extent reads cells sampled evenly from its polygon (16 by default for the single-topic
- * shortcuts, 1 for /v1/at). Every per-cell read is an ordinary recall (it materializes on a miss),
- * and one envelope receipt signs every cell read and every fact_cid returned, so the statistics
- * can be checked against signed inputs.
+ * Place shortcuts (docs/shortcuts.md): locate → recall → aggregate. A point reads the locate cell;
+ * a place with extent reads cells sampled evenly from its polygon (16 by default for the
+ * single-topic shortcuts, 1 for /v1/at). Every per-cell read is an ordinary recall (it materializes
+ * on a miss), and one envelope receipt signs every cell read and every fact_cid returned, so the
+ * statistics can be checked against signed inputs.
  */
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { checkTslot } from '../../protocol/tslot.js';
 import type { Receipt } from '../../protocol/receipt.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
 import type { ServedFact } from '../facts/facts-view.js';
-import type { MaterializeNote } from '../materialize/notes.js';
+import type { MaterializeNote } from '../context/materialize-note.js';
 import { recall, resolveBands, type RecallResult } from '../reads/recall.js';
 import { READ_CONCURRENCY, mapLimit } from '../reads/common.js';
 import { bandStats, parseNCells, sampleCells, samplingCaveats, type BandStats, type Reading } from './aggregate.js';
@@ -31,7 +31,7 @@ export interface PlaceShortcutSpec {
   summary: string;
 }
 
-/** The band sets of spec 4.6. */
+/** The band sets of docs/shortcuts.md, "Place shortcuts". */
 export const PLACE_SHORTCUTS: Readonly<Record<PlaceShortcutName, PlaceShortcutSpec>> = {
   at: { name: 'at', bands: ['indices.ndvi', 'copdem30m.elevation_mean', 'landcover.esa_worldcover_2021', 'weather.temperature_2m'], defaultCells: 1, chooseBands: true, mcp: 'core', summary: 'What is at a place: vegetation, elevation, land cover, recent weather (or the bands you name)' },
   ndvi: { name: 'ndvi', bands: ['indices.ndvi'], defaultCells: 16, mcp: 'core', summary: 'Vegetation index (NDVI, Sentinel-2, 10 m) at a place' },

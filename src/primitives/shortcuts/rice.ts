@@ -5,7 +5,7 @@
  * receipt signs so a reader can see whether the map agrees the field is cropland.
  */
 import { invalidArgument } from '../../protocol/errors.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 import { isObject, round } from '../reads/common.js';
 import { Evidence, parsePlaceOptional, type DerivedEnvelope, type DerivedOpts } from './evidence.js';
 import type { PlaceInput } from './place.js';

@@ -6,7 +6,7 @@
  * reason: a slope from eight cells would be a made-up slope.
  */
 import { cellCenter, pitchMetres, stencil } from '../../protocol/cell64.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 import { round } from '../reads/common.js';
 import { Evidence, derivedPlace, numericValue, type DerivedEnvelope, type DerivedOpts } from './evidence.js';
 import type { PlaceInput } from './place.js';

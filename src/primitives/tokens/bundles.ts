@@ -1,11 +1,12 @@
 /**
- * Memory bundles (spec 2.5): `svc:bundle:<bundle_cid>` names a set of facts. The bundle_cid is
- * content-derived — anchorId over {fact_cids (sorted, unique), label?} — so minting the same set
- * twice yields the same token and nothing new is signed into the log. The definition is kept as
- * one small JSON file per bundle under `<dataDir>/bundles/<bundle_cid>.json` (written to a temp
- * file and renamed, so a reader never sees half a file). The store contract has no bundle table;
- * a file map keeps this primitive self-contained. Limitation: deployments whose replicas do not
- * share `dataDir` (several processes over PostgreSQL) resolve only bundles minted on the same host.
+ * Memory bundles (docs/memory.md, "Tokens and bundles"): `svc:bundle:<bundle_cid>` names a set of
+ * facts. The bundle_cid is content-derived — anchorId over {fact_cids (sorted, unique), label?} —
+ * so minting the same set twice yields the same token and nothing new is signed into the log. The
+ * definition is kept as one small JSON file per bundle under `<dataDir>/bundles/<bundle_cid>.json`
+ * (written to a temp file and renamed, so a reader never sees half a file). The store contract has
+ * no bundle table; a file map keeps this primitive self-contained. Limitation: deployments whose
+ * replicas do not share `dataDir` (several processes over PostgreSQL) resolve only bundles minted
+ * on the same host.
  *
  * Storing a file is metered per client address (address-quota.ts; SVC_BUNDLE_QUOTA_*): only a
  * definition not stored yet is charged, so re-minting a bundle is free, and concurrent mints of
@@ -20,7 +21,7 @@ import type { Receipt } from '../../protocol/receipt.js';
 import type { StoredFact } from '../../store/contract.js';
 import { isDiskFull, storageFull } from '../../store/disk-full.js';
 import { AddressQuota, addressKey } from '../../lib/address-quota.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { serveFact, type ServedFact } from '../facts/facts-view.js';
 import { READ_CONCURRENCY, mapLimit } from '../reads/common.js';
 import { factByCid } from '../reads/series.js';

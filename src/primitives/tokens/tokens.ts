@@ -1,8 +1,9 @@
 /**
- * Memory tokens (spec 2.5): short addresses one agent hands to another. A fact token names one
- * signed fact by cid; its readable form also states a place, a date and a band. Those claims
- * are not signed by anyone, so resolving checks each against the signed body and refuses a
- * mismatch with 409 (`token_claim_mismatch`) instead of serving a fact under a false label.
+ * Memory tokens (docs/memory.md, "Tokens and bundles"): short addresses one agent hands to another.
+ * A fact token names one signed fact by cid; its readable form also states a place, a date and a
+ * band. Those claims are not signed by anyone, so resolving checks each against the signed body and
+ * refuses a mismatch with 409 (`token_claim_mismatch`) instead of serving a fact under a false
+ * label.
  *
  * Tokens name public facts: a scoped fact is neither minted into a token nor resolved from one
  * (factByCid answers cid_not_found without a bearer, and these calls carry none), because a token
@@ -16,10 +17,11 @@ import { cellCenter, cellOf, isCell } from '../../protocol/cell64.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import type { StoredFact } from '../../store/contract.js';
 import { resolveBundle } from './bundles.js';
-import { parseToken, validDate } from './parse.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
+import { parseToken, validDate } from '../../protocol/token-grammar.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { serveFact } from '../facts/facts-view.js';
 import { factByCid } from '../reads/series.js';
+import { resolveEntity } from '../memory/entity-resolve.js';
 
 
 /** UTC dates a fact was captured: the upstream capture time, else when it was signed. */
@@ -77,8 +79,6 @@ export async function resolveToken(ctx: ServiceContext, req: { token: unknown })
   const p = parseToken(ctx.config.prefix, req.token);
   if (p.kind === 'bundle') return { kind: 'bundle' as const, legacy: p.legacy, ...(await resolveBundle(ctx, `memb:${p.rest}`)) };
   if (p.kind === 'entity') {
-    // Loaded on use: the entity module parses tokens with this one (no static import circle).
-    const { resolveEntity } = await import('../memory/entity-resolve.js');
     return { kind: 'entity' as const, legacy: p.legacy, ...(await resolveEntity(ctx, { token: `${ctx.config.prefix}:entity:${p.entity_cid}` })) };
   }
   if (p.kind === 'cell') return resolveCellToken(ctx, req.token as string, p.cell);

@@ -1,18 +1,20 @@
 /**
- * verify (spec 2.5 Claim, 4.8): decide a structured claim about one band at one cell against
- * signed facts, returning the fact_cids the verdict rests on. A claim that cannot be true or
- * false (NaN, a number against a vector band, a set for a non-set op) is `claim_undecidable`,
- * never a silent false; a claim with no evidence is false with an explanation that says so.
+ * verify (docs/reads.md, "Verifying a claim: `POST /v1/verify`"): decide a structured claim about
+ * one band at one cell against signed facts, returning the fact_cids the verdict rests on. A claim
+ * that cannot be true or false (NaN, a number against a vector band, a set for a non-set op) is
+ * `claim_undecidable`, never a silent false; a claim with no evidence is false with an explanation
+ * that says so.
  */
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import type { Receipt } from '../../protocol/receipt.js';
 import { currentTslot } from '../../protocol/tslot.js';
 import type { BandEntry } from '../../registry/registry.js';
 import type { StoredFact } from '../../store/contract.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
-import type { MaterializeNote } from '../materialize/notes.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
+import type { MaterializeNote } from '../context/materialize-note.js';
 import { recall, resolveCell } from '../reads/recall.js';
-import { isNum, isObject, isVec, newestPerTslot, optionalTslot, parseWindow, requestScope, requireBand, usableValue } from '../reads/common.js';
+import { isNum, isObject, isVec, newestPerTslot, optionalTslot, parseWindow, requireBand, usableValue } from '../reads/common.js';
+import { requestScope } from '../scopes/request.js';
 import { windowTslots } from '../reads/series.js';
 
 export const CLAIM_OPS = ['eq', 'ne', 'lt', 'le', 'gt', 'ge', 'in', 'ni', 'exists', 'absent'] as const;

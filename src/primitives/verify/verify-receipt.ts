@@ -1,13 +1,13 @@
 /**
- * verify_receipt (spec 4.8): check a receipt — or a whole saved response, every fact recomputed
- * and bound (protocol/verify-response.ts) — the way an offline verifier would. An invalid
- * signature or a changed fact is an answer (valid:false), not an error.
+ * verify_receipt (docs/verification.md): check a receipt — or a whole saved response, every fact
+ * recomputed and bound (protocol/verify-response.ts) — the way an offline verifier would. An
+ * invalid signature or a changed fact is an answer (valid:false), not an error.
  */
 import { b32encode } from '../../protocol/base32.js';
 import { toHex } from '../../protocol/bytes.js';
 import { verifyReceipt } from '../../protocol/receipt.js';
 import { looksLikeReceipt, verifyResponse, type ResponseVerdict } from '../../protocol/verify-response.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 
 function base64(bytes: Uint8Array): string {
   let s = '';
@@ -15,7 +15,7 @@ function base64(bytes: Uint8Array): string {
   return btoa(s);
 }
 
-/** A hint that does not change `valid`: the signature says nothing about manifests (spec 2.4). */
+/** A hint that does not change `valid`: the signature says nothing about manifests (docs/verification.md, "What is not signed"). */
 export interface Advisory {
   advisory: true;
   code: 'registry_cid_unknown' | 'schema_cid_unknown';

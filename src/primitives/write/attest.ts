@@ -1,5 +1,5 @@
 /**
- * The write path (spec 4.7, part 3, part 5): attested batches from listed keys and facts the
+ * The write path (docs/writes.md): attested batches from listed keys and facts the
  * responder mints itself go through one function, `acceptBatch`, which checks everything
  * before anything is written, so a rejection leaves cache, store and log untouched. What a
  * fact must say for its band is in fact-rules.ts; the daily quota in attester-quota.ts; who may
@@ -20,12 +20,12 @@ import { checkTslot, tslotOf } from '../../protocol/tslot.js';
 import { attesterDigest } from '../../protocol/tree-head.js';
 import type { AppendResult, FactKind, NewFact, ProvenanceClass } from '../../store/contract.js';
 import { reserveDailyFacts } from './attester-quota.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
-import { derivativeFunctionRefusal } from '../memory/derive-functions.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
+import { derivativeFunctionRefusal } from './derive-functions.js';
 import { checkAgainstBand, checkDerivatives, checkFactTimes, derivativeFn, derivativeParents, type AttesterKind } from './fact-rules.js';
-import { checkRecord } from '../memory/record-rules.js';
-import { keyStanding } from '../keys/standing.js';
-import { batchScope, checkScopeWrite } from '../scopes/write.js';
+import { checkRecord } from './record-rules.js';
+import { keyStanding } from './standing.js';
+import { batchScope, checkScopeWrite } from './scope-write.js';
 
 export type { AttesterKind } from './fact-rules.js';
 
@@ -193,7 +193,7 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
   const { root: rebuilt, proofs } = batchProofs(checked.map((c) => c.digest));
   if (!equalBytes(rebuilt, root)) {
     throw new SvcError('bad_merkle_proof', `batch_root: merkle root mismatch (rebuilt ${toHex(rebuilt)} from the facts' canonical CBOR)`, {
-      field: 'batch_root', rebuilt_hex: toHex(rebuilt), rule: 'protocol.md §6',
+      field: 'batch_root', rebuilt_hex: toHex(rebuilt), rule: 'docs/protocol-notes.md §6',
     });
   }
   let pub: Uint8Array;
@@ -245,7 +245,7 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
   };
 }
 
-/** The body of a fact minted by this responder (protocol.md §4). */
+/** The body of a fact minted by this responder (docs/protocol-notes.md §4 and "Facts"). */
 export function mintedBody(ctx: ServiceContext, fields: {
   kind: 'primary' | 'absence'; cell: string; band: string; tslot: number; value: unknown; unit: string; provenance: string;
   derivation: { fn: string; sources: string[]; args?: Record<string, unknown>; parents?: string[] };

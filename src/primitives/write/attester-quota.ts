@@ -1,10 +1,10 @@
 /**
- * Per-attester daily quotas (spec part 7 compute_quota_exceeded): how many facts one key may
- * have accepted per UTC day. The count comes from the store (one keyed lookup,
+ * Per-attester daily quotas (docs/writes.md, "Daily quota per attester"): how many facts one key
+ * may have accepted per UTC day. The count comes from the store (one keyed lookup,
  * attesterFactsOn), so it survives restarts and is shared by every responder on one PostgreSQL
- * schema; batches of the same key still in flight in this process are added, so concurrent
- * batches here cannot all slip under the limit together. The responder's own key is never
- * counted: materialization must not run out.
+ * schema; batches of the same key still in flight in this process are added, so concurrent batches
+ * here cannot all slip under the limit together. The responder's own key is never counted:
+ * materialization must not run out.
  *
  * Two quotas read that one count: SVC_ATTESTER_DAILY_FACTS on every write (unlimited by
  * default), and SVC_NOTE_DAILY_QUOTA on note writes (on by default; docs/memory.md), whose
@@ -12,7 +12,7 @@
  * so a batch checked against both is not counted twice by either.
  */
 import { SvcError } from '../../protocol/errors.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 
 const DAY_MS = 86_400_000;
 const none = () => {};

@@ -15,16 +15,16 @@ import type { BandEntry, FunctionEntry, ValueKind } from '../../registry/registr
 import type { AbsenceReason } from '../../sources/contract.js';
 import type { FactKind, StoredFact } from '../../store/contract.js';
 import { scopeKey } from '../../store/entry.js';
-import { DERIVE_FUNCTIONS, withinTolerance } from '../memory/derive-functions.js';
+import { DERIVE_FUNCTIONS, withinTolerance } from './derive-functions.js';
 
-/** Protocol level of each kind of writer (spec part 5: writes are L2; the responder's own key is L3). */
+/** Protocol level of each kind of writer (docs/writes.md, "Signatures": writes are L2; the responder's own key is L3). */
 export const LEVEL_OF = { responder: 3, device: 2, operator: 2 } as const;
 export type AttesterKind = keyof typeof LEVEL_OF;
 
 /** Privacy classes a fact may declare; `restricted` needs a responder or device key at cell resolution. */
 export const FACT_PRIVACY_CLASSES = ['public', 'restricted'] as const;
 
-/** Spec 2.3: the typed reasons of an absence. */
+/** The typed reasons of an absence (docs/writes.md, "Per fact"). */
 export const ABSENCE_REASONS = [
   'unavailable_capability', 'outside_coverage', 'archetype_seed_unavailable', 'gpu_unavailable', 'upstream_error', 'upstream_timeout',
 ] as const satisfies readonly AbsenceReason[];
@@ -116,7 +116,7 @@ function outOfRange(field: string, v: number, band: BandEntry): SvcError | undef
   });
 }
 
-/** `value` of a primary or derivative fact against the band's value_kind (protocol.md §4). */
+/** `value` of a primary or derivative fact against the band's value_kind (docs/writes.md, "Per fact"). */
 export function checkValue(at: string, value: unknown, band: BandEntry): void {
   const field = `${at}.value`;
   if (band.value_kind === 'record') {
@@ -243,8 +243,8 @@ export interface DerivativeVerdict {
 }
 
 /**
- * The derivative rules that need the store (spec 4.7, part 5), for every derivative of an
- * authenticated batch, before anything is written:
+ * The derivative rules that need the store (docs/writes.md, "Derivations"), for every derivative of
+ * an authenticated batch, before anything is written:
  * - each parent is stored here and visible to the derivative's scope (public, or the same
  *   scope; otherwise it is not found, as for any reader of that scope) → cid_not_found;
  * - each parent is at the derivative's own cell → invalid_argument, reason parent_cell_mismatch;

@@ -5,7 +5,7 @@ import { contentId } from '../../../src/protocol/cid.js';
 import { loadRegistry } from '../../../src/registry/registry.js';
 import { stateRecord } from '../../../src/primitives/ask/state-record.js';
 import { understand } from '../../../src/primitives/ask/understand.js';
-import type { ServiceContext } from '../../../src/primitives/context.js';
+import type { ServiceContext } from '../../../src/primitives/context/context.js';
 
 const ctx = { config: { prefix: 'svc' }, keys: { publicKeyB32: 'k'.repeat(52) }, manifests: { registry_cid: 'r'.repeat(52), schema_cid: 's'.repeat(52) } } as unknown as ServiceContext;
 const u = understand(loadRegistry(), 'What is the NDVI in Lyon since 2020?', new Date('2026-11-21T12:00:00Z'));

@@ -9,9 +9,9 @@
 import { SvcError } from '../../protocol/errors.js';
 import type { Scope } from '../../protocol/receipt.js';
 import { scopeKey } from '../../store/entry.js';
-import type { ServiceContext } from '../context.js';
-import type { AttesterKind } from '../write/fact-rules.js';
-import { isBound, notBound } from './binding.js';
+import type { ServiceContext } from '../context/context.js';
+import type { AttesterKind } from './fact-rules.js';
+import { isBound, notBound } from './scope-binding.js';
 
 /** The one scope every fact of a batch shares (null: public); refuses a batch that mixes them. */
 export function batchScope(scopes: readonly (Scope | null)[]): Scope | null {

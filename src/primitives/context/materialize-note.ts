@@ -9,7 +9,7 @@ import type { StoredFact } from '../../store/contract.js';
 
 export type ReasonClass = 'timeout' | 'upstream_error' | 'unknown_band' | 'no_materializer';
 
-/** MaterializeNote (spec 2.5). */
+/** MaterializeNote (docs/reads.md, "Materialization on a miss"). */
 export interface MaterializeNote {
   band: string;
   cell: string;

@@ -1,8 +1,9 @@
 /**
- * next_steps of /v1/ask (spec 4.5): literal follow-up calls, each replayable as given — method,
- * path, url (relative to the responder's base address; GET parameters included) and body. A
- * step that needs an attester signature says so in `auth`; a step whose endpoint this responder
- * does not serve yet is marked `available: false` (the hunt primitive), never left out silently.
+ * next_steps of /v1/ask (docs/ask.md, "next_steps"): literal follow-up calls, each replayable as
+ * given — method, path, url (relative to the responder's base address; GET parameters included) and
+ * body. A step that needs an attester signature says so in `auth`; a step whose endpoint this
+ * responder does not serve yet is marked `available: false` (the hunt primitive), never left out
+ * silently.
  */
 import { cellCenter } from '../../protocol/cell64.js';
 
@@ -13,7 +14,7 @@ export interface NextStep {
   url: string;
   body: Record<string, unknown> | null;
   why: string;
-  /** Only on writes: the body must be signed by an attester key first (spec part 5). */
+  /** Only on writes: the body must be signed by an attester key first (docs/writes.md, "Signatures"). */
   auth?: 'attester_signature';
   /** false when this responder does not serve the endpoint yet. */
   available?: false;
@@ -52,7 +53,7 @@ export function shortcutStep(path: string, cell: string, algorithm: string): Nex
   return post('compute_algorithm', path, { cell64: cell }, `computes ${algorithm}, which needs more than this cell's own facts`);
 }
 
-/** The hunt call of spec 4.10 (the hunt primitive is not served here yet). */
+/** The hunt call (docs/hunt.md). */
 export function huntStep(event: string, where: { region?: string; polygon_bbox?: { min_lat: number; min_lng: number; max_lat: number; max_lng: number } }): NextStep {
   return post('hunt', '/v1/hunt', { event, ...where }, `ranks up to 32 sampled cells by ${event}'s primary band and returns the top 8 signed hotspots`);
 }
@@ -72,7 +73,7 @@ export function recallSlotStep(cell: string, band: string, tslot: number, why: s
   return post('recall_slot', '/v1/recall', { cell, bands: [band], tslot }, why);
 }
 
-/** The coverage surfaces (spec 4.1, 4.4). */
+/** The coverage surfaces (docs/reads.md, "Discovery and catalogues"). */
 export function coverageSteps(): NextStep[] {
   return [
     get('coverage_matrix', '/v1/coverage_matrix', 'per band: wired connector, history, and the corpus counts'),

@@ -1,13 +1,14 @@
 /**
- * Cell inputs (spec 2.1, 2.5): a request field that names a cell accepts a bare cell64 or the
- * cell token `<prefix>:cell:<cell64>` that locate mints. The token is an address only: it names
- * a place and carries nothing signed, so resolving it is pure parsing, with no store or network.
+ * Cell inputs (docs/errors.md, "Cell and token inputs"; docs/memory.md, "Tokens and bundles"): a
+ * request field that names a cell accepts a bare cell64 or the cell token `<prefix>:cell:<cell64>`
+ * that locate mints. The token is an address only: it names a place and carries nothing signed, so
+ * resolving it is pure parsing, with no store or network.
  *
  * Every field that takes a cell goes through `directCell` before anything treats the text as a
  * place name; otherwise a token would be sent to the geocoders, which cannot know it.
  */
-import { isCell, parseCell } from '../../protocol/cell64.js';
-import { SvcError } from '../../protocol/errors.js';
+import { isCell, parseCell } from './cell64.js';
+import { SvcError } from './errors.js';
 
 /** The cell token for `cell` under the deployment's prefix word (`svc` by default). */
 export function cellToken(prefix: string, cell: string): string {

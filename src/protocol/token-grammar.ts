@@ -1,16 +1,16 @@
 /**
- * Reading a token's text (docs/memory.md, tokens): which kind it names and its parts, checked
- * before anything is looked up. Kept apart from resolving tokens (tokens.ts) so that modules
- * resolving one kind (entities) can parse without depending on every resolver.
+ * Reading a token's text (docs/memory.md, "Tokens and bundles"): which kind it names and its parts,
+ * checked before anything is looked up. Kept apart from resolving tokens (tokens.ts) so that
+ * modules resolving one kind (entities) can parse without depending on every resolver.
  */
-import { isCell } from '../../protocol/cell64.js';
-import { invalidArgument } from '../../protocol/errors.js';
-import { directCell } from '../reads/cell-input.js';
+import { isCell } from './cell64.js';
+import { invalidArgument } from './errors.js';
+import { directCell } from './cell-token.js';
 
-/** Readable tokens need at least this many decimals per coordinate (about 1 m; spec part 8). */
+/** Readable tokens need at least this many decimals per coordinate (about 1 m; docs/memory.md, "Tokens and bundles"). */
 export const MIN_TOKEN_DECIMALS = 5;
 const ENTITY_SUBJECT = /^[a-z][a-z0-9_-]*:entity:[a-z2-7]{26}$/;
-/** entity_cid (spec 2.2): the first 16 bytes of a BLAKE3 digest, base32 lowercase, 26 characters. */
+/** entity_cid (docs/protocol-notes.md §4): the first 16 bytes of a BLAKE3 digest, base32 lowercase, 26 characters. */
 const ENTITY_CID = /^[a-z2-7]{26}$/;
 const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
 const COORD_RE = /^(-?\d{1,3})(?:\.(\d+))?$/;

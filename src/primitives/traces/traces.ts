@@ -8,11 +8,11 @@
  */
 import { invalidArgument, SvcError } from '../../protocol/errors.js';
 import { acceptBatch, type AttestRequest } from '../write/attest.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { serveFact } from '../facts/facts-view.js';
 import { mayReadScope, type Authorization } from '../scopes/access.js';
-import { tokenCid } from './devices.js';
-import { keyStatus } from './standing.js';
+import { tokenCid } from '../keys/devices.js';
+import { keyStatus } from '../write/standing.js';
 
 export const TRACE_BAND = 'device.trace';
 

@@ -2,19 +2,19 @@
  * What every primitive receives: configuration, registry, manifests, the responder key and the
  * store. Primitives are plain async functions over this context; REST and MCP both call them.
  */
-import type { Config } from '../config.js';
-import type { ResponderKeys } from '../keys.js';
-import type { Ed25519Backend } from '../protocol/ed25519.js';
-import { isoSeconds, signReceipt, type Cost, type Manifests, type Receipt, type ReceiptBody } from '../protocol/receipt.js';
-import { ulid } from '../protocol/ulid.js';
-import { ReceiptTemplate, type FixedReceiptBody } from '../protocol/receipt-template.js';
-import type { ManifestSet } from '../registry/manifests.js';
-import type { PublishedManifests } from '../registry/published.js';
-import type { Registry } from '../registry/registry.js';
-import type { CachedStore } from '../store/index.js';
-import type { MaterializerRegistry } from '../sources/contract.js';
-import type { MaterializationRunner } from './materialize/notes.js';
-import type { Metrics } from '../lib/metrics.js';
+import type { Config } from '../../config.js';
+import type { ResponderKeys } from '../../keys.js';
+import type { Ed25519Backend } from '../../protocol/ed25519.js';
+import { isoSeconds, signReceipt, type Cost, type Manifests, type Receipt, type ReceiptBody } from '../../protocol/receipt.js';
+import { ulid } from '../../protocol/ulid.js';
+import { ReceiptTemplate, type FixedReceiptBody } from '../../protocol/receipt-template.js';
+import type { ManifestSet } from '../../registry/manifests.js';
+import type { PublishedManifests } from '../../registry/published.js';
+import type { Registry } from '../../registry/registry.js';
+import type { CachedStore } from '../../store/index.js';
+import type { MaterializerRegistry } from '../../sources/contract.js';
+import type { MaterializationRunner } from './materialize-note.js';
+import type { Metrics } from '../../lib/metrics.js';
 
 export interface ServiceContext {
   readonly config: Config;

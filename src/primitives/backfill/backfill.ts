@@ -1,7 +1,7 @@
 /**
- * backfill (spec 4.7, part 5): fill the past of one band at a cell (or up to 64 cells) from the
- * band's connector, newest tslot first, through the same write path as every other fact. A write:
- * the caller signs the request with an attester key the responder accepts.
+ * backfill (docs/writes.md, "Backfill"): fill the past of one band at a cell (or up to 64 cells)
+ * from the band's connector, newest tslot first, through the same write path as every other fact. A
+ * write: the caller signs the request with an attester key the responder accepts.
  *
  * Per tslot of the band's tempo in the window (capped by max_facts):
  * - a fact already stored (unscoped)            → `present`;
@@ -27,14 +27,14 @@ import type { BandEntry } from '../../registry/registry.js';
 import type { MaterializeOutcome } from '../../sources/contract.js';
 import { hasFetchRange } from '../../sources/json-connectors.js';
 import { mintedBody, mintFacts, mintRefusal } from '../write/attest.js';
-import { keyStanding } from '../keys/standing.js';
-import { issueReceipt, type ServiceContext } from '../context.js';
-import type { MaterializeNote, ReasonClass } from './notes.js';
+import { keyStanding } from '../write/standing.js';
+import { issueReceipt, type ServiceContext } from '../context/context.js';
+import type { MaterializeNote, ReasonClass } from '../context/materialize-note.js';
 import { resolveCell } from '../reads/recall.js';
 import { mapLimit } from '../reads/common.js';
 import { useStatementOnce } from '../keys/single-use.js';
 
-/** Spec part 8. */
+/** docs/security.md, "Fixed bounds per request". */
 export const BACKFILL_LIMITS = { max_facts: { min: 1, max: 1024, default: 16 }, cells: 64 } as const;
 /** Cells worked on at once in the area form. */
 const AREA_CONCURRENCY = 4;
@@ -157,7 +157,7 @@ function checkBinding(ctx: ServiceContext, body: Record<string, unknown>): numbe
   return expires * 1000;
 }
 
-/** Spec part 5: a listed key must have signed this exact request, for this responder, once. */
+/** A key that may write (docs/writes.md, "Signatures") must have signed this exact request, for this responder, once. */
 async function authenticate(ctx: ServiceContext, body: Record<string, unknown>): Promise<void> {
   const { attester, signature } = body;
   if (typeof attester !== 'string' || attester === '') throw new SvcError('unauthorized', 'attester: missing attester key (backfill is a write)', { field: 'attester' });

@@ -1,9 +1,9 @@
 /**
- * Derivation functions this responder recomputes (spec 4.7, part 5; docs/writes.md,
- * "Derivations"): a derivative naming one of these keys in `derivation.fn` is accepted only when
- * its value equals the function of its stored parents' values, in the order the derivative lists
- * them. Every other registered function is accepted as signed (its parents still resolve here and
- * share the derivative's cell). Keys are entries of registry/data/functions.json.
+ * Derivation functions this responder recomputes (docs/writes.md, "Derivations"): a derivative
+ * naming one of these keys in `derivation.fn` is accepted only when its value equals the function
+ * of its stored parents' values, in the order the derivative lists them. Every other registered
+ * function is accepted as signed (its parents still resolve here and share the derivative's cell).
+ * Keys are entries of registry/data/functions.json.
  */
 
 export interface DeriveFunction {

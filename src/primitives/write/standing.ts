@@ -11,7 +11,7 @@
 import { recordSubject } from '../../protocol/memory-records.js';
 import { SvcError } from '../../protocol/errors.js';
 import type { StoredFact } from '../../store/contract.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 
 export const ENROLLMENT_BAND = 'device.enrollment';
 export const REVOCATION_BAND = 'device.revocation';

@@ -11,7 +11,7 @@
 import { SvcError } from '../../protocol/errors.js';
 import { scopeFieldsSet, type Scope } from '../../protocol/receipt.js';
 import { scopeKey } from '../../store/entry.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context/context.js';
 
 const MEMBERS = ['user_id', 'agent_id', 'run_id', 'org_id'] as const;
 
