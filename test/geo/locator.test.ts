@@ -5,6 +5,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { pgSkip, pgUrl } from '../store/support/pg-env.js';
 import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -186,9 +187,8 @@ describe('geocache drivers', () => {
     await c.close();
   });
 
-  const pgUrl = process.env.SVC_TEST_DATABASE_URL ?? '';
-  it('postgres stores and expires entries', { skip: pgUrl === '' ? 'SVC_TEST_DATABASE_URL not set' : false }, async () => {
-    const c = postgresGeoCache(pgUrl, `t${process.pid}`);
+  it('postgres stores and expires entries', { skip: pgSkip }, async () => {
+    const c = postgresGeoCache(pgUrl(), `t${process.pid}`);
     await c.put('k', { source: 'nominatim', payload: { b: 2 }, stored_at: 1000 }, 500);
     assert.deepEqual((await c.get('k', 1200))?.payload, { b: 2 });
     assert.equal(await c.get('k', 1600), undefined);
