@@ -4,21 +4,21 @@
  * checks canonical S before this backend is asked.
  */
 import { createPrivateKey, createPublicKey, sign as nodeSign, verify as nodeVerify, type KeyObject } from 'node:crypto';
+import { BoundedCache } from '../lib/cache.js';
 import type { Ed25519Backend } from '../protocol/ed25519.js';
 
 // DER prefixes of PKCS#8 (private) and SPKI (public) Ed25519 keys.
 const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
-const privCache = new Map<string, KeyObject>();
-const pubCache = new Map<string, KeyObject>();
 const CACHE_CAP = 1024;
+const privCache = new BoundedCache<string, KeyObject>('ed25519_private_keys', { max: CACHE_CAP });
+const pubCache = new BoundedCache<string, KeyObject>('ed25519_public_keys', { max: CACHE_CAP });
 
-function cached(map: Map<string, KeyObject>, raw: Uint8Array, make: () => KeyObject): KeyObject {
+function cached(map: BoundedCache<string, KeyObject>, raw: Uint8Array, make: () => KeyObject): KeyObject {
   const k = Buffer.from(raw).toString('base64');
   let ko = map.get(k);
   if (!ko) {
-    if (map.size >= CACHE_CAP) map.clear();
     ko = make();
     map.set(k, ko);
   }

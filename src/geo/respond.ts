@@ -4,6 +4,7 @@
  * polygon_geojson, up to 64 sample cells inside the polygon (deterministic per place, memoized) and
  * the Overture division.
  */
+import { BoundedCache } from '../lib/cache.js';
 import { cellBbox, cellOf, neighbours } from '../protocol/cell64.js';
 import { inCountry } from './countries.js';
 import type { Gazetteer } from './gazetteer.js';
@@ -14,8 +15,8 @@ import type { GeoJsonPolygon, LocateResp } from './types.js';
 /** Locate returns at most 64 polygon_sample_cells (docs/locate.md, "Response (LocateResp)"). */
 export const MAX_SAMPLE_CELLS = 64;
 
-const cachedSamples = new Map<string, string[]>();
 const MEMO_LIMIT = 4096;
+const cachedSamples = new BoundedCache<string, string[]>('locate_sample_cells', { max: MEMO_LIMIT });
 
 function geojsonBox(g: GeoJsonPolygon): Box {
   const polys = g.type === 'Polygon' ? [g.coordinates] : g.coordinates;
@@ -47,7 +48,6 @@ export function sampleCells(g: Gazetteer, r: Resolution, centre: string): string
   }
   const cells = [...new Set(pts.map((p) => cellOf(p.lat, p.lng)))].slice(0, MAX_SAMPLE_CELLS);
   const out = cells.length > 0 ? cells : [centre];
-  if (cachedSamples.size >= MEMO_LIMIT) cachedSamples.delete(cachedSamples.keys().next().value as string);
   cachedSamples.set(memoKey, out);
   return out;
 }

@@ -10,12 +10,12 @@
  * computes it). `geotessera.bin128` = sign bits of a fixed orthogonal rotation (see signBits).
  */
 import { blake3 } from '@noble/hashes/blake3.js';
+import { BoundedCache } from '../lib/cache.js';
 import type { Materializer, MaterializeOutcome, MaterializeRequest, ConnectorFactory } from './contract.js';
 import { CogReader } from './cog/reader.js';
 import { NpyReader } from './cog/npy.js';
 import { failureOutcome } from './cog/outcome.js';
 import { formatError } from './cog/tiff.js';
-import { Lru } from './cog/lru.js';
 import { TEMPO_UNIT_S } from '../protocol/tslot.js';
 
 const SOURCE = 'geotessera';
@@ -80,7 +80,7 @@ export const geoTesseraConnector: ConnectorFactory = (deps) => {
   const base = deps.baseUrl(SOURCE);
   const npy = new NpyReader(deps.client);
   const cog = new CogReader(deps.client, { headerBytes: 8192 });
-  const pixels = new Lru<string, { at: number; p: Promise<PixelResult> }>(1024);
+  const pixels = new BoundedCache<string, Promise<PixelResult>>('geotessera_pixels', { max: 1024, ttlMs: 10 * 60_000 });
 
   async function readPixel(req: MaterializeRequest): Promise<PixelResult> {
     const year = tesseraYear(req.tslot);
@@ -125,9 +125,9 @@ export const geoTesseraConnector: ConnectorFactory = (deps) => {
   function pixelFor(req: MaterializeRequest): Promise<PixelResult> {
     const key = `${req.cell}|${req.tslot}`;
     const hit = pixels.get(key);
-    if (hit && Date.now() - hit.at < 10 * 60_000) return hit.p;
+    if (hit) return hit;
     const p = readPixel(req);
-    pixels.set(key, { at: Date.now(), p });
+    pixels.set(key, p);
     p.catch(() => pixels.delete(key));
     return p;
   }

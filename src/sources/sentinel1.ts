@@ -6,12 +6,12 @@
  * value = 10·log10(x) dB; x ≤ 0 is an absence, and a nodata pixel (edge of swath) moves on to
  * the next scene. VV and VH of one cell and tslot come from one search and one scene.
  */
+import { BoundedCache } from '../lib/cache.js';
 import type { Materializer, MaterializeOutcome, MaterializeRequest, ConnectorDeps, ConnectorFactory } from './contract.js';
 import { CogReader } from './cog/reader.js';
 import { failureOutcome, float32Text, round } from './cog/outcome.js';
 import { formatError } from './cog/tiff.js';
 import { UpstreamError } from './http.js';
-import { Lru } from './cog/lru.js';
 import { assetUrl, itemEpsg, notBegun, slotWindow, stacSearch, type StacItem } from './stac-search.js';
 import { tslotOf } from '../protocol/tslot.js';
 
@@ -69,7 +69,7 @@ export interface Sentinel1Core {
 export function sentinel1Core(deps: ConnectorDeps): Sentinel1Core {
   const base = deps.baseUrl(SOURCE);
   const reader = new CogReader(deps.client);
-  const picks = new Lru<string, { at: number; p: Promise<PickResult> }>(2048);
+  const picks = new BoundedCache<string, Promise<PickResult>>('sentinel1_picks', { max: 2048, ttlMs: 10 * 60_000 });
   let token: { value: string; until: number } | undefined;
   let tokenFlight: Promise<string> | undefined;
   let searches = 0;
@@ -148,9 +148,9 @@ export function sentinel1Core(deps: ConnectorDeps): Sentinel1Core {
   function pickFor(req: MaterializeRequest): Promise<PickResult> {
     const key = `${req.cell}|${req.tslot}`;
     const hit = picks.get(key);
-    if (hit && Date.now() - hit.at < 10 * 60_000) return hit.p;
+    if (hit) return hit;
     const p = choose(req);
-    picks.set(key, { at: Date.now(), p });
+    picks.set(key, p);
     p.catch(() => picks.delete(key));
     return p;
   }

@@ -9,11 +9,11 @@
  * cell's true-colour thumbnail (rgbScene, sceneRgb).
  */
 import type { LatLng } from '../protocol/cell64.js';
+import { BoundedCache } from '../lib/cache.js';
 import type { AbsenceReason, Materializer, MaterializeOutcome, MaterializeRequest, ConnectorFactory } from './contract.js';
 import { CogReader, type CogReadOptions } from './cog/reader.js';
 import { failureOutcome, round } from './cog/outcome.js';
 import { formatError } from './cog/tiff.js';
-import { Lru } from './cog/lru.js';
 import { assetUrl, itemEpsg, notBegun, slotWindow, stacSearch, type StacItem } from './stac-search.js';
 import { currentTslot, tslotOf } from '../protocol/tslot.js';
 import { reflectanceOf, type ReflectanceRule } from './s2-reflectance.js';
@@ -111,7 +111,7 @@ export const sentinel2Connector: ConnectorFactory = (deps) => {
   const base = deps.baseUrl(SOURCE);
   const reader = new CogReader(deps.client);
   // One scene choice per cell and tslot, shared by the per-band requests (kept ten minutes).
-  const scenes = new Lru<string, { at: number; p: Promise<SceneResult> }>(2048);
+  const scenes = new BoundedCache<string, Promise<SceneResult>>('sentinel2_scenes', { max: 2048, ttlMs: 10 * 60_000 });
   let searches = 0;
 
   const readOpts = (req: MaterializeRequest, item: StacItem, asset: string): CogReadOptions => ({
@@ -170,9 +170,9 @@ export const sentinel2Connector: ConnectorFactory = (deps) => {
   function sceneFor(req: MaterializeRequest, prefetch = assetsOf(req.band.key)): Promise<SceneResult> {
     const key = `${req.cell}|${req.tslot}`;
     const hit = scenes.get(key);
-    if (hit && Date.now() - hit.at < 10 * 60_000) return hit.p;
+    if (hit) return hit;
     const p = chooseScene(req, prefetch);
-    scenes.set(key, { at: Date.now(), p });
+    scenes.set(key, p);
     // A failure is not an answer: the next request searches again.
     p.catch(() => scenes.delete(key));
     return p;

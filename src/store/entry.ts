@@ -3,6 +3,7 @@
  * rule that turns an entry back into StoredFacts. Both drivers index through `factsFromEntry`,
  * so the fact index is always a pure function of the log and can be rebuilt from it alone.
  */
+import { BoundedCache } from '../lib/cache.js';
 import { b32encode } from '../protocol/base32.js';
 import { compareBytes, utf8 } from '../protocol/bytes.js';
 import { decodeTrusted, encodeCanonical, type CborValue } from '../protocol/cbor.js';
@@ -110,9 +111,9 @@ function cborHead(major: number, n: number): Uint8Array {
 /**
  * Encoded text strings of entry members: attester, registry and schema cids (and accepted_at
  * within a second) repeat from batch to batch, and small-string UTF-8 encoding is what their
- * encoding costs. Bounded; cleared when full.
+ * encoding costs. Bounded; the least recently used go first.
  */
-const textMemo = new Map<string, Uint8Array>();
+const textMemo = new BoundedCache<string, Uint8Array>('log_entry_text', { max: 1024 });
 
 function cborText(s: string): Uint8Array {
   let out = textMemo.get(s);
@@ -122,7 +123,6 @@ function cborText(s: string): Uint8Array {
     out = new Uint8Array(head.length + b.length);
     out.set(head);
     out.set(b, head.length);
-    if (textMemo.size >= 1024) textMemo.clear();
     textMemo.set(s, out);
   }
   return out;

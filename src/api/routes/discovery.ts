@@ -2,6 +2,7 @@
 import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { CONFIG_VARS } from '../../config.js';
+import { cacheBounds } from '../../lib/cache.js';
 import { errorCatalogueDocument } from '../../protocol/errors.js';
 import { CURRENT_PREIMAGE_VERSION } from '../../protocol/receipt.js';
 import { TEMPO_UNIT_S } from '../../protocol/tslot.js';
@@ -132,5 +133,7 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext)
       ask_state_retention_s: ctx.config.askStateRetentionSecs,
     },
     configuration: CONFIG_VARS,
+    // Every in-process cache by name with its entry bound (and TTL or byte bound where it has one).
+    caches: cacheBounds(),
   }));
 }

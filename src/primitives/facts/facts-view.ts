@@ -4,6 +4,7 @@
  * per-fact receipt is signed once and kept in the hot cache, so warm reads cost no extra
  * signatures.
  */
+import { BoundedCache } from '../../lib/cache.js';
 import { decodeTrusted, encodeCanonical, type CborValue } from '../../protocol/cbor.js';
 import type { Receipt } from '../../protocol/receipt.js';
 import type { StoredFact } from '../../store/contract.js';
@@ -17,8 +18,8 @@ const RECEIPT_TTL_S = 7 * 86_400;
 
 // Recently served facts, each with its decoded receipt. Served facts are frozen and shared by
 // every response that carries them (the serializer keeps their JSON once, see api/json.ts).
-const memo = new Map<string, ServedFact>();
 const MEMO_CAP = 20_000;
+const memo = new BoundedCache<string, ServedFact>('served_facts', { max: MEMO_CAP });
 
 function memoKey(ctx: ServiceContext, f: StoredFact): string {
   return `rcpt:${ctx.config.prefix}:${ctx.keys.publicKeyB32}:${f.fact_cid}`;
@@ -46,7 +47,6 @@ export async function serveFact(ctx: ServiceContext, f: StoredFact): Promise<Ser
   if (m) return m;
   const served = deepFreeze({ ...f.body, fact_cid: f.fact_cid, receipt: await loadOrSign(ctx, f, key) }) as ServedFact;
   recordFactMeta(served, factMetaOf(ctx, f));
-  if (memo.size >= MEMO_CAP) memo.delete(memo.keys().next().value as string);
   memo.set(key, served);
   return served;
 }

@@ -11,6 +11,7 @@ import type { MaterializeOutcome } from '../../sources/contract.js';
 import { scopeKey } from '../../store/entry.js';
 import { mintedBody, mintFacts, mintRefusal } from '../write/attest.js';
 import type { ServiceContext } from '../context/context.js';
+import { BoundedCache } from '../../lib/cache.js';
 import { Pool } from '../../lib/pool.js';
 
 import { skippedNote, type MaterializeNote, type MaterializeResult } from '../context/materialize-note.js';
@@ -63,7 +64,7 @@ export class Materializations {
   private pool: Pool;
   private mints = new MintQueue();
   /** Recent failures per key: a failing upstream is not asked again for every read. */
-  private failures = new Map<string, { until: number; note: MaterializeNote }>();
+  private failures = new BoundedCache<string, { until: number; note: MaterializeNote }>('materialize_failures', { max: 10_000 });
   /** Upstream calls actually started (tests and benchmarks read it). */
   upstreamCalls = 0;
 
@@ -85,7 +86,6 @@ export class Materializations {
       p = this.run(ctx, cell, band, tslot, scope, deadline)
         .then((r) => {
           if (r.note.retryable && this.failureBackoffMs > 0) {
-            if (this.failures.size > 10_000) this.failures.clear();
             this.failures.set(key, { until: Date.now() + this.failureBackoffMs, note: r.note });
           } else this.failures.delete(key);
           return r;

@@ -8,11 +8,11 @@
 import { cellCenter, type LatLng } from '../../protocol/cell64.js';
 import { SvcError } from '../../protocol/errors.js';
 import { currentTslot } from '../../protocol/tslot.js';
-import { Lru } from '../../sources/cog/lru.js';
 import type { Materializer } from '../../sources/contract.js';
 import { S2_SOURCE, type Sentinel2Connector } from '../../sources/sentinel2.js';
 import type { NoScene, SceneFailed, SceneInfo } from '../../sources/sentinel2-rgb.js';
 import type { ServiceContext } from '../context/context.js';
+import { BoundedCache } from '../../lib/cache.js';
 import { encodePngRgb, trueColour } from '../../lib/png.js';
 import { Pool } from '../../lib/pool.js';
 import { resolveCell } from '../reads/recall.js';
@@ -32,11 +32,11 @@ export interface SceneThumbnail {
 
 /** Thumbnails kept per responder: a repeat for the same cell and scene is not read or encoded again. */
 const CACHE_ENTRIES = 64;
-const caches = new WeakMap<ServiceContext, Lru<string, SceneThumbnail>>();
-function cacheOf(ctx: ServiceContext): Lru<string, SceneThumbnail> {
+const caches = new WeakMap<ServiceContext, BoundedCache<string, SceneThumbnail>>();
+function cacheOf(ctx: ServiceContext): BoundedCache<string, SceneThumbnail> {
   let c = caches.get(ctx);
   if (!c) {
-    c = new Lru(CACHE_ENTRIES);
+    c = new BoundedCache<string, SceneThumbnail>('scene_thumbnails', { max: CACHE_ENTRIES });
     caches.set(ctx, c);
   }
   return c;

@@ -9,6 +9,7 @@
  * - nothing was fetched upstream while preparing it (only answers served from the store are kept).
  * Entries are frozen: every response that carries one shares it.
  */
+import { BoundedCache } from '../../lib/cache.js';
 import type { ServiceContext } from '../context/context.js';
 
 export interface WarmEntry<T> {
@@ -19,12 +20,12 @@ export interface WarmEntry<T> {
 }
 
 const CAP = 10_000;
-const byContext = new WeakMap<ServiceContext, Map<string, WarmEntry<unknown>>>();
+const byContext = new WeakMap<ServiceContext, BoundedCache<string, WarmEntry<unknown>>>();
 
-function table(ctx: ServiceContext): Map<string, WarmEntry<unknown>> {
+function table(ctx: ServiceContext): BoundedCache<string, WarmEntry<unknown>> {
   let t = byContext.get(ctx);
   if (!t) {
-    t = new Map();
+    t = new BoundedCache<string, WarmEntry<unknown>>('warm_reads', { max: CAP });
     byContext.set(ctx, t);
   }
   return t;
@@ -42,10 +43,9 @@ export async function warmGet<T>(ctx: ServiceContext, key: string, nowMs: number
   return e.value as T;
 }
 
-/** Keep a prepared answer (the caller froze it); oldest entries go first past the cap. */
+/** Keep a prepared answer (the caller froze it); the least recently used go first past the cap. */
 export function warmSet<T>(ctx: ServiceContext, key: string, entry: WarmEntry<T>, nowMs: number): void {
   if (entry.generation < 0 || !(entry.validUntilMs > nowMs)) return;
   const t = table(ctx);
-  if (t.size >= CAP && !t.has(key)) t.delete(t.keys().next().value as string);
   t.set(key, entry);
 }

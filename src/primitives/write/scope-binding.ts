@@ -8,6 +8,7 @@
  * The responder key writes into any scope (it materializes only for a reader whose bearer was
  * checked) and never claims one. A bound key writes the scope and may obtain bearers to read it.
  */
+import { BoundedCache } from '../../lib/cache.js';
 import { SvcError } from '../../protocol/errors.js';
 import { scopeFieldsSet, type Scope } from '../../protocol/receipt.js';
 import { scopeKey } from '../../store/entry.js';
@@ -29,7 +30,7 @@ export function configuredKeys(ctx: ServiceContext, scope: Scope): ReadonlySet<s
 }
 
 // Owners per service: a recorded claim never changes, so a known owner is cached for good.
-const owners = new WeakMap<ServiceContext, Map<string, string>>();
+const owners = new WeakMap<ServiceContext, BoundedCache<string, string>>();
 const OWNERS_CAP = 10_000;
 
 /**
@@ -39,13 +40,12 @@ const OWNERS_CAP = 10_000;
 export async function scopeOwner(ctx: ServiceContext, scope: Scope, claimant: string | null): Promise<string | null> {
   const key = scopeKey(scope);
   let cache = owners.get(ctx);
-  if (!cache) owners.set(ctx, (cache = new Map()));
+  if (!cache) owners.set(ctx, (cache = new BoundedCache<string, string>('scope_owners', { max: OWNERS_CAP })));
   const known = cache.get(key);
   if (known !== undefined) return known;
   if (!ctx.store.claimScope) throw new SvcError('internal', `the ${ctx.store.driver} store does not record scope claims`);
   const owner = await ctx.store.claimScope(scope, claimant, ctx.keys.publicKeyB32);
   if (owner !== null) {
-    if (cache.size >= OWNERS_CAP) cache.clear();
     cache.set(key, owner);
   }
   return owner;

@@ -8,6 +8,7 @@
  * from the store driver itself on every check (one indexed read of one subject, no hot cache and
  * no memo), so a revocation accepted by one responder is seen by the next request of any other.
  */
+import { BoundedCache } from '../../lib/cache.js';
 import { recordSubject } from '../../protocol/memory-records.js';
 import { SvcError } from '../../protocol/errors.js';
 import type { StoredFact } from '../../store/contract.js';
@@ -90,8 +91,8 @@ export interface KeyStatus {
  * `fact_meta` roles, which are computed synchronously when a fact is served. Only a hint for
  * display: every write and bearer use reads the records again.
  */
-const seen = new Map<string, 'device' | 'revoked'>();
 const SEEN_CAP = 10_000;
+const seen = new BoundedCache<string, 'device' | 'revoked'>('key_standing', { max: SEEN_CAP });
 
 /** The standing records gave `key` when this process last checked it, if they gave one. */
 export function recordStanding(key: string): 'device' | 'revoked' | undefined {
@@ -103,7 +104,6 @@ function noteStanding(key: string, standing: 'device' | 'revoked' | null): void 
     seen.delete(key);
     return;
   }
-  if (seen.size >= SEEN_CAP && !seen.has(key)) seen.delete(seen.keys().next().value as string);
   seen.set(key, standing);
 }
 

@@ -4,8 +4,8 @@
  * Used for GeoTessera's embedding tiles (int8, H×W×128) and their scales (float32, H×W or
  * H×W×128).
  */
+import { BoundedCache } from '../../lib/cache.js';
 import type { UpstreamClient } from '../http.js';
-import { Lru } from './lru.js';
 import { formatError } from './tiff.js';
 
 /** A parsed `.npy` header. */
@@ -73,7 +73,7 @@ export interface NpyReadOptions {
 
 /** Range reads of `.npy` files with a header cache; 404 answers null. */
 export class NpyReader {
-  private readonly headers = new Lru<string, NpyHeader>(512);
+  private readonly headers = new BoundedCache<string, NpyHeader>('npy_headers', { max: 512 });
   private readonly flight = new Map<string, Promise<NpyHeader | null>>();
 
   constructor(private readonly client: UpstreamClient, private readonly headBytes = 4096) {}

@@ -7,11 +7,11 @@
  * at most the block request and a point in a cached block costs none. A window read
  * (window.ts) fetches the covering blocks the same way, all at once.
  */
+import { BoundedCache } from '../../lib/cache.js';
 import type { UpstreamClient } from '../http.js';
 import { UpstreamError } from '../http.js';
 import { decodeBlock, type Samples } from './decode.js';
 import { geoRefOf, type GeoRef } from './georef.js';
-import { Lru } from './lru.js';
 import { ByteSource, formatError, parseTiff, type RangeFetcher, type TiffHeader } from './tiff.js';
 import { assembleWindow, blocksCovering, checkWindow, PIXEL_OUTSIDE, PIXEL_VALID, windowAround, type PixelWindow, type WindowRead } from './window.js';
 
@@ -83,8 +83,8 @@ type HeaderEntry = CogHeader | { [MISSING]: number };
 
 /** A COG point reader with bounded header and block caches; one per connector. */
 export class CogReader {
-  private readonly headers: Lru<string, HeaderEntry>;
-  private readonly blocks: Lru<string, Samples>;
+  private readonly headers: BoundedCache<string, HeaderEntry>;
+  private readonly blocks: BoundedCache<string, Samples>;
   private readonly headerFlight = new Map<string, Promise<HeaderEntry>>();
   private readonly blockFlight = new Map<string, Promise<Samples>>();
   readonly stats: CogReaderStats = { headerHits: 0, headerFetches: 0, blockHits: 0, blockFetches: 0 };
@@ -99,8 +99,9 @@ export class CogReader {
       missingTtlMs: opts.missingTtlMs ?? 10 * 60_000,
       maxBlockBytes: opts.maxBlockBytes ?? 64 * 1024 * 1024,
     };
-    this.headers = new Lru(this.o.headerEntries);
-    this.blocks = new Lru(this.o.blockEntries, this.o.blockBytes);
+    this.headers = new BoundedCache('cog_headers', { max: this.o.headerEntries });
+    // Decoded blocks range from a few KiB to megabytes: bounded by bytes as well as by count.
+    this.blocks = new BoundedCache('cog_blocks', { max: this.o.blockEntries, maxBytes: this.o.blockBytes, bytesOf: (s) => s.byteLength });
   }
 
   /** Inclusive range read through the client; a server that ignores Range is sliced. */
@@ -180,7 +181,7 @@ export class CogReader {
     let p = this.blockFlight.get(key);
     if (!p) {
       p = this.fetchBlock(h, url, index, o).then((s) => {
-        this.blocks.set(key, s, s.byteLength);
+        this.blocks.set(key, s);
         return s;
       }).finally(() => this.blockFlight.delete(key));
       this.blockFlight.set(key, p);

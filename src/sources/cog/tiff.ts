@@ -5,6 +5,7 @@
  * Bytes come from a ByteSource that serves the prefetched head of the file and range-reads
  * the rest on demand, so a COG costs one request and a stripped GeoTIFF at most a few more.
  */
+import { BoundedCache } from '../../lib/cache.js';
 import { UpstreamError } from '../http.js';
 
 /** Inclusive byte range fetch; may return fewer bytes at the end of the file. */
@@ -82,7 +83,7 @@ function decodeValues(bytes: Uint8Array, type: number, count: number, le: boolea
 
 /** A numeric tag array (block offsets, byte counts) decoded whole, or read entry by entry. */
 export class TagArray {
-  private readonly cache = new Map<number, number>();
+  private readonly cache = new BoundedCache<number, number>('cog_tag_entries', { max: 4096 });
 
   constructor(
     readonly count: number,
@@ -101,7 +102,6 @@ export class TagArray {
     const size = TYPE_SIZE[this.type];
     const b = await source.bytes(this.offset + i * size, size, fetch);
     const v = readValue(new DataView(b.buffer, b.byteOffset, b.byteLength), 0, this.type, this.le);
-    if (this.cache.size > 4096) this.cache.clear();
     this.cache.set(i, v);
     return v;
   }

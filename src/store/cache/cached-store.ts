@@ -19,6 +19,7 @@
  * the query TTL is the bound). See docs/reliability.md, "Hot cache staleness".
  */
 import { createHash } from 'node:crypto';
+import { BoundedCache } from '../../lib/cache.js';
 import { decodeTrusted, encodeCanonical, type CborValue } from '../../protocol/cbor.js';
 import { isoSeconds } from '../../protocol/receipt.js';
 import type { AppendBatch, AppendResult, FactQuery, Store, StoredFact } from '../contract.js';
@@ -69,12 +70,9 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
   // decode. Query keys carry the generation, which is read from the cache on every query; each
   // entry also keeps the expiry of the cache entry it copies, so no answer is served from here
   // for longer than the cache itself would serve it (a generation alone never expires).
-  const memo = new Map<string, { value: unknown; expiresAt: number }>();
-  const MEMO_CAP = opts.memoEntries ?? 20_000;
+  const memo = new BoundedCache<string, { value: unknown; expiresAt: number }>('hot_cache_decoded', { max: opts.memoEntries ?? 20_000 });
   function keep(key: string, value: unknown, ttlMs: number): void {
     if (!(ttlMs > 0)) return;
-    memo.delete(key);
-    if (memo.size >= MEMO_CAP) memo.delete(memo.keys().next().value as string);
     memo.set(key, { value, expiresAt: now() + ttlMs });
   }
 

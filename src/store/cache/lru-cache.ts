@@ -1,4 +1,5 @@
-/** In-process HotCache: a Map in recency order, bounded by entry count, with per-entry TTLs. */
+/** In-process HotCache: a least-recently-used cache bounded by entry count, with per-entry TTLs. */
+import { BoundedCache } from '../../lib/cache.js';
 import type { CacheHit, HotCache } from './hot-cache.js';
 
 export interface LruCacheOptions {
@@ -17,10 +18,10 @@ interface Slot {
 
 /** Bounded in-process cache; the default when no Redis is configured. */
 export class LruCache implements HotCache {
-  private readonly values = new Map<string, Slot>();
-  private readonly gens = new Map<string, number>();
-  private readonly maxEntries: number;
-  private readonly maxCells: number;
+  // Each value keeps its own expiry, not the cache's TTL: every set() gives its own TTL, the
+  // clock can be the caller's, and getEntry() reports the milliseconds left.
+  private readonly values: BoundedCache<string, Slot>;
+  private readonly gens: BoundedCache<string, number>;
   private readonly now: () => number;
   /**
    * Generations come from one counter, so a value is never issued twice. A cell whose
@@ -31,11 +32,19 @@ export class LruCache implements HotCache {
   private floor = 0;
 
   constructor(opts: LruCacheOptions = {}) {
-    this.maxEntries = opts.maxEntries ?? 10_000;
-    this.maxCells = opts.maxCells ?? 100_000;
+    const maxEntries = opts.maxEntries ?? 10_000;
+    const maxCells = opts.maxCells ?? 100_000;
     this.now = opts.now ?? Date.now;
-    if (!Number.isSafeInteger(this.maxEntries) || this.maxEntries < 1) throw new RangeError('maxEntries: expected a positive integer');
-    if (!Number.isSafeInteger(this.maxCells) || this.maxCells < 1) throw new RangeError('maxCells: expected a positive integer');
+    if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) throw new RangeError('maxEntries: expected a positive integer');
+    if (!Number.isSafeInteger(maxCells) || maxCells < 1) throw new RangeError('maxCells: expected a positive integer');
+    this.values = new BoundedCache('hot_cache', { max: maxEntries });
+    this.gens = new BoundedCache('hot_cache_generations', {
+      max: maxCells,
+      // The forgotten cell now reads `floor`: move it past every generation issued so far.
+      onEvict: () => {
+        this.floor = ++this.counter;
+      },
+    });
   }
 
   /** Number of values held (expired ones included until touched). */
@@ -48,32 +57,27 @@ export class LruCache implements HotCache {
   }
 
   async getEntry(key: string): Promise<CacheHit | null> {
-    const slot = this.values.get(key);
+    const slot = this.values.get(key); // marks it most recently used
     if (!slot) return null;
-    this.values.delete(key);
     const ttlMs = slot.expiresAt - this.now();
-    if (ttlMs <= 0) return null;
-    this.values.set(key, slot); // most recently used goes last
+    if (ttlMs <= 0) {
+      this.values.delete(key);
+      return null;
+    }
     return { value: slot.value, ttlMs };
   }
 
   async set(key: string, value: Uint8Array, ttlS: number): Promise<void> {
-    this.values.delete(key);
     this.values.set(key, { value, expiresAt: this.now() + ttlS * 1000 });
-    while (this.values.size > this.maxEntries) this.values.delete(this.values.keys().next().value as string);
   }
 
   async bumpGeneration(cell: string): Promise<void> {
-    this.gens.delete(cell);
     this.gens.set(cell, ++this.counter);
-    while (this.gens.size > this.maxCells) {
-      this.gens.delete(this.gens.keys().next().value as string);
-      this.floor = ++this.counter;
-    }
   }
 
   async generation(cell: string): Promise<number> {
-    return this.gens.get(cell) ?? this.floor;
+    // peek: a read leaves recency alone, so the table keeps the cells written most recently.
+    return this.gens.peek(cell) ?? this.floor;
   }
 
   async close(): Promise<void> {

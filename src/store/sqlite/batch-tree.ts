@@ -9,6 +9,7 @@
  * proof needs only one of them. A fact row keeps its leaf's rank among the sorted leaves, which
  * is its proof index, so the leaf is also its fact_cid digest and reads rebuild both.
  */
+import { BoundedCache } from '../../lib/cache.js';
 import { b32encode } from '../../protocol/base32.js';
 import { compareBytes } from '../../protocol/bytes.js';
 import { SvcError } from '../../protocol/errors.js';
@@ -135,31 +136,22 @@ const TREE_CACHE = 512;
 
 /** Recently used entry trees, loaded from the index on a miss (least recently used goes first). */
 export class TreeCache {
-  private readonly trees = new Map<number, EntryTree>();
+  private readonly trees = new BoundedCache<number, EntryTree>('sqlite_batch_trees', { max: TREE_CACHE });
 
   constructor(private readonly load: (logIndex: number) => { attester: string; leaves: number; tree: Uint8Array } | undefined) {}
 
   /** Keep a tree this process just built (its facts are the likeliest to be read next). */
   keep(logIndex: number, attester: string, built: BuiltTree): void {
-    this.put(logIndex, { attester, tree: new BatchTree(built.count, built.blob) });
-  }
-
-  private put(logIndex: number, info: EntryTree): void {
-    if (this.trees.size >= TREE_CACHE) this.trees.delete(this.trees.keys().next().value as number);
-    this.trees.set(logIndex, info);
+    this.trees.set(logIndex, { attester, tree: new BatchTree(built.count, built.blob) });
   }
 
   get(logIndex: number): EntryTree {
     let info = this.trees.get(logIndex);
-    if (info !== undefined) {
-      this.trees.delete(logIndex);
-      this.trees.set(logIndex, info);
-      return info;
-    }
+    if (info !== undefined) return info;
     const row = this.load(logIndex);
     if (row === undefined) throw new SvcError('internal', `index.sqlite: log entry ${logIndex} has facts but no batch tree`);
     info = { attester: row.attester, tree: new BatchTree(row.leaves, row.tree) };
-    this.put(logIndex, info);
+    this.trees.set(logIndex, info);
     return info;
   }
 

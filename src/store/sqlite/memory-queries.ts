@@ -22,6 +22,7 @@
  * common words cost 32 such walks (≈ 100–200 ms at 100 000 notes, measured).
  */
 import type { Statement } from 'better-sqlite3';
+import { BoundedCache } from '../../lib/cache.js';
 import { b32encode } from '../../protocol/base32.js';
 import { invalidArgument } from '../../protocol/errors.js';
 import { isoSeconds, type Scope } from '../../protocol/receipt.js';
@@ -110,7 +111,7 @@ interface NoteFilters {
 }
 
 export class MemoryIndexSqlite implements MemoryReader {
-  private readonly cache = new Map<string, Statement>();
+  private readonly cache = new BoundedCache<string, Statement>('sqlite_memory_statements', { max: 256 });
 
   constructor(private readonly q: Queries) {}
 
@@ -118,7 +119,6 @@ export class MemoryIndexSqlite implements MemoryReader {
     let st = this.cache.get(sql);
     if (!st) {
       // Shapes vary only with which filters are present; the cap guards regardless.
-      if (this.cache.size >= 256) this.cache.clear();
       st = this.q.db.prepare(sql);
       this.cache.set(sql, st);
     }

@@ -7,6 +7,7 @@
  * it, driven by insertEntries; memory-queries.ts reads it).
  */
 import type { Database, Statement } from 'better-sqlite3';
+import { BoundedCache } from '../../lib/cache.js';
 import { invalidArgument, SvcError } from '../../protocol/errors.js';
 import { isoSeconds } from '../../protocol/receipt.js';
 import type { FactQuery, WitnessRecord } from '../contract.js';
@@ -57,7 +58,7 @@ function checkQuery(q: FactQuery): void {
 
 /** Prepared statements over one database. */
 export class Queries {
-  private readonly cache = new Map<string, Statement>();
+  private readonly cache = new BoundedCache<string, Statement>('sqlite_statements', { max: 512 });
   readonly cells: Names;
   readonly bands: Names;
   readonly scopes: Names;
@@ -172,7 +173,6 @@ export class Queries {
     let st = this.cache.get(sql);
     if (!st) {
       // Shapes vary only with list lengths; a cap still guards against pathological callers.
-      if (this.cache.size >= 512) this.cache.clear();
       st = this.db.prepare(sql);
       this.cache.set(sql, st);
     }

@@ -93,3 +93,20 @@ describe('/v1/limits lists the quotas of docs/security.md as configured', () => 
     }
   });
 });
+
+describe('/v1/limits names every in-process cache with its bounds', () => {
+  it('the hot cache and the COG caches, with their sizes', async () => {
+    const t = await build();
+    try {
+      const caches = (await t.app.inject({ method: 'GET', url: '/v1/limits' })).json().caches;
+      assert.deepEqual(caches.hot_cache, { max: 10_000 });
+      assert.deepEqual(caches.hot_cache_generations, { max: 100_000 });
+      assert.deepEqual(caches.cog_headers, { max: 256 });
+      assert.deepEqual(caches.cog_blocks, { max: 64, max_bytes: 32 * 1024 * 1024 });
+      assert.deepEqual(caches.sentinel2_scenes, { max: 2048, ttl_ms: 600_000 });
+      for (const [name, b] of Object.entries<any>(caches)) assert.ok(Number.isSafeInteger(b.max) && b.max > 0, `${name}: ${JSON.stringify(b)}`);
+    } finally {
+      await t.close();
+    }
+  });
+});
