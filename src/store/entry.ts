@@ -11,7 +11,7 @@ import { SvcError } from '../protocol/errors.js';
 import { blake3 } from '../protocol/hash.js';
 import { BATCH_RULE_VERSION, batchProofs, type BatchProof, type MerkleProofJson } from '../protocol/merkle-batch.js';
 import { scopeFieldsSet, type Scope } from '../protocol/receipt.js';
-import { PROVENANCE_CLASSES, type FactKind, type LogEntryV1, type ProvenanceClass, type StoredFact } from './contract.js';
+import { PROVENANCE_CLASSES, type AppendBatch, type FactKind, type LogEntryV1, type ProvenanceClass, type StoredFact } from './contract.js';
 
 const FACT_KINDS: readonly FactKind[] = ['primary', 'absence', 'derivative'];
 const SCOPE_KEYS = ['user_id', 'agent_id', 'run_id', 'org_id'] as const;
@@ -68,6 +68,26 @@ function checkBody(body: unknown, i: number, meta: unknown): void {
   if (typeof tslot !== 'number' || !Number.isSafeInteger(tslot) || tslot < 0) throw bad(`meta[${i}].tslot`, 'expected a non-negative integer');
   // A body that states its own tslot must agree with the indexed one, or a rebuild would differ.
   if (body.tslot !== undefined && body.tslot !== tslot) throw bad(`meta[${i}].tslot`, `differs from ${at}.tslot`);
+}
+
+/**
+ * The log entry of a batch, stamped `acceptedAt`. It records the batch exactly as signed
+ * (duplicates included), so the attester's signature and every per-fact proof stay checkable
+ * against batch_root from the log alone. Both drivers write exactly this.
+ */
+export function batchLogEntry(batch: AppendBatch, acceptedAt: string): LogEntryV1 {
+  return {
+    v: 1,
+    type: 'batch',
+    accepted_at: acceptedAt,
+    attester: batch.attester,
+    signature: batch.signature,
+    batch_root: batch.batch_root,
+    registry_cid: batch.registry_cid,
+    schema_cid: batch.schema_cid,
+    facts: batch.facts.map((f) => f.body),
+    meta: batch.facts.map((f) => ({ provenance_class: f.provenance_class, tslot: f.tslot })),
+  };
 }
 
 /** Throws SvcError('internal') naming the first field of `e` that is not a valid LogEntryV1. */

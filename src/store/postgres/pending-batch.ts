@@ -9,7 +9,7 @@ import { blake3 } from '../../protocol/hash.js';
 import { leafHash } from '../../protocol/log-tree.js';
 import { SvcError } from '../../protocol/errors.js';
 import type { AppendBatch, LogEntryV1 } from '../contract.js';
-import { encodeLogEntry, expandEntry, scopeKey, type ExpandedFact } from '../entry.js';
+import { batchLogEntry, encodeLogEntry, expandEntry, scopeKey, type ExpandedFact } from '../entry.js';
 
 /** A log entry's bytes under one accepted_at stamp, with the hashes its row needs. */
 export interface EncodedEntry {
@@ -66,19 +66,8 @@ export function prepare(batch: AppendBatch, at: string): PendingBatch {
   if (!batch || !Array.isArray(batch.facts) || batch.facts.length === 0) {
     throw new SvcError('invalid_argument', 'facts: expected a non-empty array', { field: 'facts' });
   }
-  // The entry records the batch exactly as signed (duplicates included), so the attester's
-  // signature and every per-fact proof stay checkable against batch_root from the log alone.
-  const entry: Omit<LogEntryV1, 'accepted_at'> = {
-    v: 1,
-    type: 'batch',
-    attester: batch.attester,
-    signature: batch.signature,
-    batch_root: batch.batch_root,
-    registry_cid: batch.registry_cid,
-    schema_cid: batch.schema_cid,
-    facts: batch.facts.map((f) => f.body),
-    meta: batch.facts.map((f) => ({ provenance_class: f.provenance_class, tslot: f.tslot })),
-  };
+  // accepted_at is stamped under the lock (encodeAt); the rest is the batch as signed.
+  const { accepted_at: _unstamped, ...entry } = batchLogEntry(batch, at);
   let expanded: ExpandedFact[];
   try {
     expanded = expandEntry({ ...entry, accepted_at: at }, -1);

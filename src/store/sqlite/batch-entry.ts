@@ -8,7 +8,7 @@ import { b32decode } from '../../protocol/base32.js';
 import { equalBytes } from '../../protocol/bytes.js';
 import { SvcError } from '../../protocol/errors.js';
 import type { AppendBatch, LogEntryV1 } from '../contract.js';
-import { encodeLogEntryParts, scopeKey, type EncodedLogEntry } from '../entry.js';
+import { batchLogEntry, encodeLogEntryParts, scopeKey, type EncodedLogEntry } from '../entry.js';
 import { indexEntry, type IndexedEntry } from './indexed-entry.js';
 import { KIND_CODES } from './schema.js';
 
@@ -48,21 +48,8 @@ function checkAgainstEntry(batch: AppendBatch, claimed: (Uint8Array | null)[], x
  * after checking it against `claimed` (the digests the batch's fact_cids name, null: not a cid).
  */
 export function batchEntry(batch: AppendBatch, claimed: (Uint8Array | null)[], acceptedAt: string): { entry: LogEntryV1; encoded: EncodedLogEntry; indexed: IndexedEntry } {
-  // The entry records the batch exactly as signed (duplicates included) so the attester's
-  // signature and every per-fact proof stay checkable against batch_root from the log alone;
-  // facts already indexed keep their first placement.
-  const entry: LogEntryV1 = {
-    v: 1,
-    type: 'batch',
-    accepted_at: acceptedAt,
-    attester: batch.attester,
-    signature: batch.signature,
-    batch_root: batch.batch_root,
-    registry_cid: batch.registry_cid,
-    schema_cid: batch.schema_cid,
-    facts: batch.facts.map((f) => f.body),
-    meta: batch.facts.map((f) => ({ provenance_class: f.provenance_class, tslot: f.tslot })),
-  };
+  // Facts already indexed keep their first placement; the entry is the batch as signed.
+  const entry = batchLogEntry(batch, acceptedAt);
   let encoded: EncodedLogEntry;
   try {
     encoded = encodeLogEntryParts(entry);
