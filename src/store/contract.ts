@@ -203,9 +203,8 @@ export interface Store extends FactReader, FactAppender, WitnessStore {
    * (written before claims were recorded, or an index rebuilt from the log) is owned by the first
    * key other than `exclude` (the responder, which writes into a scope only for its readers) that
    * wrote into it, and by nobody when only `exclude` did: such a scope cannot be claimed.
-   * Absent: the store records no claims.
    */
-  claimScope?(scope: Scope, claimant: string | null, exclude: string): Promise<string | null>;
+  claimScope(scope: Scope, claimant: string | null, exclude: string): Promise<string | null>;
 }
 
 /** The append-only log as its owner (a store driver) uses it. */

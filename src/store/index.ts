@@ -101,7 +101,5 @@ export async function openStore(config: StoreConfig, signer: TreeHeadSigner, opt
   const cached = cachedStore(store, cache, { ...opts, onError });
   // The cache wrapper forwards the contract's reads and writes; storage health comes from below.
   if (store.storageHealth) cached.storageHealth = () => store.storageHealth!();
-  // Scope claims (docs/scopes.md) are store state the cache must never answer: forwarded as is.
-  if (store.claimScope) cached.claimScope = (scope, claimant, exclude) => store.claimScope!(scope, claimant, exclude);
   return cached;
 }

@@ -510,7 +510,7 @@ describe('sqlite store: memory index', () => {
     const w = { tree_size: 2, root: 'r'.repeat(52), witness: 'w'.repeat(52), signature: 's'.repeat(103), operator: 'op', received_at: '2026-03-01T00:00:00Z' };
     await store.addWitness(w);
     const owner = 'k'.repeat(52);
-    assert.equal(await store.claimScope!({ agent_id: 'claimed' }, owner, 'responder'), owner);
+    assert.equal(await store.claimScope({ agent_id: 'claimed' }, owner, 'responder'), owner);
     const before = await memoryAnswers(store);
     const day = await store.attesterFactsOn(makeBatch([]).attester, '2026-03-01');
     await store.close();
@@ -527,7 +527,7 @@ describe('sqlite store: memory index', () => {
       assert.match(lines[0], /index had 0, replayed 8 entries .*schema v2 index rebuilt from the log/);
       assert.deepEqual(await memoryAnswers(store), before);
       assert.deepEqual(await store.witnesses(), [w]);
-      assert.equal(await store.claimScope!({ agent_id: 'claimed' }, null, 'responder'), owner);
+      assert.equal(await store.claimScope({ agent_id: 'claimed' }, null, 'responder'), owner);
       assert.equal(await store.attesterFactsOn(makeBatch([]).attester, '2026-03-01'), day, 'daily counts are rebuilt, not added to');
     } finally {
       await store.close();

@@ -43,7 +43,6 @@ export async function scopeOwner(ctx: ServiceContext, scope: Scope, claimant: st
   if (!cache) owners.set(ctx, (cache = new BoundedCache<string, string>('scope_owners', { max: OWNERS_CAP })));
   const known = cache.get(key);
   if (known !== undefined) return known;
-  if (!ctx.store.claimScope) throw new SvcError('internal', `the ${ctx.store.driver} store does not record scope claims`);
   const owner = await ctx.store.claimScope(scope, claimant, ctx.keys.publicKeyB32);
   if (owner !== null) {
     cache.set(key, owner);

@@ -170,6 +170,8 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
     // Counts move with every write and feed a limit: never served from the cache.
     attesterFactsOn: (attester, day) => store.attesterFactsOn(attester, day),
     publicFactsByAttester: () => store.publicFactsByAttester(),
+    // Scope claims are store state the cache must never answer: forwarded as is.
+    claimScope: (scope, claimant, exclude) => store.claimScope(scope, claimant, exclude),
     addWitness: (w) => store.addWitness(w),
     witnesses: () => store.witnesses(),
     async append(batch: AppendBatch): Promise<AppendResult> {
