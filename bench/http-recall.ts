@@ -61,9 +61,11 @@ try {
   await waitUp();
   const manifests = await (await fetch(`${base}/v1/manifests`)).json();
   const cell = P.cellOf(48.8566, 2.3522);
-  const facts = ['copdem30m.elevation_mean', 'weather.temperature_2m', 'indices.ndvi', 'air.pm2_5'].map((band, i) => ({
+  // Plausible values in each band's declared unit (the write path refuses impossible ones).
+  const values: Record<string, number> = { 'copdem30m.elevation_mean': 35, 'weather.temperature_2m': 11.5, 'indices.ndvi': 0.42, 'air.pm2_5': 9.5 };
+  const facts = Object.entries(values).map(([band, value]) => ({
     // Facts in the bands' current slots: a warm read must not try to refresh them.
-    kind: 'primary', cell, band, tslot: band === 'copdem30m.elevation_mean' ? 0 : band === 'indices.ndvi' ? P.currentTslot('medium') : P.currentTslot('fast'), value: 10 + i, unit: 'x',
+    kind: 'primary', cell, band, tslot: band === 'copdem30m.elevation_mean' ? 0 : band === 'indices.ndvi' ? P.currentTslot('medium') : P.currentTslot('fast'), value,
   }));
   const root = P.batchRoot(facts.map((f) => P.factDigest(f)));
   const sig = P.b32encode(P.portableEd25519.sign(P.attesterDigest(root, manifests.registry_cid, manifests.schema_cid), opSeed));

@@ -181,7 +181,8 @@ function attestedFact(n: number, parents: readonly string[]): Record<string, unk
     case 12:
       return { ...base, kind: 'absence', band: 'soil.soc_0_30cm', tslot: 0, value: null, unit: 'g_kg', absence_reason: 'outside_coverage' };
     case 13:
-      return { ...base, kind: 'derivative', band: 'indices.ndvi', tslot: medium, value: (n % 100) / 100, unit: 'unitless', derivation: { fn: 'normalized_difference@1', sources: [], parents: [parents[n % parents.length], parents[(n + 1) % parents.length]] } };
+      // A derivative and its parent share one cell (the write path refuses anything else).
+      return { ...base, cell: cellOf(70, -170 + (n % parents.length) * 0.01), kind: 'derivative', band: 'indices.ndvi', tslot: medium, value: (n % 100) / 100, unit: 'unitless', derivation: { fn: 'normalized_difference@1', sources: [], parents: [parents[n % parents.length]] } };
     case 14: case 15:
       return { ...base, kind: 'primary', band: 'weather.precipitation', tslot: fast, value: (n % 500) / 10, unit: 'mm' };
     default:

@@ -1,20 +1,23 @@
 /**
  * Interned name tables of the SQLite index (cells, bands, scopes, attesters, memory record
  * references): name ↔ small integer id, with bounded caches both ways. Rows and their indexes
- * carry the ids; the caches only save a lookup, so they forget the least recently used name
- * when full and everything when a transaction that may have made up ids rolls back.
+ * carry the ids; the caches only save a lookup, so they are dropped when full or when a
+ * transaction that may have made up ids rolls back.
  */
 import type { Database, Statement } from 'better-sqlite3';
-import { BoundedCache } from '../../lib/cache.js';
 import { SvcError } from '../../protocol/errors.js';
 
-/** Names each interning cache keeps (they only save a lookup). */
+/**
+ * Interning caches are dropped past this many names (they only save a lookup). Plain Maps, not
+ * the shared LRU (lib/cache.ts): interning runs several times per ingested fact, and the LRU's
+ * bookkeeping cost about a fifth of batch-256 ingest in `npm run bench ingest`.
+ */
 const NAME_CACHE_MAX = 1 << 16;
 
 /** An interned name table: name ↔ id, with bounded caches both ways. */
 export class Names {
-  private readonly cache = new BoundedCache<string, number>('sqlite_interned_ids', { max: NAME_CACHE_MAX });
-  private readonly names = new BoundedCache<number, string>('sqlite_interned_names', { max: NAME_CACHE_MAX });
+  private readonly cache = new Map<string, number>();
+  private readonly names = new Map<number, string>();
   private readonly find: Statement<[string], number>;
   private readonly add: Statement<[string]>;
   private readonly byId: Statement<[number], string>;
@@ -35,6 +38,7 @@ export class Names {
     if (name === undefined) {
       name = this.byId.get(id);
       if (name === undefined) throw new SvcError('internal', `index.sqlite: a row names a missing interned id ${id} (${this.table})`);
+      if (this.names.size >= NAME_CACHE_MAX) this.names.clear();
       this.names.set(id, name);
     }
     return name;
@@ -61,6 +65,7 @@ export class Names {
   }
 
   private keep(name: string, id: number): void {
+    if (this.cache.size >= NAME_CACHE_MAX) this.cache.clear();
     this.cache.set(name, id);
   }
 
