@@ -4,6 +4,7 @@
  * scope's posting list anyway could never count in that scope's results; and PostgreSQL
  * lowercases query words with the function that lowercased the notes.
  */
+import { seededRandom } from '../../src/geo/geometry.js';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,16 +26,7 @@ const note = (text: string, scope?: Scope) => {
 };
 
 /** Deterministic PRNG (mulberry32), so a failure names a reproducible string. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const prng = seededRandom;
 
 /**
  * Ranges where word rules disagree: ASCII syntax, Latin with precomposed and combining accents,
