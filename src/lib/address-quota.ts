@@ -11,7 +11,8 @@ import { SvcError } from '../protocol/errors.js';
 
 export interface QuotaLimits {
   count: number;
-  bytes: number;
+  /** Bytes per window; absent: only the count is metered. */
+  bytes?: number;
   windowSecs: number;
 }
 
@@ -51,10 +52,11 @@ export class AddressQuota {
   ) {}
 
   /**
-   * Charge one item of `bytes` to `key` at `now` (ms), or throw `rate_limited` with the seconds
-   * until the window ends. Returns a refund for an item that was not stored after all.
+   * Charge `items` items of `bytes` in all to `key` at `now` (ms), all or none, or throw
+   * `rate_limited` with the seconds until the window ends. Returns a refund for items that were
+   * not stored after all.
    */
-  take(key: string, bytes: number, now: number): () => void {
+  take(key: string, bytes: number, now: number, items = 1): () => void {
     const L = this.limits;
     let w = this.windows.get(key);
     if (!w || now >= w.start + L.windowSecs * 1000) {
@@ -62,18 +64,18 @@ export class AddressQuota {
       w = { start: now, count: 0, bytes: 0 };
       this.windows.set(key, w);
     }
-    const over = w.count + 1 > L.count ? `${L.count} new ${this.what}` : w.bytes + bytes > L.bytes ? `${L.bytes} bytes of new ${this.what}` : null;
+    const over = w.count + items > L.count ? `${L.count} new ${this.what}` : L.bytes !== undefined && w.bytes + bytes > L.bytes ? `${L.bytes} bytes of new ${this.what}` : null;
     if (over) {
       const retryAfter = Math.max(1, Math.ceil((w.start + L.windowSecs * 1000 - now) / 1000));
       throw new SvcError('rate_limited', `quota: at most ${over} per ${L.windowSecs} s per client address`, {
         retry_after: retryAfter, quota: { count: L.count, bytes: L.bytes, window_s: L.windowSecs }, used: { count: w.count, bytes: w.bytes },
       });
     }
-    w.count++;
+    w.count += items;
     w.bytes += bytes;
     const charged = w;
     return () => {
-      charged.count--;
+      charged.count -= items;
       charged.bytes -= bytes;
     };
   }
@@ -82,4 +84,17 @@ export class AddressQuota {
     const span = this.limits.windowSecs * 1000;
     for (const [k, w] of this.windows) if (now >= w.start + span) this.windows.delete(k);
   }
+}
+
+/**
+ * One quota per owner (a service instance: tests run several in one process), made on first use.
+ * Windows live with their owner and go with it.
+ */
+export function quotaPerOwner<O extends object>(make: (owner: O) => AddressQuota): (owner: O) => AddressQuota {
+  const made = new WeakMap<O, AddressQuota>();
+  return (owner) => {
+    let q = made.get(owner);
+    if (!q) made.set(owner, (q = make(owner)));
+    return q;
+  };
 }

@@ -1,5 +1,5 @@
 /** Transparency-log primitives (docs/protocol-notes.md §6 and "Transparency log"): tree head, inclusion, consistency, witnesses. */
-import { AddressQuota, addressKey } from '../../lib/address-quota.js';
+import { AddressQuota, addressKey, quotaPerOwner } from '../../lib/address-quota.js';
 import { b32decode, b32encode } from '../../protocol/base32.js';
 import { fromHex, toHex } from '../../protocol/bytes.js';
 import { decodeTrusted, type CborValue } from '../../protocol/cbor.js';
@@ -130,7 +130,7 @@ export interface WitnessRequest {
   operator?: string;
 }
 
-const witnessQuotas = new WeakMap<ServiceContext, AddressQuota>();
+const witnessQuota = quotaPerOwner<ServiceContext>((ctx) => new AddressQuota(ctx.config.witnessQuota, 'co-signatures by unlisted witness keys'));
 
 /**
  * Record a witness co-signature; refused unless the root is this log's root at that size. A key
@@ -156,12 +156,7 @@ export async function submitWitness(ctx: ServiceContext, req: WitnessRequest, ip
   const operator = typeof req.operator === 'string' && req.operator.trim() !== '' ? req.operator.trim().slice(0, 200) : req.witness;
   const record = { tree_size: treeSize, root: b32encode(root), witness: req.witness, signature: req.signature, operator, received_at: isoSeconds(ctx.now()) };
   const listed = Object.prototype.hasOwnProperty.call(ctx.config.witnessKeys, req.witness);
-  let refund = () => undefined as void;
-  if (!listed) {
-    let q = witnessQuotas.get(ctx);
-    if (!q) witnessQuotas.set(ctx, (q = new AddressQuota({ ...ctx.config.witnessQuota, bytes: Number.MAX_SAFE_INTEGER }, 'co-signatures by unlisted witness keys')));
-    refund = q.take(addressKey(ip), 0, ctx.now().getTime());
-  }
+  const refund = listed ? () => undefined : witnessQuota(ctx).take(addressKey(ip), 0, ctx.now().getTime());
   try {
     await ctx.store.addWitness(record);
   } catch (err) {

@@ -18,7 +18,7 @@
  */
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { recordBody } from '../../protocol/memory-records.js';
-import { AddressQuota, addressKey } from '../../lib/address-quota.js';
+import { AddressQuota, addressKey, quotaPerOwner } from '../../lib/address-quota.js';
 import { isoSeconds, type Receipt, type Scope } from '../../protocol/receipt.js';
 import { parseRfc3339 } from '../../protocol/rfc3339.js';
 import { AGREEMENT_RELATIVE_DEFAULT, type BandEntry } from '../../registry/registry.js';
@@ -389,23 +389,11 @@ export function contradictionReason(c: Contradiction, band: BandEntry | undefine
   return `${text} at ${c.cell} tslot ${c.tslot}`.replace(/\s+/g, ' ').slice(0, 500);
 }
 
-const signingQuotas = new WeakMap<ServiceContext, AddressQuota>();
+const signingQuota = quotaPerOwner<ServiceContext>((ctx) => new AddressQuota(ctx.config.signingQuota, 'responder-signed records'));
 
-/** Charge `n` responder-signed records to the caller's address; returns the refund. */
+/** Charge `n` responder-signed records to the caller's address, all or none; returns the refund. */
 function chargeSigning(ctx: ServiceContext, ip: string | undefined, n: number): () => void {
-  let q = signingQuotas.get(ctx);
-  if (!q) signingQuotas.set(ctx, (q = new AddressQuota({ ...ctx.config.signingQuota, bytes: Number.MAX_SAFE_INTEGER }, 'responder-signed records')));
-  const now = ctx.now().getTime();
-  const refunds: Array<() => void> = [];
-  try {
-    for (let i = 0; i < n; i++) refunds.push(q.take(addressKey(ip), 0, now));
-  } catch (err) {
-    for (const r of refunds) r();
-    throw err;
-  }
-  return () => {
-    for (const r of refunds) r();
-  };
+  return signingQuota(ctx).take(addressKey(ip), 0, ctx.now().getTime(), n);
 }
 
 // Recordings are serialised per responder process, so two concurrent calls do not both write an edge.

@@ -15,7 +15,7 @@ import { scopeFieldsSet, type Receipt, type Scope } from '../../protocol/receipt
 import type { StoredFact } from '../../store/contract.js';
 import { scopeKey } from '../../store/entry.js';
 import { ALIAS_BAND, ENTITY_BAND } from '../../store/memory.js';
-import { AddressQuota, addressKey } from '../../lib/address-quota.js';
+import { AddressQuota, addressKey, quotaPerOwner } from '../../lib/address-quota.js';
 import { acceptBatch, mintedBody, mintFacts, type AttestRequest, type AttestResult } from '../write/attest.js';
 import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { serveFact, type ServedFact } from '../facts/facts-view.js';
@@ -190,12 +190,7 @@ export interface EntityAnswer {
 }
 
 // New entities are metered per client address like new bundles (anonymous, idempotent writes).
-const quotas = new WeakMap<ServiceContext, AddressQuota>();
-function quotaOf(ctx: ServiceContext): AddressQuota {
-  let q = quotas.get(ctx);
-  if (!q) quotas.set(ctx, (q = new AddressQuota(ctx.config.bundleQuota, 'entities')));
-  return q;
-}
+const quotaOf = quotaPerOwner<ServiceContext>((ctx) => new AddressQuota(ctx.config.bundleQuota, 'entities'));
 // Mints in flight per (scope, entity): concurrent identical requests share one record.
 const minting = new Map<string, Promise<StoredFact>>();
 

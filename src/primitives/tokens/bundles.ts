@@ -20,7 +20,7 @@ import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import type { Receipt } from '../../protocol/receipt.js';
 import type { StoredFact } from '../../store/contract.js';
 import { isDiskFull, storageFull } from '../../store/disk-full.js';
-import { AddressQuota, addressKey } from '../../lib/address-quota.js';
+import { AddressQuota, addressKey, quotaPerOwner } from '../../lib/address-quota.js';
 import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { serveFact, type ServedFact } from '../facts/facts-view.js';
 import { READ_CONCURRENCY, mapLimit } from '../reads/common.js';
@@ -44,15 +44,10 @@ function bundlePath(ctx: ServiceContext, cid: string): string {
   return join(ctx.config.dataDir, 'bundles', `${cid}.json`);
 }
 
-const quotas = new WeakMap<ServiceContext, AddressQuota>();
+const quotaOf = quotaPerOwner<ServiceContext>((ctx) => new AddressQuota(ctx.config.bundleQuota, 'bundles'));
 /** Definitions being written, by path: a concurrent mint of the same one waits for that write. */
 const writing = new Map<string, Promise<void>>();
 
-function quotaOf(ctx: ServiceContext): AddressQuota {
-  let q = quotas.get(ctx);
-  if (!q) quotas.set(ctx, (q = new AddressQuota(ctx.config.bundleQuota, 'bundles')));
-  return q;
-}
 
 /** Store the definition unless it is stored already; a new one is charged to `ip`'s quota. */
 async function persist(ctx: ServiceContext, cid: string, def: BundleDefinition, ip: string | undefined): Promise<void> {
