@@ -41,12 +41,13 @@ export async function recordEdgeConflicts(ctx: ServiceContext, attester: string,
     const others: EdgeRow[] = out.filter((e) => e.attester !== attester && e.edge_cid !== cids[i] && (
       named.has(e.edge_cid) || (EXCLUSIVE_EDGE_TYPES.has(v.type) && e.kind === v.type && e.to !== v.to && e.closed_at === null)
     )).slice(0, MAX_CONFLICTS_PER_EDGE);
+    if (others.length === 0) continue;
+    // Pairs recorded before (a re-sent edge): read once per new edge, not once per pair.
+    const recorded = new Set((await mem.edges({ scope, record: cids[i], direction: 'out', kinds: ['contradicts'], limit: 100 })).map((e) => e.to));
     for (const o of others) {
       const key = `${cids[i]}:${o.edge_cid}`;
-      if (seen.has(key)) continue;
+      if (seen.has(key) || recorded.has(o.edge_cid)) continue;
       seen.add(key);
-      const already = await mem.edges({ scope, record: cids[i], direction: 'out', kinds: ['contradicts'], limit: 100 });
-      if (already.some((e) => e.to === o.edge_cid)) continue;
       const reason = named.has(o.edge_cid)
         ? `key ${attester} asked to end this edge, stated by key ${o.attester}; only the stating key may end it`
         : `${v.type} holds one target at a time; key ${attester} says ${v.to}, key ${o.attester} says ${o.to}`;
