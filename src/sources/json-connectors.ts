@@ -11,8 +11,5 @@ import { openMeteoAir } from './open-meteo-air.js';
 import { soilgrids } from './soilgrids.js';
 import { ornlModis } from './ornl-modis.js';
 
-/** Kept importable from here: backfill asks whether a connector offers ranged history. */
-export { hasFetchRange } from './json-helpers.js';
-
 /** Factories of the JSON connectors, in priority order (forecast before archive: it owns the present). */
 export const JSON_CONNECTORS: readonly ConnectorFactory[] = [openMeteoElevation, openMeteoForecast, openMeteoArchive, openMeteoAir, soilgrids, ornlModis];

@@ -25,7 +25,7 @@ import { currentTslot, tslotOf, tslotRange } from '../../protocol/tslot.js';
 import type { Receipt } from '../../protocol/receipt.js';
 import type { BandEntry } from '../../registry/registry.js';
 import type { MaterializeOutcome } from '../../sources/contract.js';
-import { hasFetchRange } from '../../sources/json-connectors.js';
+import { hasFetchRange } from '../../sources/json-helpers.js';
 import { mintedBody, mintFacts, mintRefusal } from '../write/attest.js';
 import { keyStanding } from '../write/standing.js';
 import { issueReceipt, type ServiceContext } from '../context/context.js';
