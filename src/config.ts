@@ -46,6 +46,12 @@ export interface Config {
   /** Open connections one remote address may hold; more are closed on accept. */
   maxConnectionsPerIp: number;
   /**
+   * Check every operation's answer against its declared response schema before it is sent
+   * (docs/operations.md): a mismatch is logged and answered 500 internal. For tests and staging;
+   * it costs a validation per answer.
+   */
+  checkResponses: boolean;
+  /**
    * Scope bindings by operator (docs/scopes.md): `<field>:<value>` of a scope member (e.g.
    * `org_id:acme`) to the keys that may write and read scopes holding that member.
    */
@@ -112,6 +118,7 @@ export const CONFIG_VARS: readonly VarSpec[] = [
   { name: 'SVC_WITNESS_QUOTA_WINDOW_SECS', default: '3600', description: 'window of the witness quota, 1..86400 s' },
   { name: 'SVC_ATTESTER_DAILY_FACTS', default: '', description: 'facts each attester key may have accepted per UTC day (integer >= 1; unset: unlimited; the responder key is never counted)' },
   { name: 'SVC_NOTE_DAILY_QUOTA', default: String(NOTE_DAILY_QUOTA_DEFAULT), description: 'facts a key may have accepted per UTC day and still write notes (POST /v1/memory/notes; its other records count too); 0..100000000, 0: no quota; over it: 429 compute_quota_exceeded with retry_after (to 00:00 UTC)' },
+  { name: 'SVC_CHECK_RESPONSES', default: '0', description: 'when 1, every operation answer is checked against its declared response schema before it is sent (tests, staging); a mismatch is answered 500 internal and logged' },
   { name: 'SVC_MEMORY_SEARCH_CONCURRENCY', default: String(MEMORY_SEARCH_CONCURRENCY_DEFAULT), description: 'note searches (POST /v1/memory/search) one process runs at once, 1..1024; more are refused at once with 503 overloaded, retry_after 1' },
 ];
 
@@ -125,6 +132,14 @@ function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max
   if (clamp) return Math.min(max, Math.max(min, n));
   if (n < min || n > max) throw new ConfigError(`${name}: ${n} is outside ${min}..${max}`);
   return n;
+}
+
+/** A 0/1 switch (also true/false); anything else is a configuration error. */
+function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = (env[name] ?? '').trim().toLowerCase();
+  if (raw === '' || raw === '0' || raw === 'false') return false;
+  if (raw === '1' || raw === 'true') return true;
+  throw new ConfigError(`${name}: expected 0 or 1, got ${JSON.stringify(env[name])}`);
 }
 
 /** An optional whole count >= 1: unset or empty means no limit. */
@@ -224,6 +239,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     noteDailyQuota: Math.floor(int(env, 'SVC_NOTE_DAILY_QUOTA', NOTE_DAILY_QUOTA_DEFAULT, 0, 100_000_000)) || undefined,
     memorySearchConcurrency: Math.floor(int(env, 'SVC_MEMORY_SEARCH_CONCURRENCY', MEMORY_SEARCH_CONCURRENCY_DEFAULT, 1, 1024)),
     maxConnectionsPerIp: Math.floor(int(env, 'SVC_MAX_CONNECTIONS_PER_IP', 64, 1, 1_000_000)),
+    checkResponses: flag(env, 'SVC_CHECK_RESPONSES'),
     scopeKeys: scopeKeys(env),
     scopeBearerTtlSecs: Math.floor(int(env, 'SVC_SCOPE_BEARER_TTL_SECS', 900, 60, 86_400)),
     bundleQuota: {

@@ -4,7 +4,6 @@
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
-import { Ajv } from 'ajv';
 import type { ServiceContext } from '../primitives/context/context.js';
 import { SvcError, invalidArgument } from '../protocol/errors.js';
 import { capConnectionsPerIp, serverDeadlines } from './connections.js';
@@ -12,6 +11,7 @@ import { errorHandler, notFoundHandler } from './errors.js';
 import { clientErrorHandler, expectationFailed, refuseConnect } from './socket-errors.js';
 import { HTTP_LIMITS } from './limits.js';
 import { jsonOnce, toJson } from './json.js';
+import { jsonValidator, textValidator } from './validation.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { logRoutes } from './routes/log.js';
 import { writeRoutes } from './routes/writes.js';
@@ -52,11 +52,13 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
   capConnectionsPerIp(app.server, ctx.config.maxConnectionsPerIp);
   app.server.on('checkExpectation', expectationFailed);
   app.server.on('connect', refuseConnect);
-  // Bodies are validated strictly (no type coercion); query strings arrive as text, so numbers there are coerced.
-  const strict = new Ajv({ useDefaults: true, coerceTypes: false, allErrors: false, strict: false });
-  const lenient = new Ajv({ useDefaults: true, coerceTypes: 'array', allErrors: false, strict: false });
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'querystring' || httpPart === 'params' ? lenient : strict).compile(schema));
+  // Bodies are validated strictly (no type coercion) by the validator MCP shares; query strings
+  // arrive as text, so numbers there are coerced.
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'querystring' || httpPart === 'params' ? textValidator(schema) : jsonValidator(schema)));
   app.setReplySerializer((payload) => toJson(payload));
+  // Response schemas document the answers (OpenAPI) and are checked in tests; encoding stays with
+  // toJson, so no schema serializer is compiled per route at start (docs/performance.md).
+  app.setSerializerCompiler(() => (data) => toJson(data));
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
   let closing = false;

@@ -12,7 +12,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, ErrorCode, isJSONRPCErrorResponse, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { Ajv, type ValidateFunction } from 'ajv';
+import { jsonValidator } from './validation.js';
 import type { ServiceContext } from '../primitives/context/context.js';
 import { ERROR_CATALOGUE, SvcError } from '../protocol/errors.js';
 import { errorHandler, toSvcError, validationError, type AjvErrorLike } from './errors.js';
@@ -21,7 +21,7 @@ import { emptyBatch, malformedToolCall, rpcErrorBody, toolErrorResult, unknownTo
 import { mcpInstructions } from './mcp-instructions.js';
 import type { Operation } from './operations.js';
 import type { RateLimiter } from './rate-limit.js';
-import { runOperation } from './routes/operations.js';
+import { checkAnswer, runOperation } from './routes/operations.js';
 
 export const MCP_CORE_TOOL_COUNT = 18;
 
@@ -57,13 +57,8 @@ function meterBatch(transport: StreamableHTTPServerTransport, limiter: RateLimit
 }
 
 export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: readonly Operation[], limiter?: RateLimiter): Promise<void> {
-  const ajv = new Ajv({ allErrors: false, strict: false, coerceTypes: false });
-  const validators = new Map<string, ValidateFunction>();
   const byName = new Map<string, Operation>();
-  for (const op of toolsOf(ops, 'full')) {
-    byName.set(toolName(ctx, op), op);
-    validators.set(op.name, ajv.compile(op.input));
-  }
+  for (const op of toolsOf(ops, 'full')) byName.set(toolName(ctx, op), op);
   const names = [...byName.keys()];
   const prefix = ctx.config.prefix;
   const instructions = mcpInstructions(prefix, toolsOf(ops, 'core').length, names.length);
@@ -80,7 +75,7 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: 
       tools: toolsOf(ops, tier).map((op) => ({
         name: toolName(ctx, op),
         description: `${op.summary}${op.description ? ` — ${op.description}` : ''} (REST: ${op.method} ${op.path})`,
-        inputSchema: op.input as { type: 'object'; properties?: Record<string, unknown> },
+        inputSchema: op.input as unknown as { type: 'object'; properties?: Record<string, unknown> },
         annotations: op.readOnly === false ? { readOnlyHint: false, destructiveHint: false, openWorldHint: true } : { readOnlyHint: true, openWorldHint: true },
       })),
     }));
@@ -90,13 +85,15 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: 
       const op = byName.get(name);
       if (!op) throw unknownTool(name, names, prefix, path);
       const args = req.params.arguments ?? {};
-      const validate = validators.get(op.name)!;
+      // The REST body's validator: same compiled schema, same defaults filled in.
+      const validate = jsonValidator(op.input);
       try {
         // Bad arguments are a failed call like any other: the model reads the field and fixes it.
         if (!validate(args)) throw validationError(validate.errors?.[0] as AjvErrorLike, 'arguments');
         // The transport's Authorization header travels with every call of the request, so a
         // scoped read over MCP runs under the same bearer check as over REST (docs/scopes.md).
         const result = await runOperation(ctx, op, args, authorization === undefined ? {} : { authorization }, 'mcp', ip);
+        if (ctx.config.checkResponses) checkAnswer(op, result, log);
         if (op.mcpResult) return op.mcpResult(result);
         return {
           // The REST serializer: served facts' JSON is kept once, not encoded again per call.

@@ -3,6 +3,7 @@
  * The REST adapter registers a route per entry and the MCP adapter a tool per entry, so one
  * schema validates both and generates the OpenAPI document.
  */
+import type { Static, TSchema } from '@sinclair/typebox';
 import type { ServiceContext } from '../primitives/context/context.js';
 
 export type JsonSchema = Record<string, unknown>;
@@ -21,7 +22,7 @@ export interface OperationCall {
 /** The MCP content blocks a tool result may carry. */
 export type McpContentBlock = { type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string };
 
-export interface Operation {
+export interface Operation<I extends TSchema = TSchema> {
   /** Tool suffix: the MCP tool is `<prefix>_<name>`. */
   name: string;
   method: 'GET' | 'POST';
@@ -29,8 +30,13 @@ export interface Operation {
   summary: string;
   description?: string;
   tags: string[];
-  /** JSON Schema of the body (POST) or query string (GET). */
-  input: JsonSchema;
+  /**
+   * TypeBox schema of the body (POST) or query string (GET): validated (defaults filled in) by
+   * the one validator REST and MCP share (api/validation.ts); `run` receives its static type.
+   */
+  input: I;
+  /** TypeBox schema of a successful answer: OpenAPI's 200, checked when SVC_CHECK_RESPONSES=1. */
+  output: TSchema;
   /** MCP exposure: in the 18 core tools, only in /mcp/full, or never (writes). */
   mcp: 'core' | 'full' | false;
   /**
@@ -39,7 +45,7 @@ export interface Operation {
    * signs public upstream data into the shared cache.
    */
   readOnly?: boolean;
-  run(ctx: ServiceContext, input: any, call: OperationCall): Promise<unknown>;
+  run(ctx: ServiceContext, input: Static<I>, call: OperationCall): Promise<unknown>;
   /**
    * MCP-only shaping of a result (default: structuredContent = the result, plus its JSON as a
    * text block). For binary answers, which MCP carries natively (an image block) instead of as
@@ -50,16 +56,10 @@ export interface Operation {
   http?: (result: any, req: { headers: OperationCall['headers'] }, reply: { header(k: string, v: string): unknown; code(n: number): unknown; send(p?: unknown): unknown }) => boolean;
 }
 
-export const scopeSchema = {
-  type: 'object',
-  description: 'multi-tenant binding: reads see only facts written under the same four-tuple; bound into the receipt. A read naming a scope needs `Authorization: Bearer` for it (POST /v1/scope_bearer), sent as the HTTP header of the REST or MCP request (docs/scopes.md)',
-  properties: { user_id: { type: 'string', maxLength: 200 }, agent_id: { type: 'string', maxLength: 200 }, run_id: { type: 'string', maxLength: 200 }, org_id: { type: 'string', maxLength: 200 } },
-  additionalProperties: false,
-} as const;
+/** Declares an operation; the input schema's type flows into `run` (no annotations needed). */
+export function defineOperation<I extends TSchema>(op: Operation<I>): Operation<I> {
+  return op;
+}
 
-/** An Ed25519 public key or a fact_cid: 52 lowercase base32 characters. */
-export const b32KeySchema = { type: 'string', pattern: '^[a-z2-7]{52}$' } as const;
-
-export const cellSchema = { type: 'string', minLength: 1, maxLength: 200, description: 'cell64 (e.g. defi.zb64a.cike.zfa2f) or a place name' } as const;
-export const bandsSchema = { type: 'array', items: { type: 'string', minLength: 1, maxLength: 100 }, maxItems: 64, description: 'namespaced band keys (see /v1/bands)' } as const;
-export const tslotSchema = { type: 'integer', minimum: 0, description: "count of the band's tempo unit since the Unix epoch" } as const;
+// MIGRATION-TEMP: the JSON-literal pieces, until every ops file uses schemas/inputs.ts.
+export { Scope as scopeSchema, B32Key as b32KeySchema, Cell as cellSchema, Bands as bandsSchema, Tslot as tslotSchema } from './schemas/inputs.js';

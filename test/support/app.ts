@@ -30,7 +30,8 @@ export async function build(overrides: Partial<Config> = {}, env: NodeJS.Process
   }
   const base = loadConfig({ SVC_LOG_LEVEL: 'silent', ...env }, {});
   const config = loadConfig({ SVC_LOG_LEVEL: 'silent', ...env }, {
-    dataDir, rateLimitRps: 1e6, rateLimitBurst: 1e6, ...overrides,
+    // Every answer is checked against its operation's declared response schema.
+    dataDir, rateLimitRps: 1e6, rateLimitBurst: 1e6, checkResponses: true, ...overrides,
     upstreams: { ...closed, ...base.upstreams, ...overrides.upstreams },
   });
   const service = await openService(config, opts);

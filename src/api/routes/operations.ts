@@ -5,7 +5,9 @@ import { SvcError } from '../../protocol/errors.js';
 import type { ServiceContext } from '../../primitives/context/context.js';
 import { withFactMeta } from '../../primitives/facts/fact-meta.js';
 import { toSvcError } from '../errors.js';
+import { toJson } from '../json.js';
 import type { Operation } from '../operations.js';
+import { answerMismatch } from '../validation.js';
 
 /**
  * Hard deadlines of in-flight operations, swept by one timer: a per-request setTimeout costs
@@ -79,6 +81,19 @@ export async function runOperation(ctx: ServiceContext, op: Operation, input: un
   }
 }
 
+/**
+ * With SVC_CHECK_RESPONSES=1: the answer must match the operation's declared response schema,
+ * or the call fails as an internal error (logged with the mismatch) instead of sending it.
+ */
+export function checkAnswer(op: Operation, result: unknown, log: { error(obj: object, msg: string): void }): void {
+  if (!op.output) return; // MIGRATION-TEMP
+  const mismatch = answerMismatch(op.output, toJson(result));
+  if (mismatch === undefined) return;
+  log.error({ operation: op.name, mismatch }, 'answer does not match its declared schema');
+  // The mismatch names schema paths only, never the answer's data: it is safe to return.
+  throw new SvcError('internal', `${op.name}: the answer does not match its declared schema: ${mismatch}`, { operation: op.name, mismatch });
+}
+
 export async function operationRoutes(app: FastifyInstance, ctx: ServiceContext, ops: readonly Operation[]): Promise<void> {
   for (const op of ops) {
     app.route({
@@ -89,10 +104,14 @@ export async function operationRoutes(app: FastifyInstance, ctx: ServiceContext,
         description: op.description,
         tags: op.tags,
         ...(op.method === 'GET' ? { querystring: op.input } : { body: op.input }),
+        // Documentation only: answers are encoded by the reply serializer (api/json.ts), which
+        // keeps served facts' JSON once; fastify's schema serializer is not used (docs/performance.md).
+        ...(op.output ? { response: { 200: op.output } } : {}), // MIGRATION-TEMP
       },
       handler: async (req, reply) => {
         const input = op.method === 'GET' ? req.query : req.body;
         const result = await runOperation(ctx, op, input, req.headers, 'rest', req.ip);
+        if (ctx.config.checkResponses) checkAnswer(op, result, req.log);
         if (op.http && op.http(result, req, reply)) return reply;
         return result;
       },

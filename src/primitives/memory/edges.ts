@@ -10,7 +10,7 @@ import { contentId, isFactCid } from '../../protocol/cid.js';
 import { invalidArgument } from '../../protocol/errors.js';
 import { isoSeconds, type AsOf, type Scope } from '../../protocol/receipt.js';
 import { parseRfc3339 } from '../../protocol/rfc3339.js';
-import { EDGE_BAND, EDGE_TYPES, recordRef, type EdgeRow } from '../../store/memory.js';
+import { EDGE_BAND, recordRef, type EdgeRow, type EdgeType } from '../../store/memory.js';
 import { acceptBatch, type AttestRequest } from '../write/attest.js';
 import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { requestScope } from '../scopes/request.js';
@@ -44,14 +44,15 @@ export async function writeEdges(ctx: ServiceContext, req: AttestRequest) {
   };
 }
 
+/** An edge recall, as the operation's schema admits it (types and bounds already checked). */
 export interface EdgesRecallRequest {
-  record?: unknown;
-  direction?: unknown;
-  types?: unknown;
-  valid_at?: unknown;
-  recorded_at?: unknown;
-  scope?: unknown;
-  limit?: unknown;
+  record: string;
+  direction: 'out' | 'in' | 'both';
+  types?: readonly EdgeType[];
+  valid_at?: string;
+  recorded_at?: string;
+  scope?: Record<string, string | undefined>;
+  limit: number;
 }
 
 const iso = (s: number | null) => (s === null ? null : isoSeconds(s * 1000));
@@ -76,9 +77,7 @@ export async function recallEdges(ctx: ServiceContext, req: EdgesRecallRequest) 
   const record = recordRef(req.record);
   if (!record) throw invalidArgument('record', 'expected a fact_cid, an entity_cid, or an svc:fact:/svc:entity: token');
   const scope: Scope | null = requestScope(req.scope) ?? null;
-  const direction = (req.direction ?? 'both') as 'out' | 'in' | 'both';
-  const types = req.types as string[] | undefined;
-  for (const [i, t] of (types ?? []).entries()) if (!(EDGE_TYPES as readonly string[]).includes(t)) throw invalidArgument(`types[${i}]`, `expected one of ${EDGE_TYPES.join(', ')}`);
+  const { direction, types, limit } = req;
   let validAt: number | undefined;
   if (req.valid_at !== undefined) {
     const ms = parseRfc3339(req.valid_at);
@@ -91,10 +90,9 @@ export async function recallEdges(ctx: ServiceContext, req: EdgesRecallRequest) 
     if (!Number.isFinite(ms)) throw invalidArgument('recorded_at', 'expected an RFC 3339 timestamp');
     recordedAt = isoSeconds(ms);
   }
-  const limit = req.limit === undefined ? 100 : Number(req.limit);
   const rows = await ctx.store.memory.edges({
     scope, record, direction, limit,
-    ...(types ? { kinds: types } : {}),
+    ...(types ? { kinds: [...types] } : {}),
     ...(validAt !== undefined ? { valid_at: validAt } : {}),
     ...(recordedAt ? { recorded_at: recordedAt } : {}),
   });

@@ -50,9 +50,9 @@ export async function writeNotes(ctx: ServiceContext, req: AttestRequest) {
   const quota = { name: 'notes', limit: ctx.config.noteDailyQuota, variable: 'SVC_NOTE_DAILY_QUOTA' } as const;
   try {
     const res = await acceptBatch(ctx, req, 'memory_notes', {
-      beforeAppend: async () => {
+      beforeAppend: async (_scope, attester) => {
         // The responder's own key is never metered, as in every daily quota.
-        if (req.attester !== ctx.keys.publicKeyB32) release = await reserveDaily(ctx, quota, req.attester, facts.length);
+        if (attester !== ctx.keys.publicKeyB32) release = await reserveDaily(ctx, quota, attester, facts.length);
       },
     });
     return { ...res, notes: res.fact_cids.map((fact_cid, i) => ({ fact_cid, subject: (facts[i] as { cell: string }).cell })) };
@@ -100,20 +100,21 @@ function admitSearch(ctx: ServiceContext): () => void {
 }
 
 
+/** A note search, as the operation's schema admits it (types and bounds already checked). */
 export interface SearchRequest {
-  query?: unknown;
-  vector?: unknown;
-  scope?: unknown;
-  tags?: unknown;
-  entity?: unknown;
-  cell?: unknown;
-  radius_m?: unknown;
-  observed_from?: unknown;
-  observed_to?: unknown;
-  as_of?: unknown;
-  authors?: unknown;
-  limit?: unknown;
-  weights?: unknown;
+  query?: string;
+  vector?: number[];
+  scope?: Record<string, string | undefined>;
+  tags?: string[];
+  entity?: string;
+  cell?: string;
+  radius_m?: number;
+  observed_from?: string;
+  observed_to?: string;
+  as_of?: string;
+  authors?: string[];
+  limit: number;
+  weights?: { text?: number; vector?: number };
 }
 
 export interface SearchResult {
@@ -128,7 +129,7 @@ export interface SearchResult {
   fact: ServedFact;
 }
 
-function timeField(v: unknown, field: string): number | undefined {
+function timeField(v: string | undefined, field: string): number | undefined {
   if (v === undefined) return undefined;
   const ms = parseRfc3339(v);
   if (!Number.isFinite(ms)) throw invalidArgument(field, 'expected an RFC 3339 timestamp');
@@ -157,15 +158,9 @@ function haversineM(aLat: number, aLng: number, bLat: number, bLng: number): num
 /** The filters of a search request, checked; no store access. */
 async function parseSearch(ctx: ServiceContext, req: SearchRequest) {
   const scope: Scope | null = requestScope(req.scope) ?? null;
-  const query = req.query === undefined ? undefined : String(req.query);
-  let vector: number[] | undefined;
-  if (req.vector !== undefined) {
-    if (!Array.isArray(req.vector) || req.vector.length < 2 || req.vector.length > 1024 || !req.vector.every((x) => typeof x === 'number' && Number.isFinite(x))) {
-      throw invalidArgument('vector', 'expected 2..1024 finite numbers');
-    }
-    if (req.vector.every((x) => x === 0)) throw invalidArgument('vector', 'a zero vector has no direction');
-    vector = req.vector as number[];
-  }
+  const query = req.query;
+  const vector = req.vector;
+  if (vector?.every((x) => x === 0)) throw invalidArgument('vector', 'a zero vector has no direction');
   let entity: string | undefined;
   if (req.entity !== undefined) {
     const ref = recordRef(req.entity);
@@ -180,7 +175,7 @@ async function parseSearch(ctx: ServiceContext, req: SearchRequest) {
     const c = cellCenter(cell);
     centre = { ...c, cell };
     if (req.radius_m !== undefined) {
-      radius = Number(req.radius_m);
+      radius = req.radius_m;
       const dLat = radius / 111_320;
       const dLng = radius / (111_320 * Math.max(0.01, Math.cos((c.lat * Math.PI) / 180)));
       bbox = { min_lat: c.lat - dLat, max_lat: c.lat + dLat, min_lng: c.lng - dLng, max_lng: c.lng + dLng };
@@ -195,19 +190,19 @@ async function parseSearch(ctx: ServiceContext, req: SearchRequest) {
   const observedTo = timeField(req.observed_to, 'observed_to');
   if (observedFrom !== undefined && observedTo !== undefined && observedTo < observedFrom) throw invalidArgument('observed_to', 'must not be before observed_from');
   const asOf = req.as_of === undefined ? undefined : isoSeconds(timeField(req.as_of, 'as_of')! * 1000);
-  const limit = req.limit === undefined ? 10 : Number(req.limit);
-  const w = (req.weights ?? {}) as { text?: number; vector?: number };
+  const limit = req.limit;
+  const w = req.weights ?? {};
   const weights = { text: w.text ?? DEFAULT_WEIGHTS.text, vector: w.vector ?? DEFAULT_WEIGHTS.vector };
   if (!(weights.text >= 0 && weights.vector >= 0 && weights.text + weights.vector > 0)) throw invalidArgument('weights', 'expected non-negative text and vector weights, not both 0');
   const base: Omit<NoteSearch, 'limit'> = {
     scope,
-    ...(req.tags !== undefined ? { tags: req.tags as string[] } : {}),
+    ...(req.tags !== undefined ? { tags: req.tags } : {}),
     ...(entity ? { entity } : {}),
     ...(bbox ? { bbox } : {}),
     ...(observedFrom !== undefined ? { observed_from: observedFrom } : {}),
     ...(observedTo !== undefined ? { observed_to: observedTo } : {}),
     ...(asOf ? { accepted_before: asOf } : {}),
-    ...(req.authors !== undefined ? { authors: req.authors as string[] } : {}),
+    ...(req.authors !== undefined ? { authors: req.authors } : {}),
   };
   const hasWords = query !== undefined && /[\p{L}\p{N}]/u.test(query);
   const vectorNorm = vector ? Math.sqrt(vector.reduce((a, x) => a + x * x, 0)) : 0;

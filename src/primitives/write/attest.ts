@@ -35,8 +35,9 @@ export const MAX_FACTS_PER_BATCH = 4096;
 
 export interface AttestRequest {
   batch_root: number[] | Uint8Array;
-  attester: string;
-  signature: string;
+  /** Required: absent is 401 unauthorized (checked by acceptBatch), not a schema error. */
+  attester?: string;
+  signature?: string;
   facts: Record<string, unknown>[];
   registry_cid?: string;
   schema_cid?: string;
@@ -170,12 +171,13 @@ export interface AcceptOptions {
    * scope): run once the batch is authenticated and its scope binding checked, before anything
    * is written, so what it reveals goes only to a key that signed the batch and may write there.
    */
-  beforeAppend?: (scope: Scope | null) => Promise<void>;
+  beforeAppend?: (scope: Scope | null, attester: string) => Promise<void>;
 }
 
 export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primitive = 'attest', opts: AcceptOptions = {}): Promise<AttestResult> {
-  if (typeof req.attester !== 'string' || req.attester === '') throw new SvcError('unauthorized', 'attester: missing attester key', { field: 'attester' });
-  if (typeof req.signature !== 'string' || req.signature === '') throw new SvcError('unauthorized', 'signature: missing attester signature', { field: 'signature' });
+  const { attester, signature } = req;
+  if (typeof attester !== 'string' || attester === '') throw new SvcError('unauthorized', 'attester: missing attester key', { field: 'attester' });
+  if (typeof signature !== 'string' || signature === '') throw new SvcError('unauthorized', 'signature: missing attester signature', { field: 'signature' });
   const root = rootBytes(req.batch_root);
   if (!Array.isArray(req.facts) || req.facts.length === 0) throw invalidArgument('facts', 'expected a non-empty array');
   if (req.facts.length > MAX_FACTS_PER_BATCH) throw invalidArgument('facts', `at most ${MAX_FACTS_PER_BATCH} facts per batch`);
@@ -185,9 +187,9 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
   if (schemaCid !== ctx.manifests.schema_cid) throw new SvcError('schema_cid_unknown', `schema_cid: ${schemaCid} is not the schema in force (see /v1/manifests)`, { field: 'schema_cid' });
 
   // Configuration and the responder's enrollment/revocation records (one store read; none for the responder).
-  const writer: AttesterKind = await keyStanding(ctx, req.attester);
+  const writer: AttesterKind = await keyStanding(ctx, attester);
   const nowMs = ctx.now().getTime();
-  const checked = req.facts.map((f, i) => checkFact(ctx, f, `facts[${i}]`, req.attester, writer, nowMs));
+  const checked = req.facts.map((f, i) => checkFact(ctx, f, `facts[${i}]`, attester, writer, nowMs));
   const scope = batchScope(checked.map((c) => c.scope));
 
   const { root: rebuilt, proofs } = batchProofs(checked.map((c) => c.digest));
@@ -199,8 +201,8 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
   let pub: Uint8Array;
   let sig: Uint8Array;
   try {
-    pub = b32decode(req.attester, 32, 'attester');
-    sig = b32decode(req.signature, 64, 'signature');
+    pub = b32decode(attester, 32, 'attester');
+    sig = b32decode(signature, 64, 'signature');
   } catch (e) {
     throw new SvcError('unauthorized', (e as Error).message, { field: (e as SvcError).details?.field ?? 'signature' });
   }
@@ -211,19 +213,19 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
   }
 
   // Store reads from here on, so only for an authenticated batch: a claim binds the key that signed.
-  if (scope) await checkScopeWrite(ctx, req.attester, writer, scope);
+  if (scope) await checkScopeWrite(ctx, attester, writer, scope);
   const derivatives = checked.flatMap((c, i) => (c.parents ? [{ at: `facts[${i}]`, cell: c.cell, scope: c.scope, fn: c.fn!, value: c.body.value, parents: c.parents }] : []));
   if (derivatives.length > 0) await checkDerivatives(derivatives, (cid) => ctx.store.getFact(cid), (b) => ctx.registry.bands.get(b)?.value_kind);
-  await opts.beforeAppend?.(scope);
+  await opts.beforeAppend?.(scope, attester);
 
   const facts: NewFact[] = checked.map((c, i) => ({
     fact_cid: c.fact_cid, body: c.body, cell: c.cell, band: c.band, tslot: c.tslot, kind: c.kind,
     provenance_class: c.provenance_class, scope: c.scope, proof: proofToJson(proofs[i]),
   }));
-  const release = writer === 'responder' ? undefined : await reserveDailyFacts(ctx, req.attester, facts.length);
+  const release = writer === 'responder' ? undefined : await reserveDailyFacts(ctx, attester, facts.length);
   let res: AppendResult;
   try {
-    res = await ctx.store.append({ facts, batch_root: root, attester: req.attester, signature: req.signature, registry_cid: registryCid, schema_cid: schemaCid });
+    res = await ctx.store.append({ facts, batch_root: root, attester: attester, signature: signature, registry_cid: registryCid, schema_cid: schemaCid });
   } finally {
     release?.();
   }
