@@ -6,9 +6,9 @@
  * caller text's word tokens only, so caller text is never parsed as tsquery syntax.
  */
 import type pg from 'pg';
-import { invalidArgument } from '../../protocol/errors.js';
-import { isoSeconds, type Scope } from '../../protocol/receipt.js';
+import type { Scope } from '../../protocol/receipt.js';
 import { scopeKey } from '../entry.js';
+import { finite, isoBound, limitOf } from '../query-checks.js';
 import type { AliasHit, EdgeQuery, EdgeRow, MemoryReader, NoteHit, NoteSearch, SharedSlot } from '../memory.js';
 import { pgText, vectorOf } from './memory-index.js';
 import { int, rows, rowsPlanned } from './pg-db.js';
@@ -21,7 +21,6 @@ const MIN_PER_WORD = 250;
 import type { Tables } from './tables.js';
 
 /** Largest page any memory read returns (NoteSearch.limit is 1..1000). */
-const MAX_LIMIT = 1000;
 /** Distinct words a text query keeps: an OR over more words ranks no better and costs more. */
 const MAX_WORDS = 32;
 /** PostgreSQL ignores words longer than this (bytes) in documents and queries alike. */
@@ -60,25 +59,7 @@ export function tsqueryText(text: unknown): string | null {
   return tsqueryWords(text)?.join(' | ') ?? null;
 }
 
-function limitOf(n: unknown): number {
-  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw new RangeError('limit: expected a non-negative integer');
-  return Math.min(n, MAX_LIMIT);
-}
 
-/** A transaction-time bound as stored (ISO seconds: byte order is time order). */
-function isoBound(field: string, v: unknown): string {
-  try {
-    if (typeof v !== 'string') throw new TypeError();
-    return isoSeconds(v);
-  } catch {
-    throw invalidArgument(field, `${JSON.stringify(v)} is not an RFC 3339 time`);
-  }
-}
-
-function finite(field: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw new RangeError(`${field}: expected a finite number`);
-  return v;
-}
 
 /**
  * Caller strings as parameters: what the index stores went through pgText, so matching goes

@@ -7,8 +7,8 @@
  */
 import type pg from 'pg';
 import { decodeTrusted } from '../../protocol/cbor.js';
-import { invalidArgument } from '../../protocol/errors.js';
-import { isoSeconds, type Scope } from '../../protocol/receipt.js';
+import type { Scope } from '../../protocol/receipt.js';
+import { isoBound } from '../query-checks.js';
 import type { CorpusStats, FactKind, FactQuery, ProvenanceClass, StoredFact, WitnessRecord } from '../contract.js';
 import { scopeKey } from '../entry.js';
 import { int, rows } from './pg-db.js';
@@ -100,12 +100,7 @@ export class Queries {
     if (q.tslot !== undefined) w.add((p) => `tslot = ${p}`, q.tslot);
     else if (q.as_of_tslot !== undefined) w.add((p) => `tslot <= ${p}`, q.as_of_tslot);
     if (q.as_of_signed_at !== undefined) {
-      let bound: string;
-      try {
-        bound = isoSeconds(q.as_of_signed_at);
-      } catch {
-        throw invalidArgument('as_of_signed_at', `${JSON.stringify(q.as_of_signed_at)} is not an RFC 3339 time`);
-      }
+      const bound = isoBound('as_of_signed_at', q.as_of_signed_at);
       // accepted_at is stored as YYYY-MM-DDTHH:MM:SSZ in byte order, so text order is time order.
       w.add((p) => `accepted_at <= ${p}`, bound);
     }

@@ -24,9 +24,9 @@
 import type { Statement } from 'better-sqlite3';
 import { BoundedCache } from '../../lib/cache.js';
 import { b32encode } from '../../protocol/base32.js';
-import { invalidArgument } from '../../protocol/errors.js';
-import { isoSeconds, type Scope } from '../../protocol/receipt.js';
+import type { Scope } from '../../protocol/receipt.js';
 import { scopeKey } from '../entry.js';
+import { distinctStrings, finite, isoBound, limitOf } from '../query-checks.js';
 import type { AliasHit, EdgeQuery, EdgeRow, MemoryReader, NoteHit, NoteSearch, SharedSlot } from '../memory.js';
 import { blobVector } from './memory-index.js';
 import { matchOf, queryTerms, queryWords } from './memory-text.js';
@@ -34,7 +34,6 @@ import type { Queries } from './queries.js';
 import { packedBound, unpackAcceptedAt } from './schema.js';
 
 /** Largest page any memory read returns (NoteSearch.limit is 1..1000); larger asks are capped. */
-const MAX_LIMIT = 1000;
 /** A text search ranks every match up to this many (step 1 above). */
 const EXACT_MATCHES = 4000;
 /** A word in at most this many of the scope's notes is rare (step 2), for queries of up to four words. */
@@ -49,32 +48,13 @@ const NEWEST_WINDOW = 2000;
 /** A box holding at most this many of the scope's notes is read through notes_geo. */
 const SPARSE_BOX = 2000;
 
-function limitOf(n: unknown): number {
-  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw new RangeError('limit: expected a non-negative integer');
-  return Math.min(n, MAX_LIMIT);
-}
 
 /** A transaction-time bound as the packed accepted_at it compares with. */
 function packedIso(field: string, v: unknown): number {
-  let iso: string;
-  try {
-    if (typeof v !== 'string') throw new TypeError();
-    iso = isoSeconds(v);
-  } catch {
-    throw invalidArgument(field, `${JSON.stringify(v)} is not an RFC 3339 time`);
-  }
-  return packedBound(iso);
+  return packedBound(isoBound(field, v));
 }
 
-function finite(field: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw new RangeError(`${field}: expected a finite number`);
-  return v;
-}
 
-function strings(field: string, v: unknown): string[] {
-  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) throw new TypeError(`${field}: expected an array of strings`);
-  return [...new Set(v as string[])];
-}
 
 /** A full-text table and the rows it indexes (rowid = row id). */
 interface TextTable {
@@ -157,7 +137,7 @@ export class MemoryIndexSqlite implements MemoryReader {
   private noteFilters(s: NoteSearch): NoteFilters {
     const f: NoteFilters = { where: [], args: {}, none: false, tags: [], entityId: undefined, bbox: false };
     if (s.tags !== undefined) {
-      f.tags = strings('tags', s.tags);
+      f.tags = distinctStrings('tags', s.tags);
       if (f.tags.length > 0) {
         // Every tag present: one primary-key probe per tag.
         f.where.push(`(SELECT count(*) FROM note_tags t WHERE t.tag IN (SELECT value FROM json_each(@tags)) AND t.scope_id = n.scope_id AND t.note_id = n.id) = @ntags`);
@@ -197,7 +177,7 @@ export class MemoryIndexSqlite implements MemoryReader {
       f.args.accepted_before = packedIso('accepted_before', s.accepted_before);
     }
     if (s.authors !== undefined) {
-      const ids = strings('authors', s.authors).flatMap((a) => this.q.attesters.get(a) ?? []);
+      const ids = distinctStrings('authors', s.authors).flatMap((a) => this.q.attesters.get(a) ?? []);
       if (ids.length === 0) f.none = true;
       f.where.push('n.attester_id IN (SELECT value FROM json_each(@authors))');
       f.args.authors = JSON.stringify(ids);
@@ -342,7 +322,7 @@ export class MemoryIndexSqlite implements MemoryReader {
     else throw new RangeError('direction: expected out, in or both');
     let none = false;
     if (e.kinds !== undefined) {
-      const kinds = strings('kinds', e.kinds);
+      const kinds = distinctStrings('kinds', e.kinds);
       if (kinds.length === 0) none = true;
       where.push('e.kind IN (SELECT value FROM json_each(@kinds))');
       args.kinds = JSON.stringify(kinds);
@@ -418,13 +398,13 @@ export class MemoryIndexSqlite implements MemoryReader {
     const args: Record<string, unknown> = { limit };
     let none = false;
     if (q.cells !== undefined) {
-      const cells = strings('cells', q.cells);
+      const cells = distinctStrings('cells', q.cells);
       if (cells.length === 0) none = true;
       where.push('cell IN (SELECT value FROM json_each(@cells))');
       args.cells = JSON.stringify(cells);
     }
     if (q.bands !== undefined) {
-      const bands = strings('bands', q.bands);
+      const bands = distinctStrings('bands', q.bands);
       if (bands.length === 0) none = true;
       where.push('band IN (SELECT value FROM json_each(@bands))');
       args.bands = JSON.stringify(bands);

@@ -8,8 +8,8 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import { BoundedCache } from '../../lib/cache.js';
-import { invalidArgument, SvcError } from '../../protocol/errors.js';
-import { isoSeconds } from '../../protocol/receipt.js';
+import { SvcError } from '../../protocol/errors.js';
+import { isoBound } from '../query-checks.js';
 import type { FactQuery, WitnessRecord } from '../contract.js';
 import { scopeKey } from '../entry.js';
 import { cidKey, TreeCache } from './batch-tree.js';
@@ -204,12 +204,7 @@ export class Queries {
       args.push(q.as_of_tslot);
     }
     if (q.as_of_signed_at !== undefined) {
-      let bound: string;
-      try {
-        bound = isoSeconds(q.as_of_signed_at);
-      } catch {
-        throw invalidArgument('as_of_signed_at', `${JSON.stringify(q.as_of_signed_at)} is not an RFC 3339 time`);
-      }
+      const bound = isoBound('as_of_signed_at', q.as_of_signed_at);
       where.push('f.accepted_at <= ?');
       args.push(packedBound(bound));
     }
