@@ -22,6 +22,9 @@ export const Scope = Type.Object(
 /** An Ed25519 public key or a fact_cid: 52 lowercase base32 characters. */
 export const B32Key = Type.String({ pattern: '^[a-z2-7]{52}$' });
 
+/** An Ed25519 signature: 103 lowercase base32 characters (64 bytes). */
+export const B32Signature = Type.String({ pattern: '^[a-z2-7]{103}$' });
+
 export const Cell = Type.String({ minLength: 1, maxLength: 200, description: 'cell64 (e.g. defi.zb64a.cike.zfa2f) or a place name' });
 export const Bands = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 64, description: 'namespaced band keys (see /v1/bands)' });
 export const Tslot = Type.Integer({ minimum: 0, description: "count of the band's tempo unit since the Unix epoch" });

@@ -19,11 +19,13 @@ import { BEARER_REVOCATION_BAND, isScopeKey, keyRecords, keyStatus, withKeyLock 
 /** Without not_before, the responder looks for the second the statement was signed at, this far back. */
 export const NOT_BEFORE_SEARCH_SECS = 60;
 
+/** A bearer revocation, as the operation's schema admits it (integers, key and signature forms checked). */
 export interface BearerRevokeRequest {
-  key?: unknown;
-  not_before?: unknown;
-  exp?: unknown;
-  signature?: unknown;
+  key: string;
+  /** Omitted: the second the statement was signed at, found from the signature. */
+  not_before?: number;
+  exp: number;
+  signature: string;
 }
 
 async function answer(ctx: ServiceContext, f: StoredFact, requested: number, already: boolean) {
@@ -45,7 +47,7 @@ async function answer(ctx: ServiceContext, f: StoredFact, requested: number, alr
 /** POST /v1/memory/bearer/revoke. */
 export async function revokeBearers(ctx: ServiceContext, req: BearerRevokeRequest) {
   const pub = publicKeyOf('key', req.key);
-  const key = req.key as string;
+  const key = req.key;
   if (key === ctx.keys.publicKeyB32) throw invalidArgument('key', 'is the responder\'s own key: it holds no bearers');
   const exp = checkExp(ctx, req.exp);
   const sig = signatureOf('signature', req.signature);
@@ -55,7 +57,6 @@ export async function revokeBearers(ctx: ServiceContext, req: BearerRevokeReques
   let notBefore: number | undefined;
   if (req.not_before !== undefined) {
     const nb = req.not_before;
-    if (typeof nb !== 'number' || !Number.isSafeInteger(nb) || nb < 0) throw invalidArgument('not_before', 'expected Unix seconds (an integer)');
     if (nb > now) throw new SvcError('invalid_argument', `not_before: ${nb} lies ${nb - now} s in the future; bearers can be voided up to now, not ahead`, { field: 'not_before', now });
     if (!verifies(nb)) throw new SvcError('bad_signature', 'signature: does not verify over the bearer_revocation statement (key, not_before, exp, responder key)', { field: 'signature', statement: 'bearer_revocation' });
     notBefore = nb;

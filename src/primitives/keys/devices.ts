@@ -97,13 +97,19 @@ function notResponder(ctx: ServiceContext, field: string, key: string): void {
   if (isResponderKey(ctx, key)) throw invalidArgument(field, 'is the responder\'s own key: it is rotated by the operator (svc keys rotate), never enrolled or revoked');
 }
 
+/**
+ * An enrollment, as the operation's schema admits it (types and key/signature forms checked).
+ * Only platform and key are required: the platform is checked first (an unsupported one is
+ * refused 501 whatever else is sent), then each operator_vouched field (a missing signature is
+ * 401 unauthorized).
+ */
 export interface EnrollRequest {
-  platform?: unknown;
-  key?: unknown;
-  voucher?: unknown;
-  voucher_signature?: unknown;
-  device_signature?: unknown;
-  exp?: unknown;
+  platform: string;
+  key: string;
+  voucher?: string;
+  voucher_signature?: string;
+  device_signature?: string;
+  exp?: number;
   evidence?: unknown;
 }
 
@@ -118,8 +124,7 @@ export interface EnrollmentAnswer {
   receipt: Receipt;
 }
 
-function platformEntry(v: unknown): PlatformEntry {
-  if (typeof v !== 'string') throw invalidArgument('platform', `expected one of ${PLATFORMS.map((p) => p.platform).join(', ')}`);
+function platformEntry(v: string): PlatformEntry {
   const p = PLATFORMS.find((x) => x.platform === v);
   if (!p) {
     throw new SvcError('invalid_argument', `platform: ${JSON.stringify(v)} is not a platform this responder knows (GET /v1/device_platforms lists them)`, {
@@ -153,7 +158,7 @@ export async function enrollDevice(ctx: ServiceContext, req: EnrollRequest): Pro
   const p = platformEntry(req.platform);
   if (req.evidence !== undefined) throw invalidArgument('evidence', `${p.platform} takes no evidence object: send voucher, voucher_signature, device_signature and exp`);
   const devicePub = publicKeyOf('key', req.key);
-  const key = req.key as string;
+  const key = req.key;
   notResponder(ctx, 'key', key);
   const voucherPub = publicKeyOf('voucher', req.voucher);
   const voucher = req.voucher as string;
@@ -191,16 +196,15 @@ export async function enrollDevice(ctx: ServiceContext, req: EnrollRequest): Pro
 }
 
 /** The fact_cid in a token `<prefix>:<kind>:<cid>` or a bare fact_cid. */
-export function tokenCid(ctx: ServiceContext, v: unknown, field: string, kind: string): string {
+export function tokenCid(ctx: ServiceContext, v: string, field: string, kind: string): string {
   const prefix = `${ctx.config.prefix}:${kind}:`;
-  if (typeof v !== 'string') throw invalidArgument(field, `expected an ${prefix} token or its bare fact_cid`);
   const cid = v.startsWith(prefix) ? v.slice(prefix.length) : v;
   if (!isFactCid(cid)) throw invalidArgument(field, `expected ${prefix}<52 base32 characters> or the bare fact_cid`);
   return cid;
 }
 
 /** POST /v1/device_platforms/resolve: the enrollment an svc:attestation: token names, and the key's standing now. */
-export async function resolveAttestation(ctx: ServiceContext, input: { attestation?: unknown }) {
+export async function resolveAttestation(ctx: ServiceContext, input: { attestation: string }) {
   const cid = tokenCid(ctx, input.attestation, 'attestation', 'attestation');
   const f = (await ctx.store.readFact(cid)).fact;
   // Any responder sharing the store may have minted it (the band is L3: responder keys only).
@@ -231,12 +235,13 @@ export async function resolveAttestation(ctx: ServiceContext, input: { attestati
   };
 }
 
+/** A key revocation, as the operation's schema admits it (reason at most 500 characters). */
 export interface RevokeRequest {
-  key?: unknown;
-  reason?: unknown;
-  by?: unknown;
-  exp?: unknown;
-  signature?: unknown;
+  key: string;
+  reason: string;
+  by: string;
+  exp: number;
+  signature: string;
 }
 
 async function revocationAnswer(ctx: ServiceContext, f: StoredFact, already: boolean) {
@@ -272,12 +277,9 @@ function mayRevoke(ctx: ServiceContext, key: string, by: string, records: KeyRec
 /** POST /v1/device_platforms/revoke. `by` must not be revoked itself (unless it revokes itself). */
 export async function revokeKey(ctx: ServiceContext, req: RevokeRequest) {
   const keyPub = publicKeyOf('key', req.key);
-  const key = req.key as string;
+  const { key, reason, by } = req;
   notResponder(ctx, 'key', key);
-  if (typeof req.reason !== 'string' || [...req.reason].length > 500) throw invalidArgument('reason', 'expected a string of at most 500 characters');
-  const reason = req.reason;
-  const byPub = publicKeyOf('by', req.by);
-  const by = req.by as string;
+  const byPub = publicKeyOf('by', by);
   const exp = checkExp(ctx, req.exp);
   const sig = signatureOf('signature', req.signature);
   const digest = keyRevocationDigest(keyPub, reason, byPub, exp, ctx.keys.signer.publicKey, ctx.config.prefix);

@@ -33,11 +33,12 @@ export interface BearerClaims {
   iat?: number;
 }
 
+/** A bearer request, as the operation's schema admits it (scope shape, key and signature forms checked). */
 export interface BearerRequest {
-  scope?: unknown;
-  key?: unknown;
-  exp?: unknown;
-  signature?: unknown;
+  scope: Record<string, string | undefined>;
+  key: string;
+  exp: number;
+  signature: string;
 }
 
 function payloadDigest(ctx: ServiceContext, payload: Uint8Array): Uint8Array {
@@ -69,17 +70,15 @@ export async function checkBearerKey(ctx: ServiceContext, claims: BearerClaims, 
 export async function issueScopeBearer(ctx: ServiceContext, req: BearerRequest) {
   const scope = requestScope(req.scope);
   if (!scope) throw invalidArgument('scope', 'expected at least one of user_id, agent_id, run_id, org_id');
-  if (typeof req.key !== 'string') throw invalidArgument('key', 'expected a b32 public key');
   const pub = b32decode(req.key, 32, 'key');
   const verdict = admitPublicKey(pub);
   if (!verdict.ok) throw new SvcError('bad_signature', `key: refused (${verdict.reason})`, { field: 'key', reason: verdict.reason });
   const nowS = Math.floor(ctx.now().getTime() / 1000);
   const ttl = ctx.config.scopeBearerTtlSecs;
-  if (!Number.isSafeInteger(req.exp) || (req.exp as number) <= nowS || (req.exp as number) > nowS + ttl) {
+  const exp = req.exp;
+  if (exp <= nowS || exp > nowS + ttl) {
     throw invalidArgument('exp', `expected Unix seconds after now and at most ${ttl} s ahead (SVC_SCOPE_BEARER_TTL_SECS)`);
   }
-  const exp = req.exp as number;
-  if (typeof req.signature !== 'string') throw new SvcError('unauthorized', 'signature: missing', { field: 'signature' });
   const sig = b32decode(req.signature, 64, 'signature');
   const digest = scopeBearerRequestDigest(scope, pub, exp, ctx.keys.signer.publicKey, ctx.config.prefix);
   if (!verifyStrict(sig, digest, pub, ctx.ed25519)) {

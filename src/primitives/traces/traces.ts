@@ -50,9 +50,8 @@ export function substratesCatalogue(ctx: ServiceContext) {
 
 /** POST /v1/substrates: one device.trace record in the attest envelope. */
 export async function submitTrace(ctx: ServiceContext, req: AttestRequest) {
-  if (!Array.isArray(req.facts) || req.facts.length !== 1) throw invalidArgument('facts', `expected exactly one ${TRACE_BAND} record (other facts go to POST /v1/attest)`);
+  // Exactly one object in facts: the operation's schema (minItems = maxItems = 1).
   const f = req.facts[0];
-  if (typeof f !== 'object' || f === null || Array.isArray(f)) throw invalidArgument('facts[0]', 'expected an object');
   if (f.band !== TRACE_BAND) throw invalidArgument('facts[0].band', `expected ${TRACE_BAND} (other bands go to POST /v1/attest)`);
   if (f.scope !== undefined) throw invalidArgument('facts[0].scope', 'a trace is a public record: leave scope out');
   const res = await acceptBatch(ctx, req, 'substrates');
@@ -72,7 +71,7 @@ export async function submitTrace(ctx: ServiceContext, req: AttestRequest) {
 const strings = (x: unknown): string[] => (Array.isArray(x) ? x.filter((v): v is string => typeof v === 'string') : []);
 
 /** POST /v1/trace_resolve: the trace a token (or bare fact_cid) names. */
-export async function resolveTrace(ctx: ServiceContext, input: { trace?: unknown }, authorization?: Authorization) {
+export async function resolveTrace(ctx: ServiceContext, input: { trace: string }, authorization?: Authorization) {
   const cid = tokenCid(ctx, input.trace, 'trace', 'trace');
   const f = (await ctx.store.readFact(cid)).fact;
   // A scoped trace (written through /v1/attest) is found only with a bearer for its scope.
