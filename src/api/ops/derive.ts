@@ -3,12 +3,14 @@
  * fact signed with the caller's key (REST only, like every write); GET /v1/derived pages the
  * public derivatives one key signed (an MCP tool in /mcp/full).
  */
+import { Type } from '@sinclair/typebox';
 import { DERIVED_LIMIT_DEFAULT, DERIVED_LIMIT_MAX, derive, derivedList } from '../../primitives/memory/derive.js';
-import { b32KeySchema, type Operation } from '../operations.js';
+import { defineOperation, type Operation } from '../operations.js';
+import { B32Key } from '../schemas/inputs.js';
+import { AnyValue, AttestAnswer, Closed, ServedFact, Signed } from '../schemas/responses.js';
 import { signedBatchSchema } from './signed-batch.js';
 
-
-export const deriveOp: Operation = {
+export const deriveOp = defineOperation({
   name: 'derive',
   method: 'POST',
   path: '/v1/derive',
@@ -18,37 +20,55 @@ export const deriveOp: Operation = {
   input: signedBatchSchema({
     maxItems: 1,
     description: 'exactly one body, kind "derivative"',
-    items: {
-      type: 'object', required: ['kind', 'cell', 'band', 'value'],
-      properties: {
-        kind: { type: 'string' }, cell: { type: 'string' }, band: { type: 'string' }, value: {},
-        derivation: { type: 'object', description: '{fn: a key of /v1/functions, parents: 1..64 fact_cids stored here at the same cell}' },
-      },
-    },
+    // kind is any string here: the write answers a kind other than "derivative" naming facts[0].kind.
+    items: Type.Object({
+      kind: Type.String(),
+      cell: Type.String(),
+      band: Type.String(),
+      value: Type.Unknown(),
+      derivation: Type.Optional(Type.Object({}, { additionalProperties: true, description: '{fn: a key of /v1/functions, parents: 1..64 fact_cids stored here at the same cell}' })),
+    }),
+  }),
+  output: Signed({
+    ...AttestAnswer,
+    derivation: Closed({
+      fact_cid: Type.String(),
+      cell: Type.String(),
+      band: Type.String(),
+      fn: Type.String(),
+      parents: Type.Array(Type.String()),
+      value: AnyValue,
+      recomputed: Type.Boolean({ description: 'the responder recomputed the value from the parents (nd.delta@1, mean@1)' }),
+    }),
+    edges: Type.Array(Closed({ edge_cid: Type.String(), kind: Type.Literal('derived_from'), from: Type.String(), to: Type.String() })),
   }),
   mcp: false,
   run: (ctx, input) => derive(ctx, input),
-};
+});
 
-export const derivedOp: Operation = {
+export const derivedOp = defineOperation({
   name: 'derived',
   method: 'GET',
   path: '/v1/derived',
   summary: 'List the public derivative facts one key signed, oldest first, paged',
   description: `Use to see what an agent derived (deltas, means …) and to audit it: each derivative is served signed, with its derivation {fn, parents}; fetch a parent with /v1/fetch, follow the derived_from edges with /v1/edges/recall. Query: attester (b32 key), after (the next_after of the previous page), limit (1..${DERIVED_LIMIT_MAX}, default ${DERIVED_LIMIT_DEFAULT}). Returns {attester, count, facts [signed derivative facts, each with its receipt], next_after? (present when more may follow: pass it as after), receipt (binds every listed fact_cid and cell)}. Public derivatives only: this read takes no scope (a scope in a query string would need its bearer; scoped derivatives are read by fact_cid with /v1/fetch under the scope's bearer).`,
   tags: ['memory'],
-  input: {
-    type: 'object',
-    required: ['attester'],
-    additionalProperties: false,
-    properties: {
-      attester: { ...b32KeySchema, description: 'the key whose derivatives to list (b32)' },
-      after: { type: 'integer', minimum: 0, description: 'next_after of the previous page' },
-      limit: { type: 'integer', minimum: 1, maximum: DERIVED_LIMIT_MAX, default: DERIVED_LIMIT_DEFAULT },
+  input: Type.Object(
+    {
+      attester: { ...B32Key, description: 'the key whose derivatives to list (b32)' },
+      after: Type.Optional(Type.Integer({ minimum: 0, description: 'next_after of the previous page' })),
+      limit: Type.Integer({ minimum: 1, maximum: DERIVED_LIMIT_MAX, default: DERIVED_LIMIT_DEFAULT }),
     },
-  },
+    { additionalProperties: false },
+  ),
+  output: Signed({
+    attester: Type.String(),
+    count: Type.Integer({ minimum: 0 }),
+    facts: Type.Array(ServedFact, { description: 'signed derivative facts, oldest first, each with its receipt' }),
+    next_after: Type.Optional(Type.Integer({ description: 'present when more may follow: pass it as after' })),
+  }),
   mcp: 'full',
   run: (ctx, input) => derivedList(ctx, input),
-};
+});
 
 export const DERIVE_OPS: Operation[] = [deriveOp, derivedOp];

@@ -42,6 +42,11 @@ const AREA_CONCURRENCY = 4;
 const SLOT_CONCURRENCY = 4;
 const DAY_S = 86_400;
 
+/**
+ * A backfill, as the operation's schema admits it (types and bounds checked; no defaults filled
+ * in: the body is signed as sent). Cross-field rules, the config-bound ones and the binding's
+ * values are checked here.
+ */
 export interface BackfillRequest {
   cell?: string;
   cells?: string[];
@@ -138,7 +143,7 @@ function refused(reason: string, message: string, details: Record<string, unknow
  * signature (cheap, and none of it is secret); the nonce is claimed only after the signature
  * verifies, so nobody can use up another attester's nonces.
  */
-function checkBinding(ctx: ServiceContext, body: Record<string, unknown>): number {
+function checkBinding(ctx: ServiceContext, body: BackfillRequest): number {
   const { responder, nonce, expires_unix: expires } = body;
   if (responder === undefined || nonce === undefined || expires === undefined) {
     throw refused('unbound_signature', `signature: must cover ${BACKFILL_BINDING.join(', ')} (the responder's public key, a single-use nonce, an expiry): a signature without them could be replayed here and on other responders`, {
@@ -148,8 +153,7 @@ function checkBinding(ctx: ServiceContext, body: Record<string, unknown>): numbe
   if (responder !== ctx.keys.publicKeyB32) {
     throw refused('wrong_responder', 'responder: the request was signed for another responder', { field: 'responder', expected: ctx.keys.publicKeyB32 });
   }
-  if (typeof nonce !== 'string' || !/^[A-Za-z0-9_-]{16,128}$/.test(nonce)) throw invalidArgument('nonce', 'expected 16..128 characters of [A-Za-z0-9_-]');
-  if (typeof expires !== 'number' || !Number.isSafeInteger(expires)) throw invalidArgument('expires_unix', 'expected an integer (seconds since the epoch)');
+  // The nonce's form and the expiry's type are the operation schema's.
   const now = ctx.now().getTime();
   if (expires * 1000 <= now) throw refused('expired', `expires_unix: the request expired ${Math.ceil(now / 1000 - expires)} s ago`, { field: 'expires_unix' });
   const maxTtl = ctx.config.backfillMaxTtlSecs;
@@ -158,10 +162,10 @@ function checkBinding(ctx: ServiceContext, body: Record<string, unknown>): numbe
 }
 
 /** A key that may write (docs/writes.md, "Signatures") must have signed this exact request, for this responder, once. */
-async function authenticate(ctx: ServiceContext, body: Record<string, unknown>): Promise<void> {
+async function authenticate(ctx: ServiceContext, body: BackfillRequest): Promise<void> {
   const { attester, signature } = body;
-  if (typeof attester !== 'string' || attester === '') throw new SvcError('unauthorized', 'attester: missing attester key (backfill is a write)', { field: 'attester' });
-  if (typeof signature !== 'string' || signature === '') throw new SvcError('unauthorized', 'signature: missing attester signature over the request', { field: 'signature' });
+  if (!attester) throw new SvcError('unauthorized', 'attester: missing attester key (backfill is a write)', { field: 'attester' });
+  if (!signature) throw new SvcError('unauthorized', 'signature: missing attester signature over the request', { field: 'signature' });
   // Config and records alike: an enrolled device may ask, a key revoked by a record may not.
   await keyStanding(ctx, attester);
   let pub: Uint8Array;
@@ -175,29 +179,24 @@ async function authenticate(ctx: ServiceContext, body: Record<string, unknown>):
   const key = admitPublicKey(pub);
   if (!key.ok) throw new SvcError('bad_signature', `attester: key refused (${key.reason})`, { field: 'attester', reason: key.reason });
   const expiresAt = checkBinding(ctx, body);
-  if (!verifyStrict(sig, backfillDigest(body), pub, ctx.ed25519)) {
+  if (!verifyStrict(sig, backfillDigest({ ...body }), pub, ctx.ed25519)) {
     throw new SvcError('bad_signature', 'signature: bad signature over blake3(canonical CBOR of the request without signature)', { field: 'signature' });
   }
   // Used once, whatever happens next, at every responder sharing the store: a retry signs a new nonce.
   await useStatementOnce(ctx, 'backfill', toHex(blake3(utf8(`${attester}\u0000${body.nonce as string}`))), expiresAt / 1000, 'nonce');
 }
 
-function intField(v: unknown, field: string, min: number, max: number): number | undefined {
-  if (v === undefined) return undefined;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) throw invalidArgument(field, `expected an integer ${min}..${max}, got ${JSON.stringify(v)}`);
-  return v;
-}
-
 /** The window and its tslots (newest first, capped by max_facts). */
 function plan(ctx: ServiceContext, band: BandEntry, req: BackfillRequest): { window: BackfillWindow; tslots: number[]; total: number } {
   const nowS = Math.floor(ctx.now().getTime() / 1000);
-  const endAsked = intField(req.end_unix, 'end_unix', 0, Number.MAX_SAFE_INTEGER);
+  const endAsked = req.end_unix;
   if (endAsked !== undefined && endAsked > nowS + DAY_S) throw invalidArgument('end_unix', 'is in the future: the past can be backfilled, the future cannot');
   const end = Math.min(endAsked ?? nowS, nowS);
   const span = band.tempo === 'fast' ? 30 * DAY_S : 365 * DAY_S;
-  const start = intField(req.start_unix, 'start_unix', 0, Number.MAX_SAFE_INTEGER) ?? Math.max(0, end - span);
+  const start = req.start_unix ?? Math.max(0, end - span);
   if (start > end) throw invalidArgument('start_unix', `must not be after end_unix (${start} > ${end})`);
-  const maxFacts = intField(req.max_facts, 'max_facts', BACKFILL_LIMITS.max_facts.min, BACKFILL_LIMITS.max_facts.max) ?? BACKFILL_LIMITS.max_facts.default;
+  // Not a schema default: the validator would insert it into the signed body.
+  const maxFacts = req.max_facts ?? BACKFILL_LIMITS.max_facts.default;
   if (band.tempo === 'static') return { window: { start_unix: start, end_unix: end, tslot_from: 0, tslot_to: 0 }, tslots: [0], total: 1 };
   // Nothing exists before the source's history begins or after it ends.
   const from = tslotOf(Math.max(start, band.history_from_unix ?? 0), band.tempo);
@@ -299,13 +298,15 @@ const cidsOf = (steps: BackfillStep[]) => steps.map((s) => s.fact_cid).filter((c
 
 /** POST /v1/backfill: authenticate, validate, walk one cell or an area within its budget. */
 export async function backfill(ctx: ServiceContext, req: BackfillRequest, opts: { deadline: number }): Promise<BackfillResult | AreaBackfillResult> {
-  await authenticate(ctx, req as unknown as Record<string, unknown>);
-  if (typeof req.band !== 'string' || req.band === '') throw invalidArgument('band', 'is required (a namespaced band key)');
+  await authenticate(ctx, req);
   const band = ctx.registry.bands.get(req.band);
   if (!band) throw new SvcError('band_not_in_registry', `band: ${req.band} is not in the active manifest; bands need their namespace prefix (see /v1/bands)`, { field: 'band', band: req.band });
   if (req.cell !== undefined && req.cells !== undefined) throw invalidArgument('cells', 'give either cell or cells, not both');
   if (req.cell === undefined && req.cells === undefined) throw invalidArgument('cell', 'is required (or cells, for the area form)');
-  const budget = intField(req.budget_ms, 'budget_ms', 1, ctx.config.timeoutSecs * 1000);
+  // The schema bounds budget_ms by 600 000; the gateway timeout in force may be shorter.
+  const maxBudget = ctx.config.timeoutSecs * 1000;
+  const budget = req.budget_ms;
+  if (budget !== undefined && budget > maxBudget) throw invalidArgument('budget_ms', `expected an integer 1..${maxBudget}, got ${budget}`);
   const { window, tslots, total } = plan(ctx, band, req);
   // Leave a little of the gateway budget to sign and answer.
   const deadline = Math.min(opts.deadline - 250, budget === undefined ? Infinity : Date.now() + budget);
@@ -317,10 +318,9 @@ export async function backfill(ctx: ServiceContext, req: BackfillRequest, opts: 
     return { cell, band: band.key, window, ...walk, receipt };
   }
 
-  if (!Array.isArray(req.cells) || req.cells.length === 0) throw invalidArgument('cells', 'expected a non-empty array of cell64s');
-  if (req.cells.length > BACKFILL_LIMITS.cells) throw invalidArgument('cells', `at most ${BACKFILL_LIMITS.cells} cells per call`);
+  // 1..BACKFILL_LIMITS.cells cells: the operation's schema.
   const cells: string[] = [];
-  for (const [i, c] of req.cells.entries()) {
+  for (const [i, c] of (req.cells ?? []).entries()) {
     const { cell } = await resolveCell(ctx, c, `cells[${i}]`);
     if (!cells.includes(cell)) cells.push(cell);
   }

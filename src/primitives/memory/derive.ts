@@ -26,11 +26,8 @@ export function derivedFromEdges(factCid: string, parents: readonly string[]): D
 
 /** POST /v1/derive: the attest envelope with exactly one fact, a derivative. */
 export async function derive(ctx: ServiceContext, req: AttestRequest) {
-  if (!Array.isArray(req?.facts) || req.facts.length !== 1) {
-    throw invalidArgument('facts', 'derive takes exactly one fact, a derivative (send other facts to POST /v1/attest)');
-  }
+  // Exactly one object in facts: the operation's schema (minItems = maxItems = 1).
   const raw = req.facts[0];
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalidArgument('facts[0]', 'expected an object');
   if (raw.kind !== 'derivative') throw invalidArgument('facts[0].kind', `derive writes derivative facts only (kind: "derivative", derivation: {fn, parents}); got ${JSON.stringify(raw.kind)}`);
   const res = await acceptBatch(ctx, req, 'derive');
   const body = factBody(raw) as Record<string, unknown>;
@@ -62,10 +59,11 @@ export async function derive(ctx: ServiceContext, req: AttestRequest) {
   };
 }
 
+/** A page of derivatives, as the operation's schema admits it (key form, bounds and the default limit filled in). */
 export interface DerivedListRequest {
   attester: string;
   after?: number;
-  limit?: number;
+  limit: number;
 }
 
 export const DERIVED_LIMIT_DEFAULT = 50;
@@ -77,9 +75,7 @@ export const DERIVED_LIMIT_MAX = 200;
  * binding the page. Scoped derivatives are never listed here.
  */
 export async function derivedList(ctx: ServiceContext, req: DerivedListRequest) {
-  const limit = req.limit ?? DERIVED_LIMIT_DEFAULT;
-  if (!Number.isInteger(limit) || limit < 1 || limit > DERIVED_LIMIT_MAX) throw invalidArgument('limit', `expected an integer 1..${DERIVED_LIMIT_MAX}`);
-  if (req.after !== undefined && (!Number.isInteger(req.after) || req.after < 0)) throw invalidArgument('after', 'expected a non-negative integer (a previous page\'s next_after)');
+  const { limit } = req;
   const memory = ctx.store.memory;
   if (!memory) throw new SvcError('not_yet_implemented', 'derived: this store does not index derivations yet', { workaround: 'read a derivative by its fact_cid (GET /v1/fetch)' });
   const rows = await memory.derivedBy({ scope: null, attester: req.attester, after: req.after, limit: limit + 1 });
