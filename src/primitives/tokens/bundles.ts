@@ -27,7 +27,7 @@ import { READ_CONCURRENCY, mapLimit } from '../reads/common.js';
 import { factByCid } from '../reads/series.js';
 
 export const MAX_BUNDLE_FACTS = 256;
-const MAX_LABEL = 200;
+export const MAX_BUNDLE_LABEL = 200;
 
 /** The hashed definition of a bundle. */
 export interface BundleDefinition {
@@ -89,16 +89,21 @@ function tokens(ctx: ServiceContext, cid: string) {
   return { token: `${ctx.config.prefix}:bundle:${cid}`, legacy_token: `memb:${cid}` };
 }
 
+/**
+ * A bundle to mint, as the operation's schema admits it: 1..MAX_BUNDLE_FACTS fact_cids (each
+ * checked here as it is read), label 1..MAX_BUNDLE_LABEL characters.
+ */
+export interface BundleRequest {
+  fact_cids: string[];
+  label?: string;
+}
+
 /** Mint (or re-mint) a bundle over existing public facts; every cid must resolve here (a scoped one does not: factByCid). */
-export async function mintBundle(ctx: ServiceContext, req: { fact_cids: unknown; label?: unknown }, caller: { ip?: string } = {}) {
+export async function mintBundle(ctx: ServiceContext, req: BundleRequest, caller: { ip?: string } = {}) {
   const list = req.fact_cids;
-  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_BUNDLE_FACTS) throw invalidArgument('fact_cids', `expected 1..${MAX_BUNDLE_FACTS} fact_cids`);
-  if (req.label !== undefined && (typeof req.label !== 'string' || req.label.length === 0 || req.label.length > MAX_LABEL)) {
-    throw invalidArgument('label', `expected a string of 1..${MAX_LABEL} characters`);
-  }
   const found = await mapLimit(list, READ_CONCURRENCY, (cid, i) => factByCid(ctx, cid, `fact_cids[${i}]`));
   const facts = new Map<string, StoredFact>(found.map((r) => [r!.fact.fact_cid, r!.fact]));
-  const def: BundleDefinition = { fact_cids: [...facts.keys()].sort(), ...(req.label !== undefined ? { label: req.label as string } : {}) };
+  const def: BundleDefinition = { fact_cids: [...facts.keys()].sort(), ...(req.label !== undefined ? { label: req.label } : {}) };
   const bundle_cid = bundleCidOf(def);
   await persist(ctx, bundle_cid, def, caller.ip);
   const first = facts.get(def.fact_cids[0])!;

@@ -21,7 +21,7 @@ import { parseToken, validDate } from '../../protocol/token-grammar.js';
 import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { serveFact } from '../facts/facts-view.js';
 import { factByCid } from '../reads/series.js';
-import { resolveEntity } from '../memory/entity-resolve.js';
+import { DEFAULT_LIMIT, resolveEntity } from '../memory/entity-resolve.js';
 
 
 /** UTC dates a fact was captured: the upstream capture time, else when it was signed. */
@@ -36,11 +36,19 @@ function mismatch(what: string, details: Record<string, unknown>): SvcError {
   return new SvcError('token_claim_mismatch', `token: ${what}`, { field: 'token', ...details });
 }
 
+/** A fact token to mint, as the operation's schema admits it (string lengths checked; the cid, cell and date forms are checked here). */
+export interface MintTokenRequest {
+  fact_cid: string;
+  cell?: string;
+  band?: string;
+  observed_on?: string;
+}
+
 /** Mint a fact token; with band and observed_on, the readable form (claims checked before minting). */
-export async function mintMemoryToken(ctx: ServiceContext, req: { fact_cid: unknown; cell?: unknown; band?: unknown; observed_on?: unknown }) {
+export async function mintMemoryToken(ctx: ServiceContext, req: MintTokenRequest) {
   const { fact: f } = await factByCid(ctx, req.fact_cid, 'fact_cid');
   if (req.cell !== undefined) {
-    if (typeof req.cell !== 'string' || !isCell(req.cell)) throw new SvcError('invalid_cell', `cell: ${JSON.stringify(String(req.cell).slice(0, 64))} is not a cell64`, { field: 'cell' });
+    if (!isCell(req.cell)) throw new SvcError('invalid_cell', `cell: ${JSON.stringify(String(req.cell).slice(0, 64))} is not a cell64`, { field: 'cell' });
     if (req.cell !== f.cell) throw new SvcError('token_claim_mismatch', `cell: the fact is at ${f.cell}, not ${req.cell}`, { field: 'cell', fact_cell: f.cell });
   }
   if ((req.band === undefined) !== (req.observed_on === undefined)) {
@@ -49,17 +57,18 @@ export async function mintMemoryToken(ctx: ServiceContext, req: { fact_cid: unkn
   const prefix = ctx.config.prefix;
   let token = `${prefix}:fact:${f.cell}:${f.fact_cid}`;
   let form: 'cell' | 'readable' = 'cell';
-  if (req.band !== undefined) {
-    if (typeof req.band !== 'string' || req.band.length === 0) throw invalidArgument('band', 'expected a band key');
-    if (typeof req.observed_on !== 'string' || !validDate(req.observed_on)) throw invalidArgument('observed_on', 'expected a calendar date YYYY-MM-DD');
-    if (req.band !== f.band) throw new SvcError('token_claim_mismatch', `band: the fact is ${f.band}, not ${req.band}`, { field: 'band', fact_band: f.band });
+  const { band, observed_on: observedOn } = req;
+  // Both or neither (checked above).
+  if (band !== undefined && observedOn !== undefined) {
+    if (!validDate(observedOn)) throw invalidArgument('observed_on', 'expected a calendar date YYYY-MM-DD');
+    if (band !== f.band) throw new SvcError('token_claim_mismatch', `band: the fact is ${f.band}, not ${band}`, { field: 'band', fact_band: f.band });
     const dates = captureDates(f);
-    if (!dates.includes(req.observed_on)) {
-      throw new SvcError('token_claim_mismatch', `observed_on: ${req.observed_on} is not a capture date of the fact (${dates.join(', ') || 'it records none'})`, { field: 'observed_on', capture_dates: dates });
+    if (!dates.includes(observedOn)) {
+      throw new SvcError('token_claim_mismatch', `observed_on: ${observedOn} is not a capture date of the fact (${dates.join(', ') || 'it records none'})`, { field: 'observed_on', capture_dates: dates });
     }
     if (!isCell(f.cell)) throw invalidArgument('band', 'the readable form needs a fact addressed to a cell64 (this one names an entity)');
     const c = cellCenter(f.cell);
-    token = `${prefix}:fact:${c.lat.toFixed(6)},${c.lng.toFixed(6)}@${req.observed_on}@${f.band}:${f.fact_cid}`;
+    token = `${prefix}:fact:${c.lat.toFixed(6)},${c.lng.toFixed(6)}@${observedOn}@${f.band}:${f.fact_cid}`;
     form = 'readable';
   }
   return {
@@ -75,13 +84,13 @@ export async function mintMemoryToken(ctx: ServiceContext, req: { fact_cid: unkn
 }
 
 /** Resolve a token: a fact token to its signed fact after checking every claim; bundle tokens to their facts. */
-export async function resolveToken(ctx: ServiceContext, req: { token: unknown }) {
+export async function resolveToken(ctx: ServiceContext, req: { token: string }) {
   const p = parseToken(ctx.config.prefix, req.token);
   if (p.kind === 'bundle') return { kind: 'bundle' as const, legacy: p.legacy, ...(await resolveBundle(ctx, `memb:${p.rest}`)) };
   if (p.kind === 'entity') {
-    return { kind: 'entity' as const, legacy: p.legacy, ...(await resolveEntity(ctx, { token: `${ctx.config.prefix}:entity:${p.entity_cid}` })) };
+    return { kind: 'entity' as const, legacy: p.legacy, ...(await resolveEntity(ctx, { token: `${ctx.config.prefix}:entity:${p.entity_cid}`, limit: DEFAULT_LIMIT })) };
   }
-  if (p.kind === 'cell') return resolveCellToken(ctx, req.token as string, p.cell);
+  if (p.kind === 'cell') return resolveCellToken(ctx, req.token, p.cell);
   const { fact: f } = await factByCid(ctx, p.fact_cid, 'token');
   const checks: Record<string, boolean> = {};
   const problems: string[] = [];
