@@ -16,7 +16,7 @@ import { Materializations } from './primitives/materialize/materialize.js';
 import { Metrics } from './lib/metrics.js';
 import { materializerRegistry, type Materializer } from './sources/contract.js';
 import { buildMaterializers } from './sources/index.js';
-import { closeLocator, placeResolver } from './primitives/locate/locate.js';
+import { placeResolver } from './primitives/locate/locate.js';
 
 export interface Service extends ServiceContext {
   close(): Promise<void>;
@@ -54,10 +54,8 @@ export async function openService(config: Config, opts: { now?: () => Date; mate
     materializers: materializerRegistry(opts.materializers ?? buildMaterializers(config, registry).materializers),
     materializations: new Materializations(),
     metrics: new Metrics(),
-    close: async () => {
-      await closeLocator(service);
-      await store.close();
-    },
+    // The store closes what it owns, the geocoder cache of locate included.
+    close: () => store.close(),
   };
   // Place names in recall (`cell: "Paris"`) resolve through the locate cascade.
   service.locate = placeResolver(service);

@@ -23,6 +23,7 @@ export interface LocatorOptions {
   /** Base URLs; undefined disables that tier. */
   photonBase?: string;
   nominatimBase?: string;
+  /** The persistent cache tier (the store's, or an in-process one); its maker closes it. */
   cache: GeoCache;
   /** Minimum spacing of Nominatim requests (its usage policy: 1 per second). */
   nominatimIntervalMs?: number;
@@ -37,7 +38,6 @@ export interface Locator {
   resolveName(text: string, opts?: { deadline?: number }): Promise<Resolution>;
   /** Resolve a coordinate pair (already validated). */
   resolvePoint(lat: number, lng: number): Resolution;
-  close(): Promise<void>;
 }
 
 /**
@@ -181,6 +181,5 @@ export function createLocator(opts: LocatorOptions): Locator {
         hint: 'A geocoder tier failed (see partial_failures) and may know the place: retry later, refine the name or pass lat and lng.',
       } : {}));
     },
-    close: () => opts.cache.close(),
   };
 }

@@ -13,6 +13,7 @@
  * Not found: `getFact` resolves `null`; queries resolve empty lists. Drivers never throw for
  * absence; they throw SvcError('internal') only for real faults.
  */
+import type { GeoCache } from '../geo/geocache.js';
 import type { StorageHealth } from './disk-full.js';
 import type { MemoryReader } from './memory.js';
 import type { MerkleProofJson } from '../protocol/merkle-batch.js';
@@ -185,12 +186,36 @@ export interface TransientStore {
   get(ns: string, key: string): Promise<string | null>;
 }
 
+/**
+ * Small durable documents beside the log, never in it, named by a hash of their content (a
+ * memory bundle's definition, under kind `bundle`): what one responder stores, every responder
+ * of the deployment reads. `putOnce` resolves only once the document is durable (a synchronous
+ * SQLite commit; a PostgreSQL COMMIT). A cid is content-derived, so a second put under a taken
+ * (kind, cid) changes nothing: the first text stays. Documents are never updated or deleted, are
+ * not derived from the log, and a rebuild of the index keeps them. Arguments: `kind` a short
+ * lowercase name, `cid` at most 128 characters of [A-Za-z0-9_.:-], `text` at most
+ * MAX_DOCUMENT_BYTES of UTF-8 (documents.ts); anything else is a TypeError or RangeError.
+ */
+export interface DocumentStore {
+  /** Keep `text` under (kind, cid): 'stored' when this call wrote it, 'existing' when a document was already there. */
+  putOnce(kind: string, cid: string, text: string): Promise<'stored' | 'existing'>;
+  /** The text under (kind, cid), or null when none was stored. */
+  get(kind: string, cid: string): Promise<string | null>;
+}
+
 /** Everything the service needs from one storage deployment. */
 export interface Store extends FactReader, FactAppender, WitnessStore {
   readonly driver: 'sqlite' | 'postgres';
   readonly log: LogReader;
   /** Short-lived state beside the log: single-use statements, kept answer steps. */
   readonly transients: TransientStore;
+  /** Content-addressed documents beside the log (bundle definitions), shared by every responder. */
+  readonly documents: DocumentStore;
+  /**
+   * The persistent cache of network geocoder answers (geo/geocache.ts), shared by every responder
+   * of the deployment; owned by the store (close() closes it). Not derived from the log.
+   */
+  readonly geocache: GeoCache;
   /** The agent-memory index (memory.ts): notes, edges, aliases, derivations, shared slots. */
   readonly memory: MemoryReader;
   close(): Promise<void>;

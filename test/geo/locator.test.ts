@@ -1,16 +1,16 @@
 /**
  * The network half of the cascade against loopback fixture servers: persistent cache, Nominatim
- * spacing, negative caching, fallbacks and the error codes; plus the request parser and the
- * geocache drivers (PostgreSQL only when SVC_TEST_DATABASE_URL is set).
+ * spacing, negative caching, fallbacks and the error codes; plus the request parser. The
+ * store's geocache drivers are tested on both drivers in test/store/documents.test.ts.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { pgSkip, pgUrl } from '../store/support/pg-env.js';
 import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocator, Spacer, cacheKey } from '../../src/geo/locator.js';
-import { memoryGeoCache, postgresGeoCache, sqliteGeoCache } from '../../src/geo/geocache.js';
+import { memoryGeoCache } from '../../src/geo/geocache.js';
+import { SqliteGeoCache } from '../../src/store/sqlite/geocache.js';
 import { UpstreamClient } from '../../src/sources/http.js';
 import { parseLocateRequest } from '../../src/primitives/locate/locate.js';
 import { SvcError } from '../../src/protocol/errors.js';
@@ -41,12 +41,16 @@ async function code(p: Promise<unknown>): Promise<string> {
 
 describe('createLocator (network tiers)', () => {
   it('persists photon answers in geocache.sqlite: a new locator on the same directory answers from cache', async () => {
-    const mk = () => createLocator({ http: client([fake.photonUrl, fake.nominatimUrl]), photonBase: fake.photonUrl, nominatimBase: fake.nominatimUrl, cache: sqliteGeoCache(dir), timeoutMs: 2000, nominatimIntervalMs: 10 });
+    const caches: SqliteGeoCache[] = [];
+    const mk = () => {
+      caches.push(new SqliteGeoCache(dir));
+      return createLocator({ http: client([fake.photonUrl, fake.nominatimUrl]), photonBase: fake.photonUrl, nominatimBase: fake.nominatimUrl, cache: caches.at(-1)!, timeoutMs: 2000, nominatimIntervalMs: 10 });
+    };
     const a = mk();
     const r1 = await a.resolveName('Oymyakon');
     assert.equal(r1.via, 'photon');
     assert.equal(r1.division?.country, 'RU');
-    await a.close();
+    caches[0].close();
     assert.ok(existsSync(join(dir, 'geocache.sqlite')));
     const calls = fake.calls.photon.length;
     const b = mk();
@@ -55,7 +59,7 @@ describe('createLocator (network tiers)', () => {
     assert.match(r2.selected.reason, /^cached photon answer/);
     assert.deepEqual([r2.lat, r2.lng], [r1.lat, r1.lng]);
     assert.equal(fake.calls.photon.length, calls);
-    await b.close();
+    caches[1].close();
   });
 
   it('keeps that nobody knows a name (no second upstream round)', async () => {
@@ -175,23 +179,5 @@ describe('parseLocateRequest', () => {
   it('accepts each alias and coordinate pairs at the limits', () => {
     for (const f of ['place', 'q', 'query', 'name']) assert.deepEqual(parseLocateRequest({ [f]: ' Oslo ' }), { kind: 'name', text: 'Oslo' });
     assert.deepEqual(parseLocateRequest({ lat: -90, lng: 180 }), { kind: 'point', lat: -90, lng: 180 });
-  });
-});
-
-describe('geocache drivers', () => {
-  it('sqlite expires entries after their TTL', async () => {
-    const c = sqliteGeoCache(join(dir, 'ttl'));
-    await c.put('k', { source: 'photon', payload: { a: 1 }, stored_at: 1000 }, 500);
-    assert.deepEqual((await c.get('k', 1200))?.payload, { a: 1 });
-    assert.equal(await c.get('k', 1600), undefined);
-    await c.close();
-  });
-
-  it('postgres stores and expires entries', { skip: pgSkip }, async () => {
-    const c = postgresGeoCache(pgUrl(), `t${process.pid}`);
-    await c.put('k', { source: 'nominatim', payload: { b: 2 }, stored_at: 1000 }, 500);
-    assert.deepEqual((await c.get('k', 1200))?.payload, { b: 2 });
-    assert.equal(await c.get('k', 1600), undefined);
-    await c.close();
   });
 });

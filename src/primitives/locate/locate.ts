@@ -1,13 +1,14 @@
 /**
  * locate (docs/locate.md): a place name or a lat/lng pair → LocateResp. The cascade lives in
  * geo/; this primitive validates the request, wires the network tiers to the service's one
- * HTTP client and the persistent cache, and adds the store-dependent data_at_this_cell.
+ * HTTP client and the store's persistent cache (`store.geocache`), and adds the
+ * store-dependent data_at_this_cell.
  *
  * The place string is NOT signed (docs/protocol-notes.md §5); a wrong geocode yields a valid
  * signature for the wrong cell, so callers must check `selected.is_high_confidence`.
  */
 import type { Config } from '../../config.js';
-import { sqliteGeoCache, postgresGeoCache, type GeoCache } from '../../geo/geocache.js';
+import type { GeoCache } from '../../geo/geocache.js';
 import { gazetteer } from '../../geo/gazetteer.js';
 import { createLocator, type Locator } from '../../geo/locator.js';
 import { locateCore } from '../../geo/respond.js';
@@ -61,17 +62,11 @@ export function locatorFor(ctx: ServiceContext): Locator {
   // The egress allow-list is exactly the two geocoders. No automatic retries: the next tier is the
   // fallback, and a quick retry would break Nominatim's one-request-per-second policy.
   const http = bases.length ? new UpstreamClient({ userAgent: USER_AGENT, timeoutMs, allowedBaseUrls: bases, retries: 0 }) : undefined;
-  const cache = tuning.cache ?? (ctx.config.databaseUrl ? postgresGeoCache(ctx.config.databaseUrl, ctx.config.prefix) : sqliteGeoCache(ctx.config.dataDir));
+  // The store's cache, shared by every responder of the deployment; the store closes it.
+  const cache = tuning.cache ?? ctx.store.geocache;
   l = createLocator({ http, photonBase, nominatimBase, cache, timeoutMs, nominatimIntervalMs: tuning.nominatimIntervalMs });
   locators.set(ctx, l);
   return l;
-}
-
-/** Close the context's locator (its cache handle); a no-op when it was never used. */
-export async function closeLocator(ctx: ServiceContext): Promise<void> {
-  const l = locators.get(ctx);
-  locators.delete(ctx);
-  await l?.close();
 }
 
 type Parsed = { kind: 'name'; text: string } | { kind: 'point'; lat: number; lng: number };

@@ -2,24 +2,29 @@
  * Memory bundles (docs/memory.md, "Tokens and bundles"): `svc:bundle:<bundle_cid>` names a set of
  * facts. The bundle_cid is content-derived — anchorId over {fact_cids (sorted, unique), label?} —
  * so minting the same set twice yields the same token and nothing new is signed into the log. The
- * definition is kept as one small JSON file per bundle under `<dataDir>/bundles/<bundle_cid>.json`
- * (written to a temp file and renamed, so a reader never sees half a file). The store contract has
- * no bundle table; a file map keeps this primitive self-contained. Limitation: deployments whose
- * replicas do not share `dataDir` (several processes over PostgreSQL) resolve only bundles minted
- * on the same host.
+ * definition is kept in the store's document facility (contract.ts, DocumentStore; kind `bundle`,
+ * keyed by bundle_cid; the text is the JSON `{v: 1, bundle_cid, fact_cids, label?, created_at}`),
+ * durable before the mint answers, so every responder of a deployment (PostgreSQL: one schema)
+ * resolves a bundle any of them minted. A stored text is trusted only as far as it re-derives its
+ * own bundle_cid.
  *
- * Storing a file is metered per client address (address-quota.ts; SVC_BUNDLE_QUOTA_*): only a
- * definition not stored yet is charged, so re-minting a bundle is free, and concurrent mints of
- * one definition write it once.
+ * Legacy: before bundles moved into the store, each definition was a file
+ * `<dataDir>/bundles/<bundle_cid>.json`. On a miss in the store that file is still read, and when
+ * it holds a definition hashing to its name it is imported into the store (the file stays; the
+ * store's copy is found first from then on), so existing data directories keep their bundles.
+ * Nothing writes such files any more.
+ *
+ * Storing a definition is metered per client address (address-quota.ts; SVC_BUNDLE_QUOTA_*): only
+ * a definition not stored yet is charged, so re-minting a bundle is free; concurrent mints of one
+ * definition in a process store it once, and a mint that another responder beat to the store is
+ * refunded.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { anchorId, isAnchorId } from '../../protocol/cid.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import type { Receipt } from '../../protocol/receipt.js';
-import type { StoredFact } from '../../store/contract.js';
-import { isDiskFull, storageFull } from '../../store/disk-full.js';
+import type { Store, StoredFact } from '../../store/contract.js';
 import { AddressQuota, addressKey, quotaPerOwner } from '../../lib/address-quota.js';
 import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { serveFact, type ServedFact } from '../facts/facts-view.js';
@@ -40,48 +45,77 @@ export function bundleCidOf(def: BundleDefinition): string {
   return anchorId(def.label === undefined ? { fact_cids: def.fact_cids } : { fact_cids: def.fact_cids, label: def.label });
 }
 
-function bundlePath(ctx: ServiceContext, cid: string): string {
+/** The store's document kind holding bundle definitions. */
+const DOCUMENT_KIND = 'bundle';
+
+/** Where a bundle definition was kept before bundles moved into the store (read on a miss only). */
+function legacyPath(ctx: ServiceContext, cid: string): string {
   return join(ctx.config.dataDir, 'bundles', `${cid}.json`);
 }
 
-const quotaOf = quotaPerOwner<ServiceContext>((ctx) => new AddressQuota(ctx.config.bundleQuota, 'bundles'));
-/** Definitions being written, by path: a concurrent mint of the same one waits for that write. */
-const writing = new Map<string, Promise<void>>();
+/** The definition a stored text holds when it hashes to `cid`; otherwise why it cannot be served. */
+function parseDefinition(text: string, cid: string): { def: BundleDefinition } | { unusable: string } {
+  let def: BundleDefinition;
+  try {
+    const j = JSON.parse(text) as Record<string, unknown>;
+    def = { fact_cids: j.fact_cids as string[], ...(typeof j.label === 'string' ? { label: j.label } : {}) };
+    if (!Array.isArray(def.fact_cids) || !def.fact_cids.every((c) => typeof c === 'string')) throw new Error('shape');
+  } catch {
+    return { unusable: 'stored definition is unreadable' };
+  }
+  // A stored text is trusted only as far as it re-derives its own name.
+  if (bundleCidOf(def) !== cid) return { unusable: 'stored definition does not hash to its bundle_cid' };
+  return { def };
+}
 
+/**
+ * The stored definition of bundle `cid`, or null when none is stored: the store's document, else
+ * a legacy file of this data directory, imported into the store when it hashes to its name (best
+ * effort: an import that fails, a full disk say, is tried again at the next read).
+ */
+async function loadDefinition(ctx: ServiceContext, cid: string): Promise<ReturnType<typeof parseDefinition> | null> {
+  const kept = await ctx.store.documents.get(DOCUMENT_KIND, cid);
+  if (kept !== null) return parseDefinition(kept, cid);
+  let legacy: string;
+  try {
+    legacy = await readFile(legacyPath(ctx, cid), 'utf8');
+  } catch {
+    return null; // no legacy file either
+  }
+  const parsed = parseDefinition(legacy, cid);
+  if ('def' in parsed) await ctx.store.documents.putOnce(DOCUMENT_KIND, cid, legacy).catch(() => undefined);
+  return parsed;
+}
+
+const quotaOf = quotaPerOwner<ServiceContext>((ctx) => new AddressQuota(ctx.config.bundleQuota, 'bundles'));
+/** Definitions being stored, per store and bundle_cid: a concurrent mint of the same one waits for that write. */
+const writing = new WeakMap<Store, Map<string, Promise<void>>>();
 
 /** Store the definition unless it is stored already; a new one is charged to `ip`'s quota. */
 async function persist(ctx: ServiceContext, cid: string, def: BundleDefinition, ip: string | undefined): Promise<void> {
-  const path = bundlePath(ctx, cid);
-  try {
-    await stat(path);
-    return; // content-addressed: an existing file already holds exactly this definition
-  } catch {
-    // not there yet
-  }
-  // No await between this lookup and `writing.set`: one write per definition, charged once.
-  const pending = writing.get(path);
+  // Content-addressed: a stored definition (or an imported legacy file) is exactly this one.
+  const stored = await loadDefinition(ctx, cid);
+  if (stored !== null && 'def' in stored) return;
+  let mine = writing.get(ctx.store);
+  if (!mine) writing.set(ctx.store, (mine = new Map()));
+  // No await between this lookup and `mine.set`: one write per definition in this process, charged once.
+  const pending = mine.get(cid);
   if (pending) return pending;
-  const bytes = JSON.stringify({ v: 1, bundle_cid: cid, ...def, created_at: ctx.now().toISOString() }) + '\n';
-  const refund = quotaOf(ctx).take(addressKey(ip), Buffer.byteLength(bytes), ctx.now().getTime());
+  const text = JSON.stringify({ v: 1, bundle_cid: cid, ...def, created_at: ctx.now().toISOString() }) + '\n';
+  const refund = quotaOf(ctx).take(addressKey(ip), Buffer.byteLength(text), ctx.now().getTime());
   const write = (async () => {
-    const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-    try {
-      await mkdir(join(ctx.config.dataDir, 'bundles'), { recursive: true });
-      await writeFile(tmp, bytes, { mode: 0o644 });
-      await rename(tmp, path);
-    } catch (err) {
-      await rm(tmp, { force: true }).catch(() => {}); // a partial file (full disk) must not stay
-      throw isDiskFull(err) ? storageFull('bundles', err) : err;
-    }
+    // Durable before it resolves; a full disk is the store's storage_full (component `documents`).
+    const outcome = await ctx.store.documents.putOnce(DOCUMENT_KIND, cid, text);
+    if (outcome === 'existing') refund(); // another responder stored it meanwhile: nothing new here
   })();
-  writing.set(path, write);
+  mine.set(cid, write);
   try {
     await write;
   } catch (err) {
     refund();
     throw err;
   } finally {
-    writing.delete(path);
+    mine.delete(cid);
   }
 }
 
@@ -141,22 +175,10 @@ export interface BundleResolution {
 export async function resolveBundle(ctx: ServiceContext, token: unknown, field = 'token'): Promise<BundleResolution> {
   const cid = bundleCidFromToken(ctx, token, field);
   const notFound = (reason: string) => new SvcError('cid_not_found', `${field}: no bundle stored under ${cid} here`, { field, bundle_cid: cid, reason });
-  let raw: string;
-  try {
-    raw = await readFile(bundlePath(ctx, cid), 'utf8');
-  } catch {
-    throw notFound('unknown bundle_cid');
-  }
-  let def: BundleDefinition;
-  try {
-    const j = JSON.parse(raw) as Record<string, unknown>;
-    def = { fact_cids: j.fact_cids as string[], ...(typeof j.label === 'string' ? { label: j.label } : {}) };
-    if (!Array.isArray(def.fact_cids) || !def.fact_cids.every((c) => typeof c === 'string')) throw new Error('shape');
-  } catch {
-    throw notFound('stored definition is unreadable');
-  }
-  // The file is trusted only as far as it re-derives its own name.
-  if (bundleCidOf(def) !== cid) throw notFound('stored definition does not hash to its bundle_cid');
+  const stored = await loadDefinition(ctx, cid);
+  if (stored === null) throw notFound('unknown bundle_cid');
+  if ('unusable' in stored) throw notFound(stored.unusable);
+  const def = stored.def;
   const read = await mapLimit(def.fact_cids, READ_CONCURRENCY, (c) => ctx.store.readFact(c));
   // Bundles name public facts (minting refuses scoped ones); a scoped fact in an older bundle
   // is listed missing, exactly as a cid never stored here, so a bundle reveals nothing of a scope.

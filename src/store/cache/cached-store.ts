@@ -148,6 +148,9 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
     memory: store.memory,
     // Short-lived state is the store's own and must never be answered from the cache.
     transients: store.transients,
+    // Documents are the store's own (one lookup by key) and the geocache is a cache already.
+    documents: store.documents,
+    geocache: store.geocache,
     cache,
     generation,
     readFact: reader.readFact,

@@ -11,13 +11,16 @@
 import pg from 'pg';
 import { SvcError } from '../../protocol/errors.js';
 import { isoSeconds, type Scope } from '../../protocol/receipt.js';
+import type { GeoCache } from '../../geo/geocache.js';
 import type {
-  AppendBatch, AppendResult, CorpusStats, FactQuery, LogReader, Store, StoreConfig, StoredFact, TransientStore, TreeHeadSigner, WitnessRecord,
+  AppendBatch, AppendResult, CorpusStats, DocumentStore, FactQuery, LogReader, Store, StoreConfig, StoredFact, TransientStore, TreeHeadSigner, WitnessRecord,
 } from '../contract.js';
 import { scopeKey } from '../entry.js';
 import type { MemoryReader } from '../memory.js';
 import { MemoryQueries } from './memory-queries.js';
 import { PgTransients } from './transients.js';
+import { PgDocuments } from './documents.js';
+import { PgGeoCache } from './geocache.js';
 import { pgFault } from './pg-db.js';
 import { PgLog } from './pg-log.js';
 import { Queries, type HistoryQuery } from './queries.js';
@@ -50,6 +53,8 @@ class PostgresStore implements Store {
   readonly log: LogReader;
   readonly memory: MemoryReader;
   readonly transients: TransientStore;
+  readonly documents: DocumentStore;
+  readonly geocache: GeoCache;
   private closed = false;
   private readonly inflight = new Set<Promise<unknown>>();
   private statsAt: { size: number; counts: Omit<CorpusStats, 'log_size'> } | undefined;
@@ -63,12 +68,23 @@ class PostgresStore implements Store {
     private readonly now: () => Date,
     mem: MemoryQueries,
     transients: PgTransients,
+    documents: PgDocuments,
+    geocache: PgGeoCache,
   ) {
     this.log = readerOf(pgLog);
     this.transients = {
       claimOnce: (ns, key, exp) => this.read('transients.claimOnce', () => transients.claimOnce(ns, key, exp)),
       put: (ns, key, value, exp) => this.read('transients.put', () => transients.put(ns, key, value, exp)),
       get: (ns, key) => this.read('transients.get', () => transients.get(ns, key)),
+    };
+    this.documents = {
+      putOnce: (kind, cid, text) => this.read('documents.putOnce', () => documents.putOnce(kind, cid, text)),
+      get: (kind, cid) => this.read('documents.get', () => documents.get(kind, cid)),
+    };
+    this.geocache = {
+      driver: 'postgres',
+      get: (key, now) => this.read('geocache.get', () => geocache.get(key, now)),
+      put: (key, answer, ttlMs) => this.read('geocache.put', () => geocache.put(key, answer, ttlMs)),
     };
     // The same fault mapping and closed check as every other read.
     this.memory = {
@@ -199,7 +215,8 @@ export async function createPostgresStore(config: StoreConfig, signer: TreeHeadS
     const t = tablesOf(schema);
     const log = new PgLog(pool, t, { signer, now, prefix: config.prefix });
     const seq = new Sequencer(pool, t, sequencerLockKey(schema), log, { now, logger, failCommit: opts.failCommit, onCommit: opts.onCommit });
-    const store = new PostgresStore(pool, config.scanCellLimit, log, new Queries(pool, t), seq, now, new MemoryQueries(pool, t), new PgTransients(pool, t, now));
+    const store = new PostgresStore(pool, config.scanCellLimit, log, new Queries(pool, t), seq, now, new MemoryQueries(pool, t), new PgTransients(pool, t, now),
+      new PgDocuments(pool, t, now), new PgGeoCache(pool, t));
     logger(`store postgres: schema ${schema}: log size ${await log.size()}`);
     return store;
   } catch (err) {

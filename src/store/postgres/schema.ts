@@ -222,6 +222,27 @@ CREATE TABLE IF NOT EXISTS ${s}.transients (
 );
 CREATE INDEX IF NOT EXISTS transients_expiry ON ${s}.transients (expires_at);
 
+-- Not derivable from the log: content-addressed documents (bundle definitions; see
+-- documents.ts), shared by every responder of the schema. Never updated or deleted.
+CREATE TABLE IF NOT EXISTS ${s}.documents (
+  kind      text COLLATE "C" NOT NULL,
+  cid       text COLLATE "C" NOT NULL,
+  body      text NOT NULL,
+  stored_at text NOT NULL,
+  PRIMARY KEY (kind, cid)
+);
+
+-- Not derivable from the log: the geocoder answer cache (geo/geocache.ts; see geocache.ts).
+-- Times are Unix milliseconds; an expired row counts as absent and is pruned as answers come.
+CREATE TABLE IF NOT EXISTS ${s}.geocache (
+  key        text COLLATE "C" PRIMARY KEY,
+  source     text NOT NULL,
+  payload    jsonb NOT NULL,
+  stored_at  bigint NOT NULL,
+  expires_at bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS geocache_expiry ON ${s}.geocache (expires_at);
+
 -- Not derivable from the log: witnesses' co-signatures arrive over HTTP.
 CREATE TABLE IF NOT EXISTS ${s}.witnesses (
   tree_size   bigint NOT NULL,

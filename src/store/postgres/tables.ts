@@ -34,6 +34,8 @@ export interface Tables {
   derivations: string;
   sharedSlots: string;
   transients: string;
+  documents: string;
+  geocache: string;
 }
 
 /** The qualified names of the driver's tables in `schema`. */
@@ -43,6 +45,6 @@ export function tablesOf(schema: string): Tables {
     entries: `${s}.log_entries`, nodes: `${s}.log_nodes`, facts: `${s}.facts`, edges: `${s}.edges`, meta: `${s}.meta`, witnesses: `${s}.witnesses`,
     attesterDays: `${s}.attester_days`, scopeClaims: `${s}.scope_claims`, notes: `${s}.mem_notes`, aliases: `${s}.mem_aliases`,
     memEdges: `${s}.mem_edges`, closures: `${s}.mem_edge_closures`, derivations: `${s}.mem_derivations`, sharedSlots: `${s}.shared_slots`,
-    transients: `${s}.transients`,
+    transients: `${s}.transients`, documents: `${s}.documents`, geocache: `${s}.geocache`,
   };
 }

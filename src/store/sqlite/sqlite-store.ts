@@ -29,6 +29,8 @@ import type { MemoryReader } from '../memory.js';
 import { MemoryIndexSqlite } from './memory-queries.js';
 import { internal, Queries } from './queries.js';
 import { SqliteTransients } from './transients.js';
+import { SqliteDocuments } from './documents.js';
+import { SqliteGeoCache } from './geocache.js';
 import { migrate, unpackAcceptedAt } from './schema.js';
 import { readerOf } from '../log-reader.js';
 
@@ -85,6 +87,8 @@ class SqliteStore implements Store {
     private readonly logger: (line: string) => void,
     private readonly scanCellLimit: number,
     readonly transients: SqliteTransients,
+    readonly documents: SqliteDocuments,
+    readonly geocache: SqliteGeoCache,
   ) {
     this.log = readerOf(appendLog);
     this.rows = new FactRows(q, appendLog);
@@ -421,7 +425,7 @@ class SqliteStore implements Store {
       this.commitFailed(err); // reopening replays what it held
     }
     this.db.close();
-    this.transients.close();
+    for (const side of [this.transients, this.documents, this.geocache]) side.close();
     await this.appendLog.close();
   }
 
@@ -465,6 +469,7 @@ export async function createSqliteStore(config: StoreConfig, log: AppendOnlyLog,
   mkdirSync(config.dataDir, { recursive: true });
   const path = join(config.dataDir, 'index.sqlite');
   const db = new Database(path);
+  const sides: Array<{ close(): void }> = []; // the side files (transients.ts, documents.ts, geocache.ts), closed on a failed open
   try {
     const { upgradedFrom } = migrate(db);
     const q = new Queries(db);
@@ -477,7 +482,9 @@ export async function createSqliteStore(config: StoreConfig, log: AppendOnlyLog,
     }
     const scanCellLimit = Number.isSafeInteger(config.scanCellLimit) && config.scanCellLimit > 0 ? config.scanCellLimit : Number.MAX_SAFE_INTEGER;
     const now = opts.now ?? (() => new Date());
-    const store = new SqliteStore(db, q, log, applied, now, logger, scanCellLimit, new SqliteTransients(config.dataDir, now));
+    const side = <T extends { close(): void }>(x: T): T => { sides.push(x); return x; };
+    const store = new SqliteStore(db, q, log, applied, now, logger, scanCellLimit,
+      side(new SqliteTransients(config.dataDir, now)), side(new SqliteDocuments(config.dataDir, now)), side(new SqliteGeoCache(config.dataDir)));
     const t0 = performance.now();
     const r = await store.replay(applied, size);
     const ms = Math.round(performance.now() - t0);
@@ -485,7 +492,7 @@ export async function createSqliteStore(config: StoreConfig, log: AppendOnlyLog,
     logger(`store sqlite: ${path}: log size ${size}, index had ${applied}, replayed ${r.entries} entries (${r.facts} facts) in ${ms} ms${upgraded}`);
     return store;
   } catch (err) {
-    db.close();
+    for (const x of [db, ...sides]) x.close();
     throw err;
   }
 }

@@ -1,15 +1,14 @@
 /**
  * Item 9 of issue 13: an anonymous caller created 300 bundle files in 0.3 s. Creating a bundle
- * stores a file, so it is now metered per client address (an IPv6 /64 counts as one): at most
+ * stores its definition (now in the store's documents), so it is metered per client address (an IPv6 /64 counts as one): at most
  * `count` new bundles and `bytes` of definitions per window, beyond which the answer is 429
  * `rate_limited` with retry_after (the seconds until the window ends) and the same Retry-After.
  * Re-minting a stored bundle (same facts, in any order, with repeats) is the same bundle: it
- * writes no file and costs nothing.
+ * stores nothing and costs nothing.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { bundleCidOf, type BundleDefinition } from '../../../src/primitives/tokens/bundles.js';
 import { build, type TestApp } from '../../support/app.js';
 import { makeAttester, sampleFact } from '../../support/attester.js';
 
@@ -31,13 +30,11 @@ async function mint(body: Record<string, unknown>, remoteAddress: string) {
   const r = await t.app.inject({ method: 'POST', url: '/v1/memory_bundle', payload: body, remoteAddress });
   return { status: r.statusCode, body: r.json(), headers: r.headers };
 }
-const files = () => {
-  try {
-    return readdirSync(join(t.dataDir, 'bundles')).filter((f) => f.endsWith('.json')).length;
-  } catch {
-    return 0;
-  }
-};
+/** How many of these definitions the store holds (documents of kind `bundle`, by bundle_cid). */
+async function stored(defs: BundleDefinition[]): Promise<number> {
+  const got = await Promise.all(defs.map((d) => t.service.store.documents.get('bundle', bundleCidOf({ ...d, fact_cids: [...d.fact_cids].sort() }))));
+  return got.filter((x) => x !== null).length;
+}
 function assertLimited(r: Awaited<ReturnType<typeof mint>>, what: RegExp): void {
   assert.equal(r.status, 429, JSON.stringify(r.body));
   assert.equal(r.body.code, 'rate_limited');
@@ -48,12 +45,13 @@ function assertLimited(r: Awaited<ReturnType<typeof mint>>, what: RegExp): void 
 
 describe('bundle creation per client address', () => {
   it('one address gets `count` new bundles per window, concurrently too, then rate_limited with retry_after', async () => {
-    const before = files();
-    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => mint({ fact_cids: [cids[0]], label: `flood ${i}` }, '203.0.113.7')));
+    const floods = Array.from({ length: 30 }, (_, i) => ({ fact_cids: [cids[0]], label: `flood ${i}` }));
+    assert.equal(await stored(floods), 0);
+    const answers = await Promise.all(floods.map((f) => mint(f, '203.0.113.7')));
     const ok = answers.filter((r) => r.status === 200);
     assert.equal(ok.length, 5, answers.map((r) => r.status).join(','));
     for (const r of answers.filter((a) => a.status !== 200)) assertLimited(r, /bundles/);
-    assert.equal(files() - before, 5, 'a refused mint stores nothing');
+    assert.equal(await stored(floods), 5, 'a refused mint stores nothing');
     // Half the window later the wait is the rest of it.
     clock += 300_000;
     const later = await mint({ fact_cids: [cids[1]] }, '203.0.113.7');
@@ -62,13 +60,14 @@ describe('bundle creation per client address', () => {
   });
 
   it('the same facts are the same bundle: no new file, no quota spent, even over the limit', async () => {
-    const before = files();
+    const defs = [{ fact_cids: [cids[0]], label: 'flood 3' }, { fact_cids: [cids[2], cids[3]] }];
+    const before = await stored(defs);
     const again = await mint({ fact_cids: [cids[0], cids[0]], label: 'flood 3' }, '203.0.113.7');
     assert.equal(again.status, 200, JSON.stringify(again.body));
     const other = await mint({ fact_cids: [cids[3], cids[2], cids[3]] }, '198.51.100.1');
     const same = await mint({ fact_cids: [cids[2], cids[3]] }, '198.51.100.1');
     assert.equal(same.body.bundle_cid, other.body.bundle_cid);
-    assert.equal(files() - before, 1, 'one file for the new set, none for the re-mints');
+    assert.equal(await stored(defs) - before, 1, 'one definition stored for the new set, none for the re-mints');
   });
 
   it('another address has its own quota; addresses of one IPv6 /64 share one', async () => {

@@ -101,7 +101,9 @@ describe('bundles', () => {
     assert.match(m.body.token, /^svc:bundle:[a-z2-7]{26}$/);
     assert.deepEqual(m.body.fact_cids, [ndviCid, tempCid].sort());
     assert.ok(verifies(t, m.body.receipt));
-    assert.ok(existsSync(join(t.dataDir, 'bundles', `${m.body.bundle_cid}.json`)));
+    const kept = await t.service.store.documents.get('bundle', m.body.bundle_cid);
+    assert.deepEqual(JSON.parse(kept!).fact_cids, m.body.fact_cids, 'the definition is kept in the store');
+    assert.ok(!existsSync(join(t.dataDir, 'bundles')), 'no file is written');
     const again = await post(t, '/v1/memory_bundle', { fact_cids: [tempCid, ndviCid], label: 'bengaluru' });
     assert.equal(again.body.bundle_cid, m.body.bundle_cid, 'same set and label, same bundle');
     const other = await post(t, '/v1/memory_bundle', { fact_cids: [tempCid, ndviCid] });
