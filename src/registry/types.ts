@@ -20,7 +20,9 @@ export type AlgorithmKind = 'solo' | 'combined' | 'embedding';
 /** Which end of the primary band is a hotspot: highest first, lowest first, largest magnitude first. */
 export type HuntRank = 'desc' | 'asc' | 'abs_desc';
 
-export const TEMPOS: readonly Tempo[] = ['fast', 'medium', 'slow', 'static'];
+// The value lists: also the enumerations of the registry schemas (validate.ts). The tempos are
+// those of protocol/tslot.ts, declared once there with their unit lengths.
+export { TEMPOS } from '../protocol/tslot.js';
 export const VALUE_KINDS: readonly ValueKind[] = ['scalar', 'vector', 'categorical', 'record'];
 export const PROVENANCE_CLASSES: readonly ProvenanceClass[] = ['direct_sensor', 'deterministic_index', 'model_output', 'human_curated', 'unclassified'];
 /**

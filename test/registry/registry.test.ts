@@ -223,7 +223,8 @@ function fixture(): Fixture {
 
 const asRaw = (f: Fixture): RawRegistry => f as unknown as RawRegistry;
 
-interface Defect { name: string; file: string; entry: string | null; field: string | null; mutate: (f: Fixture) => void }
+/** `why`, when given, must match the reason (the message after file, entry and field). */
+interface Defect { name: string; file: string; entry: string | null; field: string | null; mutate: (f: Fixture) => void; why?: RegExp }
 
 const DEFECTS: Defect[] = [
   { name: 'band without a unit', file: 'bands.json', entry: 's2.demo', field: 'unit', mutate: (f) => { delete f.bands[2]!.unit; } },
@@ -269,7 +270,62 @@ const DEFECTS: Defect[] = [
   { name: 'event without algorithm or workaround', file: 'hunt_events.json', entry: 'demo_todo', field: 'algorithm', mutate: (f) => { f.hunt_events.not_yet_implemented = {}; } },
   { name: 'event naming a missing algorithm', file: 'hunt_events.json', entry: 'demo_todo', field: 'algorithm',
     mutate: (f) => { f.hunt_events.events[1]!.algorithm = 'ghost@1'; f.hunt_events.events[1]!.rank = 'asc'; f.hunt_events.not_yet_implemented = {}; } },
-  { name: 'event with an unknown rank', file: 'hunt_events.json', entry: 'demo_event', field: 'rank', mutate: (f) => { f.hunt_events.events[0]!.rank = 'up'; } },
+  { name: 'event with an unknown rank', file: 'hunt_events.json', entry: 'demo_event', field: 'rank', mutate: (f) => { f.hunt_events.events[0]!.rank = 'up'; },
+    why: /^must be one of desc, asc, abs_desc or null \(got "up"\)$/ },
+  // What the entry schemas say (types, patterns, item rules), down to nested values.
+  { name: 'band with a blank title', file: 'bands.json', entry: 's2.demo', field: 'title', mutate: (f) => { f.bands[2]!.title = '  '; },
+    why: /^must be a non-empty string \(got " {2}"\)$/ },
+  { name: 'band with a non-integer dim', file: 'bands.json', entry: 'demo.emb', field: 'dim', mutate: (f) => { f.bands[1]!.dim = 4.5; },
+    why: /^must be an integer >= 1 \(got 4\.5\)$/ },
+  { name: 'band with a dim of 0', file: 'bands.json', entry: 'demo.emb', field: 'dim', mutate: (f) => { f.bands[1]!.dim = 0; }, why: /integer >= 1 \(got 0\)/ },
+  { name: 'band with a text cadence', file: 'bands.json', entry: 's2.demo', field: 'cadence_s', mutate: (f) => { f.bands[2]!.cadence_s = '432000'; },
+    why: /^must be an integer >= 0 \(got "432000"\)$/ },
+  { name: 'band without history_from_unix', file: 'bands.json', entry: 's2.demo', field: 'history_from_unix', mutate: (f) => { delete f.bands[2]!.history_from_unix; },
+    why: /^missing \(use null for none\)$/ },
+  { name: 'history start that is neither integer nor null', file: 'bands.json', entry: 's2.demo', field: 'history_from_unix',
+    mutate: (f) => { f.bands[2]!.history_from_unix = '2020'; }, why: /^must be an integer >= 0 or null \(got "2020"\)$/ },
+  { name: 'class with a blank label', file: 'bands.json', entry: 'demo.class', field: 'classes', mutate: (f) => { f.bands[0]!.classes = { 0: 'no', 1: '' }; },
+    why: /^"1": must be a non-empty string \(got ""\)$/ },
+  { name: 'class id with a leading zero', file: 'bands.json', entry: 'demo.class', field: 'classes', mutate: (f) => { f.bands[0]!.classes = { 0: 'no', '01': 'yes' }; },
+    why: /class ids .*\(got key "01"\)$/ },
+  { name: 'categorical band with no classes listed', file: 'bands.json', entry: 'demo.class', field: 'classes', mutate: (f) => { f.bands[0]!.classes = {}; } },
+  { name: 'value_range of three bounds', file: 'bands.json', entry: 's2.demo', field: 'value_range', mutate: (f) => { f.bands[2]!.value_range = [0, 1, 2]; },
+    why: /^must be \[min, max\] of numbers or null \(got \[0,1,2\]\)$/ },
+  { name: 'value_range bound that is text', file: 'bands.json', entry: 's2.demo', field: 'value_range', mutate: (f) => { f.bands[2]!.value_range = [0, 'one']; },
+    why: /^#1: must be a number or null \(got "one"\)$/ },
+  { name: 'agreement tolerance of 0', file: 'bands.json', entry: 's2.demo', field: 'agreement_tolerance', mutate: (f) => { f.bands[2]!.agreement_tolerance = 0; },
+    why: /^must be a positive number \(got 0\)$/ },
+  { name: 'band entry that is not an object', file: 'bands.json', entry: '#3', field: null, mutate: (f) => { (f.bands as unknown[]).push('s2.zzz'); },
+    why: /^must be an object \(got "s2.zzz"\)$/ },
+  { name: 'source with a blank licence', file: 'sources.json', entry: 'demo', field: 'license', mutate: (f) => { f.sources[0]!.license = ''; } },
+  { name: 'function with a duplicate input', file: 'functions.json', entry: 'point_sample@1', field: 'inputs', mutate: (f) => { f.functions[1]!.inputs = ['tile', 'tile']; },
+    why: /^duplicate item "tile"$/ },
+  { name: 'algorithm with a duplicate variance source', file: 'algorithms.json', entry: 'demo_hunt@1', field: 'variance_sources',
+    mutate: (f) => { f.algorithms[0]!.variance_sources = ['s2.demo', 's2.demo']; }, why: /^duplicate item "s2.demo"$/ },
+  { name: 'algorithm with a resolution of 0', file: 'algorithms.json', entry: 'demo_hunt@1', field: 'resolution_m', mutate: (f) => { f.algorithms[0]!.resolution_m = 0; } },
+  { name: 'topic with a duplicate keyword', file: 'topics.json', entry: 't03', field: 'keywords',
+    mutate: (f) => { f.topics[3]!.keywords = ['one', 'two', 'three', 'four', 'four']; }, why: /^duplicate item "four"$/ },
+  { name: 'topic with a blank phrase', file: 'topics.json', entry: 't03', field: 'phrases', mutate: (f) => { f.topics[3]!.phrases = ['rain*', ' ']; },
+    why: /^#1: must be a non-empty string/ },
+  { name: 'topic keywords that are not a list', file: 'topics.json', entry: 't03', field: 'keywords', mutate: (f) => { f.topics[3]!.keywords = 'one two'; },
+    why: /^must be an array \(got "one two"\)$/ },
+  { name: 'event name not in plain form', file: 'hunt_events.json', entry: 'Demo-Todo', field: 'event', mutate: (f) => { f.hunt_events.events[1]!.event = 'Demo-Todo'; },
+    why: /^must be lower-case letters, digits and underscores/ },
+  { name: 'alias repeated within one event', file: 'hunt_events.json', entry: 'demo_event', field: 'aliases',
+    mutate: (f) => { f.hunt_events.events[0]!.aliases = ['demo_alias', 'demo_alias']; }, why: /^duplicate item "demo_alias"$/ },
+  { name: 'event with a text slow flag', file: 'hunt_events.json', entry: 'demo_event', field: 'slow', mutate: (f) => { f.hunt_events.events[0]!.slow = 'no'; },
+    why: /^must be a boolean \(got "no"\)$/ },
+  { name: 'event with an unknown field', file: 'hunt_events.json', entry: 'demo_event', field: 'region', mutate: (f) => { f.hunt_events.events[0]!.region = 'sea'; },
+    why: /^unknown field$/ },
+  { name: 'event with an algorithm and no rank', file: 'hunt_events.json', entry: 'demo_event', field: 'rank', mutate: (f) => { f.hunt_events.events[0]!.rank = null; } },
+  { name: 'event without an algorithm but with a rank', file: 'hunt_events.json', entry: 'demo_todo', field: 'rank',
+    mutate: (f) => { f.hunt_events.events[1]!.rank = 'desc'; } },
+  { name: 'unknown field beside the hunt events', file: 'hunt_events.json', entry: null, field: 'regions',
+    mutate: (f) => { (f.hunt_events as unknown as Json).regions = []; }, why: /^unknown field$/ },
+  { name: 'blank workaround text', file: 'hunt_events.json', entry: null, field: 'not_yet_implemented',
+    mutate: (f) => { f.hunt_events.not_yet_implemented = { demo_todo: ' ' }; }, why: /^"demo_todo": must be a non-empty string/ },
+  { name: 'workaround for an event that has an algorithm', file: 'hunt_events.json', entry: 'demo_event', field: 'not_yet_implemented',
+    mutate: (f) => { f.hunt_events.not_yet_implemented.demo_event = 'Use something else.'; } },
 ];
 
 describe('validateRegistry', () => {
@@ -293,6 +349,7 @@ describe('validateRegistry', () => {
         assert.ok(err.message.includes(d.file), err.message);
         if (d.entry !== null) assert.ok(err.message.includes(`"${d.entry}"`), err.message);
         if (d.field !== null) assert.ok(err.message.includes(`"${d.field}"`), err.message);
+        if (d.why !== undefined) assert.match(err.why, d.why);
         return true;
       });
     });
