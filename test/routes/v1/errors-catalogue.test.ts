@@ -53,6 +53,7 @@ let tight: TestApp; // 1 s gateway timeout and the smallest body cap
 let limited: TestApp; // a one-request bucket
 let quota: TestApp; // one fact per attester per day
 let broken: TestApp; // a connector that breaks its contract; network geocoders off (test default)
+let disk: TestApp; // the embedded store, whose log has the disk-fault seam
 let geo: FakeGeocoders;
 let up: RasterUpstreams;
 let catalogue: Map<string, { http_status: number; mcp_error_code: number | null }>;
@@ -81,6 +82,8 @@ before(async () => {
   limited = await build({ rateLimitRps: 0.001, rateLimitBurst: 1 });
   quota = await build({ attesterKeys: [op.publicKey] }, { SVC_ATTESTER_DAILY_FACTS: '1' });
   broken = await build({}, {}, { materializers: [contractBreaker] });
+  // The disk seam is the embedded log's: storage_full is raised on SQLite whatever the run's driver.
+  disk = await build({ attesterKeys: [op.publicKey] }, {}, { now: () => NOW, driver: 'sqlite' });
   const r = await post(main, '/v1/attest', op.batch([sampleFact({ cell })], main.service.manifests));
   assert.equal(r.status, 200, JSON.stringify(r.body));
   factCid = r.body.fact_cids[0];
@@ -88,7 +91,7 @@ before(async () => {
   catalogue = new Map(doc.codes.map((c: any) => [c.code, c]));
 });
 after(async () => {
-  for (const a of [main, tight, limited, quota, broken]) await a?.close();
+  for (const a of [main, tight, limited, quota, broken, disk]) await a?.close();
   await up?.close();
   await geo?.close();
 });
@@ -258,7 +261,7 @@ const TRIGGERS: Record<string, Trigger[]> = {
         if (site === 'log.write') throw enospc();
       };
       try {
-        return await attest(main, batch(op, [sampleFact()]));
+        return await attest(disk, batch(op, [sampleFact()]));
       } finally {
         diskFaults.hook = undefined;
       }

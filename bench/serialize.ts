@@ -1,0 +1,61 @@
+/**
+ * Encoding a warm recall answer: the reply serializer in use (api/json.ts, which keeps the JSON of
+ * served facts once per frozen object) against fast-json-stringify compiled from the operation's
+ * declared response schema (what fastify would do with `response: {200: schema}`) and against
+ * plain JSON.stringify. The answer is the real one: a responder in process, four facts attested,
+ * the recall of two bands run twice so the second is served warm. Rates in one run; prints JSON.
+ *
+ *   npm run bench serialize
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fastJson from 'fast-json-stringify';
+import * as P from '../src/protocol/index.js';
+import { toJson } from '../src/api/json.js';
+import { OPERATIONS } from '../src/api/ops/index.js';
+import { runOperation } from '../src/api/routes/operations.js';
+import { loadConfig } from '../src/config.js';
+import { openService } from '../src/service.js';
+import { acceptBatch } from '../src/primitives/write/attest.js';
+import { rate } from './harness.js';
+
+const data = mkdtempSync(join(tmpdir(), 'svc-bench-serialize-'));
+const seed = P.blake3(P.utf8('bench operator'));
+const key = P.b32encode(P.portableEd25519.publicKey(seed));
+const service = await openService(loadConfig({ SVC_DATA: data, SVC_LOG_LEVEL: 'silent', SVC_ATTESTER_KEYS: key, SVC_UPSTREAM_PHOTON_URL: 'off', SVC_UPSTREAM_NOMINATIM_URL: 'off' }, {}), { materializers: [] });
+try {
+  const cell = P.cellOf(48.8566, 2.3522);
+  const values: Record<string, number> = { 'copdem30m.elevation_mean': 35, 'weather.temperature_2m': 11.5, 'indices.ndvi': 0.42, 'air.pm2_5': 9.5 };
+  const facts = Object.entries(values).map(([band, value]) => ({
+    kind: 'primary', cell, band, tslot: band === 'copdem30m.elevation_mean' ? 0 : band === 'indices.ndvi' ? P.currentTslot('medium') : P.currentTslot('fast'), value,
+  }));
+  const root = P.batchRoot(facts.map((f) => P.factDigest(f)));
+  const m = service.manifests;
+  const signature = P.b32encode(P.portableEd25519.sign(P.attesterDigest(root, m.registry_cid, m.schema_cid), seed));
+  await acceptBatch(service, { batch_root: Array.from(root), attester: key, signature, facts });
+  const recall = OPERATIONS.find((o) => o.name === 'recall')!;
+  const input = { cell, bands: ['copdem30m.elevation_mean', 'indices.ndvi'] };
+  await runOperation(service, recall, structuredClone(input), {}, 'rest');
+  const answer = await runOperation(service, recall, structuredClone(input), {}, 'rest');
+
+  const schemaSerializer = fastJson(recall.output as object);
+  const outputs = { reply_serializer: toJson(answer), schema_serializer: schemaSerializer(answer), json_stringify: JSON.stringify(answer) };
+  const same = (a: string, b: string) => JSON.stringify(JSON.parse(a)) === JSON.stringify(JSON.parse(b));
+  const ops = {
+    reply_serializer: rate(() => toJson(answer), 2000, 5),
+    schema_serializer: rate(() => schemaSerializer(answer), 2000, 5),
+    json_stringify: rate(() => JSON.stringify(answer), 2000, 5),
+  };
+  console.log(JSON.stringify({
+    bench: 'serialize',
+    answer_bytes: outputs.reply_serializer.length,
+    same_json: { schema_serializer: same(outputs.schema_serializer, outputs.json_stringify), reply_serializer: outputs.reply_serializer === outputs.json_stringify },
+    ops_per_s: Object.fromEntries(Object.entries(ops).map(([k, v]) => [k, v.ops_per_s])),
+    ratio_schema_over_reply: Number((ops.schema_serializer.ops_per_s / ops.reply_serializer.ops_per_s).toFixed(2)),
+    ratio_stringify_over_reply: Number((ops.json_stringify.ops_per_s / ops.reply_serializer.ops_per_s).toFixed(2)),
+  }, null, 2));
+} finally {
+  await service.close();
+  rmSync(data, { recursive: true, force: true });
+}
