@@ -1,24 +1,26 @@
 /** Place resolution (docs/locate.md): POST /v1/locate, MCP tool `<prefix>_locate`. */
+import { Type } from '@sinclair/typebox';
 import { locate } from '../../primitives/locate/locate.js';
-import type { Operation } from '../operations.js';
+import { defineOperation } from '../operations.js';
+import { LocateResp } from '../schemas/responses.js';
 
-const nameField = (what: string) => ({ type: 'string', minLength: 1, maxLength: 300, description: `${what} (free text; e.g. "Paris", "Springfield, IL", "東京", "Lake Baikal")` });
+const nameField = (what: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: `${what} (free text; e.g. "Paris", "Springfield, IL", "東京", "Lake Baikal")` }));
 
-export const locateInput = {
-  type: 'object',
-  additionalProperties: false,
-  description: 'Exactly one of place, q, query, name, or both lat and lng.',
-  properties: {
+// Which fields go together (exactly one name, or lat with lng) and the coordinate ranges are
+// checked by the primitive (parseLocateRequest), naming the fields.
+export const locateInput = Type.Object(
+  {
     place: nameField('place name'),
     q: nameField('alias of place'),
     query: nameField('alias of place'),
     name: nameField('alias of place'),
-    lat: { type: 'number', description: 'WGS-84 latitude in degrees, -90..90 (with lng)' },
-    lng: { type: 'number', description: 'WGS-84 longitude in degrees, -180..180 (with lat)' },
+    lat: Type.Optional(Type.Number({ description: 'WGS-84 latitude in degrees, -90..90 (with lng)' })),
+    lng: Type.Optional(Type.Number({ description: 'WGS-84 longitude in degrees, -180..180 (with lat)' })),
   },
-} as const;
+  { additionalProperties: false, description: 'Exactly one of place, q, query, name, or both lat and lng.' },
+);
 
-export const locateOp: Operation = {
+export const locateOp = defineOperation({
   name: 'locate',
   method: 'POST',
   path: '/v1/locate',
@@ -30,6 +32,7 @@ export const locateOp: Operation = {
     'Offline tiers miss and no network geocoder is enabled → place_not_found (404); the network geocoders answered and none knows the place → no_geocoder_match (404); geocoders unreachable → source_fetch_failed (502).',
   tags: ['place'],
   input: locateInput,
+  output: LocateResp,
   mcp: 'core',
   run: (ctx, input, call) => locate(ctx, input, { deadline: call.deadline }),
-};
+});

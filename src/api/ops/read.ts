@@ -1,32 +1,33 @@
 /** Read operations (docs/reads.md, "Recall"). */
+import { Type } from '@sinclair/typebox';
 import { PROVENANCE_CLASSES } from '../../store/contract.js';
-import { recall, recallEtag, type RecallRequest } from '../../primitives/reads/recall.js';
-import { bandsSchema, cellSchema, scopeSchema, tslotSchema, type Operation } from '../operations.js';
+import { recall, recallEtag } from '../../primitives/reads/recall.js';
+import { defineOperation } from '../operations.js';
+import { B32Key, Bands, Cell, OneOf, Scope, Tslot } from '../schemas/inputs.js';
+import { SignedResponse } from '../schemas/responses.js';
 
 /** The recall fields besides the cell(s): shared by recall and the multi-cell reads. */
 export const recallFields = {
-  bands: bandsSchema,
-  tslot: tslotSchema,
-  as_of_tslot: { type: 'integer', minimum: 0, description: 'valid-time bound: only facts with tslot ≤ this' },
-  as_of_signed_at: { type: 'string', maxLength: 40, description: 'transaction-time bound (RFC 3339): what this responder knew then' },
-  provenance: { type: 'array', items: { type: 'string', enum: [...PROVENANCE_CLASSES] }, maxItems: 5 },
-  deterministic: { type: 'boolean', description: 'true keeps direct_sensor and deterministic_index; false keeps the rest' },
-  attester: {
-    type: 'array', items: { type: 'string', pattern: '^[a-z2-7]{52}$' }, minItems: 1, maxItems: 16,
-    description: 'keep only facts written by these keys (b32): per band the newest such fact; materializes only when the responder key is listed (fact_meta.attester names each fact\'s key)',
-  },
-  scope: scopeSchema,
-} as const;
+  bands: Type.Optional(Bands),
+  tslot: Type.Optional(Tslot),
+  as_of_tslot: Type.Optional(Type.Integer({ minimum: 0, description: 'valid-time bound: only facts with tslot ≤ this' })),
+  as_of_signed_at: Type.Optional(Type.String({ maxLength: 40, description: 'transaction-time bound (RFC 3339): what this responder knew then' })),
+  provenance: Type.Optional(Type.Array(OneOf(PROVENANCE_CLASSES), { maxItems: 5 })),
+  deterministic: Type.Optional(Type.Boolean({ description: 'true keeps direct_sensor and deterministic_index; false keeps the rest' })),
+  attester: Type.Optional(
+    Type.Array(B32Key, {
+      minItems: 1,
+      maxItems: 16,
+      description: 'keep only facts written by these keys (b32): per band the newest such fact; materializes only when the responder key is listed (fact_meta.attester names each fact\'s key)',
+    }),
+  ),
+  scope: Type.Optional(Scope),
+};
 
 /** `include` of recall and recall_many. */
-export const includeSchema = { type: 'array', items: { type: 'string', enum: ['edges', 'freshness'] }, maxItems: 2 } as const;
+export const Include = Type.Array(OneOf(['edges', 'freshness'] as const), { maxItems: 2 });
 
-export const recallInput = {
-  type: 'object',
-  required: ['cell'],
-  additionalProperties: false,
-  properties: { cell: cellSchema, ...recallFields, include: includeSchema },
-} as const;
+export const recallInput = Type.Object({ cell: Cell, ...recallFields, include: Type.Optional(Include) }, { additionalProperties: false });
 
 /** Sets ETag and Cache-Control; answers 304 on a matching If-None-Match. */
 export function conditional(result: any, req: { headers: Record<string, string | string[] | undefined> }, reply: { header(k: string, v: string): unknown; code(n: number): unknown; send(p?: unknown): unknown }): boolean {
@@ -46,7 +47,7 @@ export function conditional(result: any, req: { headers: Record<string, string |
   return false;
 }
 
-export const recallOp: Operation = {
+export const recallOp = defineOperation({
   name: 'recall',
   method: 'POST',
   path: '/v1/recall',
@@ -54,7 +55,8 @@ export const recallOp: Operation = {
   description: 'SignedResponse: facts, receipt, bands_already_attested_at_cell, caveats, materialize_notes. ETag = hash of the sorted fact_cids; If-None-Match → 304.',
   tags: ['read'],
   input: recallInput,
+  output: SignedResponse,
   mcp: 'core',
-  run: (ctx, input: RecallRequest, call) => recall(ctx, input, { deadline: call.deadline }),
+  run: (ctx, input, call) => recall(ctx, input, { deadline: call.deadline }),
   http: conditional,
-};
+});

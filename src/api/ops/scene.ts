@@ -3,11 +3,13 @@
  * cell_scene_rgb for REST and MCP (the PNG as base64), and the same primitive behind GET
  * /v1/cells/:cell64/scene.png (registered with the other path-parameter routes in reads-more.ts).
  */
+import { Type } from '@sinclair/typebox';
 import { cellSceneRgb, type SceneThumbnail } from '../../primitives/pictures/scene.js';
 import { toJson } from '../json.js';
-import type { Operation } from '../operations.js';
+import { defineOperation, type Operation } from '../operations.js';
+import { Closed, Nullable } from '../schemas/responses.js';
 
-const cell64Schema = { type: 'string', minLength: 1, maxLength: 64, description: 'cell64 (e.g. defi.zb64a.cike.zfa2f)' } as const;
+const cell64Schema = Type.String({ minLength: 1, maxLength: 64, description: 'cell64 (e.g. defi.zb64a.cike.zfa2f)' });
 
 /** Where the same picture is served as a PNG. */
 export const scenePngPath = (cell: string) => `/v1/cells/${encodeURIComponent(cell)}/scene.png`;
@@ -34,14 +36,31 @@ export function sceneJson(t: SceneThumbnail) {
   };
 }
 
-export const cellSceneRgbOp: Operation = {
+/** The scene a thumbnail was drawn from. */
+const SceneInfo = Closed({
+  id: Type.String({ description: 'the Sentinel-2 item id' }),
+  datetime: Type.String({ description: 'capture time, ISO 8601 UTC' }),
+  cloud_cover: Nullable(Type.Number({ description: 'eo:cloud_cover of the whole item (%)' })),
+  epsg: Nullable(Type.Integer({ description: "CRS of the scene's UTM grid" })),
+});
+
+export const cellSceneRgbOp = defineOperation({
   name: 'cell_scene_rgb',
   method: 'POST',
   path: '/v1/cell_scene_rgb',
   summary: SCENE_SUMMARY,
   description: `${SCENE_DESCRIPTION} Response {cell, width, height, media_type: image/png, png_base64, scene: {id, datetime, cloud_cover, epsg}, url (the same PNG at GET /v1/cells/<cell>/scene.png)}.`,
   tags: ['read'],
-  input: { type: 'object', required: ['cell64'], additionalProperties: false, properties: { cell64: cell64Schema } },
+  input: Type.Object({ cell64: cell64Schema }, { additionalProperties: false }),
+  output: Closed({
+    cell: Type.String(),
+    width: Type.Integer(),
+    height: Type.Integer(),
+    media_type: Type.Literal('image/png'),
+    png_base64: Type.String({ description: 'the PNG, base64 (over MCP: an image block instead)' }),
+    scene: SceneInfo,
+    url: Type.String({ description: 'the same PNG at GET /v1/cells/<cell>/scene.png' }),
+  }),
   mcp: 'full',
   run: async (ctx, input, call) => sceneJson(await cellSceneRgb(ctx, input, { deadline: call.deadline })),
   // Over MCP the picture is an image block (agents that see images get it as one); the
@@ -50,15 +69,17 @@ export const cellSceneRgbOp: Operation = {
     const { png_base64: data, ...rest } = r;
     return { structuredContent: rest, content: [{ type: 'image', data, mimeType: 'image/png' }, { type: 'text', text: toJson(rest) }] };
   },
-};
+});
 
 /**
  * The same operation answering the thumbnail itself, for GET /v1/cells/:cell64/scene.png: run
  * through the operation runner, it keeps the gateway deadline and the cell_scene_rgb metrics.
  */
-export const scenePngOp: Operation = {
+export const scenePngOp = defineOperation({
   ...cellSceneRgbOp,
+  // Not in the table: its answer goes out as image/png (cellRoutes), never as checked JSON.
+  output: Type.Unknown({ description: 'the thumbnail: PNG bytes and the scene they were drawn from' }),
   run: (ctx, input, call) => cellSceneRgb(ctx, input, { deadline: call.deadline }),
-};
+});
 
 export const SCENE_OPS: readonly Operation[] = [cellSceneRgbOp];

@@ -71,3 +71,86 @@ export const AttestAnswer = {
   log_inclusion: Type.Object({ leaf_index: Type.Integer(), tree_size: Type.Integer(), path: Type.Array(b32) }, { additionalProperties: false }),
   merkle_proofs: Type.Record(Type.String(), Type.Unknown(), { description: 'per fact_cid: its inclusion proof in the batch tree' }),
 };
+
+// ---- reads: recall and the answers built from it ------------------------------------------------
+
+/** What materializing one (cell, band, tslot) reported (docs/reads.md, "Materialization on a miss"). */
+export const MaterializeNote = Closed({
+  band: Type.String(),
+  cell: Type.String(),
+  status: Type.Union([Type.Literal('materialized'), Type.Literal('skipped')]),
+  ok: Type.Boolean(),
+  fact_cid: Nullable(b32),
+  latency_ms: Type.Number({ minimum: 0 }),
+  reason: Type.String(),
+  reason_class: Nullable(Type.String({ description: 'timeout, upstream_error, unknown_band or no_materializer' })),
+  retryable: Type.Boolean(),
+  absence: Type.Boolean({ description: 'the upstream confirmed no data: a signed absence was minted' }),
+});
+
+/** The place name a cell was asked by, as locate resolved it (not signed: check is_high_confidence). */
+export const PlaceResolved = Closed(
+  { query: Type.String(), cell64: Type.String(), label: Type.Optional(Type.String()), is_high_confidence: Type.Optional(Type.Boolean()) },
+  'the place name given as cell, and the cell it resolved to (not signed)',
+);
+
+/** A typed edge touching a served fact (recall's include: edges); times in Unix seconds. */
+export const FactEdge = Closed({
+  edge_cid: Type.String(),
+  kind: Type.String({ description: 'supersedes, derived_from, contradicts, … (docs/memory.md)' }),
+  from: Type.String(),
+  to: Type.String(),
+  valid_from: Type.Optional(Type.Integer()),
+  valid_to: Type.Optional(Nullable(Type.Integer())),
+  closed_at: Type.Optional(Nullable(Type.Integer())),
+  stated_by: Type.Optional(Type.String()),
+});
+
+/** The fields of recall's SignedResponse (docs/reads.md, "Recall"). */
+const signedResponseFields = {
+  cell: Type.String({ description: 'the cell64 read' }),
+  facts: Type.Array(ServedFact),
+  bands_already_attested_at_cell: Type.Array(Type.String()),
+  caveats: Type.Array(Type.String()),
+  materialize_notes: Type.Array(MaterializeNote),
+  edges: Type.Optional(Type.Array(FactEdge)),
+  freshness: Type.Optional(
+    Type.Array(Closed({ fact_cid: b32, band: Type.String(), age_s: Type.Number(), cadence_s: Type.Number(), staleness: Type.Number(), stale: Type.Boolean() })),
+  ),
+  place: Type.Optional(PlaceResolved),
+};
+
+/** recall's answer: the facts at one cell with a receipt binding exactly them (also one cell of recall_many). */
+export const SignedResponse = Signed(signedResponseFields, 'SignedResponse: the facts at one cell and a receipt binding exactly them');
+
+// ---- places ---------------------------------------------------------------------------------------
+
+const LatLngBox = { min_lat: Type.Number(), min_lng: Type.Number(), max_lat: Type.Number(), max_lng: Type.Number() };
+
+/** LocateResp (docs/locate.md, "Response (LocateResp)"): a place resolved to a cell; not signed. */
+export const LocateResp = Closed(
+  {
+    cell64: Type.String(),
+    token: Type.Optional(Type.String({ description: 'the cell as an svc:cell: token (an address only); locate always sets it' })),
+    via: Type.String({ description: 'the cascade tier that answered' }),
+    label: Type.String(),
+    lat: Type.Number(),
+    lng: Type.Number(),
+    localized_names: Type.Record(Type.String(), Type.String()),
+    neighborhood_cells: Type.Array(Type.String()),
+    polygon_bbox: Type.Optional(Closed({ ...LatLngBox, source: Type.String() })),
+    polygon_geojson: Type.Optional(Closed({ type: Type.Union([Type.Literal('Polygon'), Type.Literal('MultiPolygon')]), coordinates: Type.Array(AnyValue) })),
+    polygon_sample_cells: Type.Array(Type.String(), { description: 'up to 64 cells inside the polygon, spread evenly' }),
+    overture_division: Type.Optional(Closed({ division_id: Type.String(), subtype: Type.String(), country: Type.String(), schema_url: Type.String() })),
+    data_at_this_cell: Type.Record(
+      Type.String(),
+      Closed({ bands: Type.Array(Type.String()), algorithms: Type.Array(Type.String()), availability: Type.Optional(Type.Union([Type.Literal('attested'), Type.Literal('fetchable')])) }),
+      { description: 'per topic: bands with facts here (attested) or, on an empty cell, bands a connector could fetch' },
+    ),
+    selected: Closed({ label: Type.String(), kind: Type.String(), is_high_confidence: Type.Boolean(), reason: Type.String(), score: Type.Number() }),
+    alternatives: Type.Array(
+      Closed({ label: Type.String(), lat: Type.Number(), lng: Type.Number(), via: Type.String(), kind: Type.String(), country: Type.Optional(Type.String()), score: Type.Number() }),
+    ),
+  },
+  'LocateResp: the cell of a place (not signed: check selected.is_high_confidence)',
+);

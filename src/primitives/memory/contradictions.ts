@@ -180,16 +180,19 @@ export function slotContradictions(slot: SharedSlot, band: BandEntry, history: r
 
 // ---- the request -------------------------------------------------------------------------------
 
+/** A contradictions listing, as the operation's schema admits it (types, bounds and defaults applied). */
 export interface ContradictionsRequest {
-  cell?: unknown;
-  cells?: unknown;
-  bbox?: unknown;
-  polygon?: unknown;
-  bands?: unknown;
-  scope?: unknown;
-  after?: unknown;
-  limit?: unknown;
-  record?: unknown;
+  cell?: string;
+  cells?: string[];
+  bbox?: number[];
+  /** Any object: checked as GeoJSON by parsePolygon. */
+  polygon?: object;
+  bands?: string[];
+  scope?: Scope;
+  /** A next_after cursor: its format is checked by decodeCursor. */
+  after?: string;
+  limit: number;
+  record: boolean;
 }
 
 export interface RecordedEdge {
@@ -255,13 +258,10 @@ async function parseRequest(ctx: ServiceContext, req: ContradictionsRequest): Pr
   const scope = requestScope(req.scope) ?? null;
   const given = (['cell', 'cells', 'bbox', 'polygon'] as const).filter((k) => req[k] !== undefined);
   if (given.length > 1) throw invalidArgument(given[1], `give at most one of cell, cells, bbox, polygon (got ${given.join(', ')})`);
-  const out: Parsed = { scope, limit: CONTRADICTION_LIMITS.limit.default, record: false };
+  const out: Parsed = { scope, limit: req.limit, record: req.record };
   if (req.cell !== undefined) {
     out.cells = [(await resolveCell(ctx, req.cell, 'cell')).cell];
   } else if (req.cells !== undefined) {
-    if (!Array.isArray(req.cells) || req.cells.length === 0 || req.cells.length > CONTRADICTION_LIMITS.cells) {
-      throw invalidArgument('cells', `expected 1..${CONTRADICTION_LIMITS.cells} cell64s`);
-    }
     out.cells = [...new Set(req.cells.map((c, i) => requireCell(ctx.config.prefix, c, `cells[${i}]`)))];
   } else if (req.bbox !== undefined || req.polygon !== undefined) {
     const area = req.bbox !== undefined ? parseBboxArray(req.bbox) : parsePolygon(req.polygon);
@@ -270,9 +270,6 @@ async function parseRequest(ctx: ServiceContext, req: ContradictionsRequest): Pr
     out.region = { method: r.method, exhaustive: r.exhaustive };
   }
   if (req.bands !== undefined) {
-    if (!Array.isArray(req.bands) || req.bands.length === 0 || req.bands.length > CONTRADICTION_LIMITS.bands) {
-      throw invalidArgument('bands', `expected 1..${CONTRADICTION_LIMITS.bands} band keys`);
-    }
     out.bands = [...new Set(req.bands)].map((b, i) => {
       const e = requireBand(ctx, b, `bands[${i}]`);
       if (e.value_kind === 'record') throw invalidArgument(`bands[${i}]`, `${e.key} is a record band: memory records are statements, not observations, and are never compared`);
@@ -280,15 +277,6 @@ async function parseRequest(ctx: ServiceContext, req: ContradictionsRequest): Pr
     });
   }
   if (req.after !== undefined) out.after = decodeCursor(req.after);
-  if (req.limit !== undefined) {
-    const { min, max } = CONTRADICTION_LIMITS.limit;
-    if (!Number.isSafeInteger(req.limit) || (req.limit as number) < min || (req.limit as number) > max) throw invalidArgument('limit', `expected an integer ${min}..${max}`);
-    out.limit = req.limit as number;
-  }
-  if (req.record !== undefined) {
-    if (typeof req.record !== 'boolean') throw invalidArgument('record', 'expected a boolean');
-    out.record = req.record;
-  }
   return out;
 }
 
@@ -297,7 +285,7 @@ async function parseRequest(ctx: ServiceContext, req: ContradictionsRequest): Pr
  * callers that may not trigger writes (MCP): `record: true` is then refused, naming the field.
  */
 export async function memoryContradictions(ctx: ServiceContext, req: ContradictionsRequest, opts: { allowRecord?: boolean; deadline?: number; ip?: string } = {}): Promise<ContradictionsResult> {
-  const p = await parseRequest(ctx, req ?? {});
+  const p = await parseRequest(ctx, req);
   if (p.record && opts.allowRecord === false) {
     throw invalidArgument('record', 'recording contradictions is a write the responder performs: REST only (POST /v1/memory_contradictions); over MCP this tool only lists');
   }

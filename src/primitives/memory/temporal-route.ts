@@ -44,12 +44,14 @@ export type AgeFrom = 'captured_at' | 'tslot_end' | 'signed_at' | 'accepted_at';
 export type IntentClass = 'fresh' | 'historical' | 'default';
 export type RouteRule = 'max_age_s_override' | 'static_band_any_age' | 'fresh_intent_one_cadence' | 'historical_intent_any_age' | 'default_1_5_cadence';
 
+/** A temporal route, as the operation's schema admits it (types and bounds already checked). */
 export interface TemporalRouteRequest {
-  cell?: unknown;
-  bands?: unknown;
-  intent?: unknown;
-  max_age_s?: unknown;
-  scope?: unknown;
+  cell: string;
+  bands?: string[];
+  intent?: string;
+  /** Seconds for every band, or per band (each band must be routed; at most MAX_AGE_CAP_S). */
+  max_age_s?: number | Record<string, number>;
+  scope?: Scope;
 }
 
 export interface FollowUp {
@@ -158,19 +160,19 @@ function fetchRefreshes(f: StoredFact | undefined, band: BandEntry, nowMs: numbe
   return nowMs >= due;
 }
 
-function parseOverrides(v: unknown, bands: readonly BandEntry[]): Map<string, number> {
+function parseOverrides(v: TemporalRouteRequest['max_age_s'], bands: readonly BandEntry[]): Map<string, number> {
   const out = new Map<string, number>();
   if (v === undefined) return out;
-  const check = (x: unknown, field: string): number => {
-    if (!Number.isSafeInteger(x) || (x as number) < 0 || (x as number) > MAX_AGE_CAP_S) throw invalidArgument(field, `expected an integer number of seconds 0..${MAX_AGE_CAP_S}`);
-    return x as number;
+  // The schema admits non-negative integers; the cap is checked here.
+  const check = (x: number, field: string): number => {
+    if (!Number.isSafeInteger(x) || x > MAX_AGE_CAP_S) throw invalidArgument(field, `expected an integer number of seconds 0..${MAX_AGE_CAP_S}`);
+    return x;
   };
   if (typeof v === 'number') {
     const s = check(v, 'max_age_s');
     for (const b of bands) out.set(b.key, s);
     return out;
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalidArgument('max_age_s', 'expected seconds (every band) or {band: seconds}');
   for (const [k, x] of Object.entries(v)) {
     if (!bands.some((b) => b.key === k)) throw invalidArgument(`max_age_s.${k}`, 'names a band that is not routed here (list it in bands)');
     out.set(k, check(x, `max_age_s.${k}`));
@@ -212,14 +214,12 @@ function because(route: BandRoute['reasoning'], decision: BandRoute['decision'])
 }
 
 export async function temporalRoute(ctx: ServiceContext, req: TemporalRouteRequest): Promise<TemporalRouteResult> {
-  const r = req ?? {};
+  const r = req;
   const { cell, place } = await resolveCell(ctx, r.cell, 'cell');
   const scope = requestScope(r.scope);
-  if (r.intent !== undefined && (typeof r.intent !== 'string' || r.intent.length > 2000)) throw invalidArgument('intent', 'expected text of at most 2000 characters');
   const caveats: string[] = [];
   let bands: BandEntry[];
   if (r.bands !== undefined) {
-    if (!Array.isArray(r.bands) || r.bands.length === 0 || r.bands.length > TEMPORAL_ROUTE_MAX_BANDS) throw invalidArgument('bands', `expected 1..${TEMPORAL_ROUTE_MAX_BANDS} band keys`);
     bands = [...new Set(r.bands)].map((b, i) => {
       const e = requireBand(ctx, b, `bands[${i}]`);
       if (e.value_kind === 'record') throw invalidArgument(`bands[${i}]`, `${e.key} is a record band: records are statements, not observations with a cadence`);
@@ -233,7 +233,7 @@ export async function temporalRoute(ctx: ServiceContext, req: TemporalRouteReque
     if (bands.length === 0) caveats.push('No band is stored at this cell yet: name the bands you need (bands) to get the calls that fetch them.');
   }
   const overrides = parseOverrides(r.max_age_s, bands);
-  const intentText = typeof r.intent === 'string' ? r.intent : undefined;
+  const intentText = r.intent;
   const intent = classifyIntent(intentText);
   const nowMs = ctx.now().getTime();
 

@@ -82,7 +82,7 @@ function checkDeadline(deadline: number): void {
 }
 
 /** The 256 × 256 true-colour thumbnail of a cell (input `{cell64}`). */
-export async function cellSceneRgb(ctx: ServiceContext, input: { cell64?: unknown }, o: { deadline: number }): Promise<SceneThumbnail> {
+export async function cellSceneRgb(ctx: ServiceContext, input: { cell64: string }, o: { deadline: number }): Promise<SceneThumbnail> {
   const { cell } = await resolveCell(ctx, input.cell64, 'cell64');
   const s2 = sentinel2Of(ctx);
   if (!s2) throw new SvcError('cid_not_found', `no Sentinel-2 connector (${S2_SOURCE}) is wired on this responder, so it has no scene thumbnails (see /v1/materializers)`, { cell, reason: 'no_connector' });

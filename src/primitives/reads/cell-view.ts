@@ -10,7 +10,7 @@ import { serveFact } from '../facts/facts-view.js';
 import { GRID_CAVEAT } from './recall.js';
 
 /** Geometry and stored contents of one cell, with a receipt over the facts shown. */
-export async function cellView(ctx: ServiceContext, cell64: unknown) {
+export async function cellView(ctx: ServiceContext, cell64: string) {
   const cell = requireCell(ctx.config.prefix, cell64, 'cell64'); // a cell64 or a cell token; else invalid_cell with the grammar reason
   const read = await ctx.store.readLatest({ cell, scope: null });
   const stored = [...read.facts].sort((a, b) => (a.band < b.band ? -1 : a.band > b.band ? 1 : 0));

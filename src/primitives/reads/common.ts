@@ -59,12 +59,15 @@ export function optionalTslot(ctx: ServiceContext, v: unknown, band: BandEntry, 
   }
 }
 
-/** A Unix-seconds window [start, end] (inclusive), validated. */
-export function parseWindow(v: unknown, field: string): [number, number] {
-  if (!Array.isArray(v) || v.length !== 2) throw invalidArgument(field, 'expected [start_unix, end_unix]');
+/**
+ * A Unix-seconds window [start, end] (inclusive): two non-negative integers, as the operations'
+ * schemas admit them; checked here for what a schema cannot say (safe integers, start ≤ end).
+ */
+export function parseWindow(v: readonly number[], field: string): [number, number] {
+  if (v.length !== 2) throw invalidArgument(field, 'expected [start_unix, end_unix]');
   const [a, b] = v;
-  if (!Number.isSafeInteger(a) || a < 0) throw invalidArgument(`${field}[0]`, 'expected a non-negative integer (Unix seconds)');
-  if (!Number.isSafeInteger(b) || b < 0) throw invalidArgument(`${field}[1]`, 'expected a non-negative integer (Unix seconds)');
+  if (!Number.isSafeInteger(a)) throw invalidArgument(`${field}[0]`, 'expected a non-negative integer (Unix seconds)');
+  if (!Number.isSafeInteger(b)) throw invalidArgument(`${field}[1]`, 'expected a non-negative integer (Unix seconds)');
   if (a > b) throw invalidArgument(field, `start ${a} is after end ${b}`);
   return [a, b];
 }

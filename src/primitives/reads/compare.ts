@@ -9,7 +9,8 @@ import type { BandEntry } from '../../registry/registry.js';
 import type { StoredFact } from '../../store/contract.js';
 import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { resolveCell } from './recall.js';
-import { cosine, isNum, isObject, l2, optionalTslot, requireBand, round, usableValue } from './common.js';
+import type { Scope } from '../../protocol/receipt.js';
+import { cosine, l2, optionalTslot, requireBand, round, usableValue } from './common.js';
 import { requestScope } from '../scopes/request.js';
 
 const FAMILY_RE = /^[a-z][a-z0-9_]*(?:\.[A-Za-z0-9_]+)*$/;
@@ -19,12 +20,12 @@ function inFamily(key: string, family: string | undefined): boolean {
 }
 
 /** Similarity of two cells over shared bands: mean cosine when a vector band is shared, else mean scalar delta (b − a). */
-export async function compare(ctx: ServiceContext, req: { a: string; b: string; family?: string; scope?: Record<string, string> }) {
+export async function compare(ctx: ServiceContext, req: { a: string; b: string; family?: string; scope?: Scope }) {
   const { cell: ca } = await resolveCell(ctx, req.a, 'a');
   const { cell: cb } = await resolveCell(ctx, req.b, 'b');
   const family = req.family;
   if (family !== undefined) {
-    if (typeof family !== 'string' || !FAMILY_RE.test(family)) throw invalidArgument('family', 'expected a band namespace such as indices or geotessera');
+    if (!FAMILY_RE.test(family)) throw invalidArgument('family', 'expected a band namespace such as indices or geotessera');
     if (!ctx.registry.bandList.some((b) => inFamily(b.key, family))) throw invalidArgument('family', `no registered band is in the family ${family} (see /v1/bands)`);
   }
   const scope = requestScope(req.scope);
@@ -75,6 +76,7 @@ export async function compare(ctx: ServiceContext, req: { a: string; b: string; 
 export const PREDICATE_KINDS = ['abs_diff_le', 'abs_diff_lt', 'cosine_ge', 'cosine_gt', 'l2_distance_le'] as const;
 type PredicateKind = (typeof PREDICATE_KINDS)[number];
 
+/** A band comparison, as the operation's schema admits it (cell/cell64 and the kinds are checked here). */
 export interface CompareBandsRequest {
   cell?: string;
   cell64?: string;
@@ -83,16 +85,13 @@ export interface CompareBandsRequest {
   tslot_a?: number;
   tslot_b?: number;
   predicate?: { kind: PredicateKind; threshold: number };
-  scope?: Record<string, string>;
+  scope?: Scope;
 }
 
-function parsePredicate(p: unknown, vector: boolean): { kind: PredicateKind; threshold: number } | undefined {
+/** The predicate, if it fits the pair: vector kinds for a vector band, the others for scalars. */
+function parsePredicate(p: CompareBandsRequest['predicate'], vector: boolean): { kind: PredicateKind; threshold: number } | undefined {
   if (p === undefined) return undefined;
-  if (!isObject(p)) throw invalidArgument('predicate', 'expected {kind, threshold}');
-  for (const k of Object.keys(p)) if (k !== 'kind' && k !== 'threshold') throw invalidArgument(`predicate.${k}`, 'is not a known field');
-  if (!(PREDICATE_KINDS as readonly unknown[]).includes(p.kind)) throw invalidArgument('predicate.kind', `expected one of ${PREDICATE_KINDS.join(', ')}`);
-  if (!isNum(p.threshold)) throw invalidArgument('predicate.threshold', 'expected a finite number');
-  const kind = p.kind as PredicateKind;
+  const kind = p.kind;
   const forVectors = kind === 'cosine_ge' || kind === 'cosine_gt' || kind === 'l2_distance_le';
   if (forVectors !== vector) throw invalidArgument('predicate.kind', `${kind} applies to ${forVectors ? 'a vector' : 'a scalar'} pair; these bands are ${vector ? 'vectors' : 'not vectors'}`);
   return { kind, threshold: p.threshold };

@@ -8,7 +8,7 @@
 import { invalidArgument } from '../../protocol/errors.js';
 import type { ServiceContext } from '../context/context.js';
 import type { ServedFact } from '../facts/facts-view.js';
-import { provenanceFilter, recall, resolveBands, resolveCell, type RecallRequest, type SignedResponse } from './recall.js';
+import { provenanceFilter, recall, resolveBands, resolveCell, type RecallInclude, type RecallRequest, type SignedResponse } from './recall.js';
 import { READ_CONCURRENCY, mapLimit } from './common.js';
 import { requestScope } from '../scopes/request.js';
 import { parsePolygon, parsePolygonBbox, sampleArea, type Area } from './geometry.js';
@@ -41,9 +41,12 @@ function precheck(ctx: ServiceContext, req: RecallFields): void {
   requestScope(req.scope);
 }
 
-/** Resolve `cells` (cell64 or place names) in order, de-duplicated; errors name `cells[i]`. */
-async function resolveCells(ctx: ServiceContext, cells: unknown, max: number): Promise<{ cells: string[]; places: Map<string, SignedResponse['place']> }> {
-  if (!Array.isArray(cells) || cells.length === 0) throw invalidArgument('cells', `expected 1..${max} cells`);
+/**
+ * Resolve `cells` (cell64 or place names) in order, de-duplicated; errors name `cells[i]`. The
+ * count is checked here too: internal callers (entity recall) pass lists no schema bounded.
+ */
+async function resolveCells(ctx: ServiceContext, cells: readonly string[], max: number): Promise<{ cells: string[]; places: Map<string, SignedResponse['place']> }> {
+  if (cells.length === 0) throw invalidArgument('cells', `expected 1..${max} cells`);
   if (cells.length > max) throw invalidArgument('cells', `at most ${max} cells per call (got ${cells.length})`);
   const out: string[] = [];
   const places = new Map<string, SignedResponse['place']>();
@@ -90,12 +93,16 @@ export async function recallMany(ctx: ServiceContext, req: RecallManyRequest, op
   return { cells, by_cell, merged_facts: merge(by_cell, cells) };
 }
 
-export interface RecallPolygonRequest extends RecallFields {
+/** A polygon recall, as the operation's schema admits it (types, bounds and defaults applied). */
+export interface RecallPolygonRequest extends Omit<RecallFields, 'include'> {
   cells?: string[];
-  polygon?: unknown;
-  polygon_bbox?: unknown;
-  max_cells?: number;
-  budget_ms?: number;
+  /** GeoJSON Polygon or MultiPolygon: its rings are checked by parsePolygon. */
+  polygon?: { type: 'Polygon' | 'MultiPolygon'; coordinates: unknown[] };
+  /** Its ranges are checked by parsePolygonBbox. */
+  polygon_bbox?: { min_lat: number; min_lng: number; max_lat: number; max_lng: number; source?: string };
+  max_cells: number;
+  budget_ms: number;
+  include?: ReadonlyArray<RecallInclude | 'ftw_fields'>;
 }
 
 export interface RecallPolygonResult extends RecallManyResult {
@@ -109,12 +116,6 @@ export interface RecallPolygonResult extends RecallManyResult {
   ftw_fields?: { status: 'unavailable'; reason: string };
 }
 
-function intIn(v: unknown, field: string, lo: number, hi: number, def: number): number {
-  if (v === undefined) return def;
-  if (!Number.isSafeInteger(v) || (v as number) < lo || (v as number) > hi) throw invalidArgument(field, `expected an integer ${lo}..${hi}`);
-  return v as number;
-}
-
 /**
  * Cells inside a polygon (or the given cells), read under a time budget: when `budget_ms` ends,
  * no new cell is started; cells not done come back in `pending[]` with `converged: false`.
@@ -123,12 +124,9 @@ export async function recallPolygon(ctx: ServiceContext, req: RecallPolygonReque
   const started = Date.now();
   const given = (['cells', 'polygon', 'polygon_bbox'] as const).filter((k) => req[k] !== undefined);
   if (given.length !== 1) throw invalidArgument(given.length === 0 ? 'polygon' : given[1], 'give exactly one of cells, polygon, polygon_bbox');
-  const maxCells = intIn(req.max_cells, 'max_cells', 1, POLYGON_MAX_CELLS, POLYGON_DEFAULT_CELLS);
-  const budgetMs = intIn(req.budget_ms, 'budget_ms', 1, 600_000, POLYGON_DEFAULT_BUDGET_MS);
+  const { max_cells: maxCells, budget_ms: budgetMs } = req;
   const include = req.include ?? [];
-  if (!Array.isArray(include)) throw invalidArgument('include', 'expected an array');
-  for (const inc of include) if (!['ftw_fields', 'edges', 'freshness'].includes(inc)) throw invalidArgument('include', `${inc} is not one of ftw_fields, edges, freshness`);
-  const fields = recallFields({ ...req, include: include.filter((x) => x !== 'ftw_fields') });
+  const fields = recallFields({ ...req, include: include.filter((x): x is RecallInclude => x !== 'ftw_fields') });
   if (fields.include?.length === 0) delete fields.include;
   precheck(ctx, fields);
 

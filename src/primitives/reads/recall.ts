@@ -20,18 +20,22 @@ import { parseRfc3339 } from '../../protocol/rfc3339.js';
 /** The default set attempted on an empty cell when no bands were asked (docs/reads.md, "Recall"). */
 export const DEFAULT_BANDS = ['copdem30m.elevation_mean', 'weather.temperature_2m'] as const;
 
+/** Extra answer parts recall may add (`include`). */
+export type RecallInclude = 'edges' | 'freshness';
+
+/** A recall, as the operation's schema admits it (types, bounds and enums already checked). */
 export interface RecallRequest {
   cell: string;
   bands?: string[];
   tslot?: number;
   as_of_tslot?: number;
   as_of_signed_at?: string;
-  provenance?: string[];
+  provenance?: readonly ProvenanceClass[];
   deterministic?: boolean;
   /** Keep only facts these keys wrote (b32): per band the newest such fact. */
   attester?: string[];
   scope?: Scope;
-  include?: string[];
+  include?: readonly RecallInclude[];
 }
 
 /**
@@ -111,12 +115,9 @@ export async function resolveCell(ctx: ServiceContext, cell: unknown, field = 'c
 }
 
 /** The provenance classes a request admits (`provenance` ∩ `deterministic`). */
-export function provenanceFilter(provenance?: string[], deterministic?: boolean): ProvenanceClass[] | undefined {
+export function provenanceFilter(provenance?: readonly ProvenanceClass[], deterministic?: boolean): ProvenanceClass[] | undefined {
   let set: ProvenanceClass[] | undefined;
-  if (provenance !== undefined) {
-    for (const p of provenance) if (!PROVENANCE_CLASSES.includes(p as ProvenanceClass)) throw invalidArgument('provenance', `${p} is not one of ${PROVENANCE_CLASSES.join(', ')}`);
-    set = [...new Set(provenance as ProvenanceClass[])];
-  }
+  if (provenance !== undefined) set = [...new Set(provenance)];
   if (deterministic !== undefined) {
     const det: ProvenanceClass[] = ['direct_sensor', 'deterministic_index'];
     const allowed = deterministic ? det : PROVENANCE_CLASSES.filter((c) => !det.includes(c));
@@ -264,7 +265,6 @@ async function prepareRecall(ctx: ServiceContext, req: RecallRequest, nowMs: num
   const { known, unknown } = resolveBands(ctx, req.bands);
   const provenance = provenanceFilter(req.provenance, req.deterministic);
   const scope = scopeFieldsSet(req.scope);
-  for (const inc of req.include ?? []) if (inc !== 'edges' && inc !== 'freshness') throw invalidArgument('include', `${inc} is not one of edges, freshness`);
   if (req.tslot !== undefined) for (const b of known) checkTslot(req.tslot, b.tempo, b.key, nowMs);
   if (req.as_of_tslot !== undefined && (!Number.isSafeInteger(req.as_of_tslot) || req.as_of_tslot < 0)) throw invalidArgument('as_of_tslot', 'expected a non-negative integer');
   let asOfSignedAt: string | undefined;

@@ -24,13 +24,14 @@ const MAX_PREFIX_QUERIES = 64;
 /** Latitude bands (1 024 rows, about 10 km each) a walk may scan; the row cap bounds the cost either way. */
 const MAX_BAND_PREFIXES = 16;
 
+/** A region query, as the operation's schema admits it (types, bounds, enums and defaults applied). */
 export interface QueryRegionRequest {
   geometry?: string;
   bbox?: number[];
   bands: string[];
   agg?: Agg;
-  max_cells?: number;
-  scope?: Record<string, string>;
+  max_cells: number;
+  scope?: Scope;
 }
 
 export interface BandAggregate {
@@ -87,8 +88,7 @@ export function centroid(vectors: readonly number[][]): number[] | null {
 }
 
 /** Cells named by `geometry`: one cell64 (or cell token), or `cells:c1,c2,…`. */
-function geometryCells(g: unknown, prefix: string): string[] {
-  if (typeof g !== 'string' || g.length === 0) throw invalidArgument('geometry', 'expected a cell64 or "cells:c1,c2,…"');
+function geometryCells(g: string, prefix: string): string[] {
   if (!g.startsWith('cells:')) {
     return [requireCell(prefix, g, 'geometry')];
   }
@@ -143,10 +143,7 @@ export async function walkStored(ctx: ServiceContext, area: Area, scope: Scope |
 /** Aggregate stored facts of `bands` over a cell set or a sampled bbox. */
 export async function queryRegion(ctx: ServiceContext, req: QueryRegionRequest): Promise<QueryRegionResult> {
   if ((req.geometry === undefined) === (req.bbox === undefined)) throw invalidArgument(req.geometry === undefined ? 'geometry' : 'bbox', 'give exactly one of geometry, bbox');
-  if (!Array.isArray(req.bands) || req.bands.length === 0) throw invalidArgument('bands', 'at least one band is required');
-  if (req.agg !== undefined && !(AGGS as readonly string[]).includes(req.agg)) throw invalidArgument('agg', `expected one of ${AGGS.join(', ')}`);
-  const maxCells = req.max_cells ?? REGION_DEFAULT_CELLS;
-  if (!Number.isSafeInteger(maxCells) || maxCells < 1 || maxCells > REGION_MAX_CELLS) throw invalidArgument('max_cells', `expected an integer 1..${REGION_MAX_CELLS}`);
+  const maxCells = req.max_cells;
   const bands = [...new Set(req.bands)].map((b, i) => requireBand(ctx, b, `bands[${i}]`));
   const aggs = new Map(bands.map((b) => [b.key, aggFor(b, req.agg)]));
   const scope = requestScope(req.scope);

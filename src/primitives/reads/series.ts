@@ -6,7 +6,7 @@
  */
 import { isFactCid } from '../../protocol/cid.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
-import type { Receipt } from '../../protocol/receipt.js';
+import type { Receipt, Scope } from '../../protocol/receipt.js';
 import { tslotOf, tslotRange } from '../../protocol/tslot.js';
 import type { BandEntry } from '../../registry/registry.js';
 import type { StoredFact } from '../../store/contract.js';
@@ -18,12 +18,13 @@ import { mayReadScope, type Authorization } from '../scopes/access.js';
 import { cosine, l2, newestPerTslot, optionalTslot, parseWindow, requireBand, round, usableValue } from './common.js';
 import { requestScope } from '../scopes/request.js';
 
+/** A fetch, as the operation's schema admits it (which fields go together is checked here). */
 export interface FetchRequest {
   cid?: string;
   cell?: string;
   band?: string;
   tslot?: number;
-  scope?: Record<string, string>;
+  scope?: Scope;
 }
 
 export interface FetchResult {
@@ -88,7 +89,7 @@ export interface TrajectoryPoint {
 }
 
 /** The stored series of one band at one cell over a window: newest version per tslot, never fetched. */
-export async function trajectory(ctx: ServiceContext, req: { cell: string; band: string; window: number[]; scope?: Record<string, string> }) {
+export async function trajectory(ctx: ServiceContext, req: { cell: string; band: string; window: readonly number[]; scope?: Scope }) {
   const { cell } = await resolveCell(ctx, req.cell, 'cell');
   const band = requireBand(ctx, req.band, 'band');
   const window = parseWindow(req.window, 'window');
@@ -130,11 +131,9 @@ function side(f: StoredFact | undefined, tslot: number, band: BandEntry): { side
 }
 
 /** Signed delta b − a of one band between two tslots; a missing side gives null, never 0. */
-export async function diff(ctx: ServiceContext, req: { cell: string; band: string; tslot_a: number; tslot_b: number; scope?: Record<string, string> }, opts: { primitive?: string } = {}) {
+export async function diff(ctx: ServiceContext, req: { cell: string; band: string; tslot_a: number; tslot_b: number; scope?: Scope }, opts: { primitive?: string } = {}) {
   const { cell } = await resolveCell(ctx, req.cell, 'cell');
   const band = requireBand(ctx, req.band, 'band');
-  if (req.tslot_a === undefined) throw invalidArgument('tslot_a', 'is required');
-  if (req.tslot_b === undefined) throw invalidArgument('tslot_b', 'is required');
   const ta = optionalTslot(ctx, req.tslot_a, band, 'tslot_a')!;
   const tb = optionalTslot(ctx, req.tslot_b, band, 'tslot_b')!;
   const scope = requestScope(req.scope);

@@ -6,14 +6,14 @@
  * that says so.
  */
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
-import type { Receipt } from '../../protocol/receipt.js';
+import type { Receipt, Scope } from '../../protocol/receipt.js';
 import { currentTslot } from '../../protocol/tslot.js';
 import type { BandEntry } from '../../registry/registry.js';
 import type { StoredFact } from '../../store/contract.js';
 import { issueReceipt, type ServiceContext } from '../context/context.js';
 import type { MaterializeNote } from '../context/materialize-note.js';
 import { recall, resolveCell } from '../reads/recall.js';
-import { isNum, isObject, isVec, newestPerTslot, optionalTslot, parseWindow, requireBand, usableValue } from '../reads/common.js';
+import { isNum, isVec, newestPerTslot, optionalTslot, parseWindow, requireBand, usableValue } from '../reads/common.js';
 import { requestScope } from '../scopes/request.js';
 import { windowTslots } from '../reads/series.js';
 
@@ -22,20 +22,22 @@ export const CLAIM_AGGS = ['any', 'all', 'mean', 'min', 'max'] as const;
 export type ClaimOp = (typeof CLAIM_OPS)[number];
 export type ClaimAgg = (typeof CLAIM_AGGS)[number];
 
+/** A claim, as the operation's schema admits it (fields, op and agg checked; the value is checked here). */
 export interface Claim {
   band: string;
   op: ClaimOp;
   value: unknown;
   tslot?: number;
-  window?: number[];
-  agg?: ClaimAgg;
+  window?: readonly number[];
+  agg: ClaimAgg;
 }
 
+/** A claim to verify, as the operation's schema admits it (mode defaults to fast). */
 export interface VerifyRequest {
   claim: Claim;
   cell: string;
-  mode?: 'fast' | 'resolve';
-  scope?: Record<string, string>;
+  mode: 'fast' | 'resolve';
+  scope?: Scope;
 }
 
 export interface VerifyResult {
@@ -117,19 +119,13 @@ function valueOf(band: BandEntry, f: StoredFact): number | number[] {
   return v;
 }
 
-/** Validate the request (structure → invalid_argument; semantics → claim_undecidable). */
-function parseClaim(ctx: ServiceContext, c: unknown) {
-  if (!isObject(c)) throw invalidArgument('claim', 'expected {band, op, value, tslot | window, agg?}');
-  for (const k of Object.keys(c)) if (!['band', 'op', 'value', 'tslot', 'window', 'agg'].includes(k)) throw invalidArgument(`claim.${k}`, 'is not a known field');
+/** Check the claim against the registry (tslot xor window → invalid_argument; semantics → claim_undecidable). */
+function parseClaim(ctx: ServiceContext, c: Claim) {
   const band = requireBand(ctx, c.band, 'claim.band');
-  if (!(CLAIM_OPS as readonly unknown[]).includes(c.op)) throw invalidArgument('claim.op', `expected one of ${CLAIM_OPS.join(', ')}`);
-  if (!('value' in c)) throw invalidArgument('claim.value', 'is required (ignored for exists and absent)');
   if ((c.tslot === undefined) === (c.window === undefined)) throw invalidArgument(c.tslot === undefined ? 'claim.tslot' : 'claim.window', 'exactly one of tslot or window must be set');
   const tslot = optionalTslot(ctx, c.tslot, band, 'claim.tslot');
   const window = c.window === undefined ? undefined : parseWindow(c.window, 'claim.window');
-  const agg = (c.agg ?? 'any') as ClaimAgg;
-  if (!(CLAIM_AGGS as readonly unknown[]).includes(agg)) throw invalidArgument('claim.agg', `expected one of ${CLAIM_AGGS.join(', ')}`);
-  const op = c.op as ClaimOp;
+  const { op, agg } = c;
   checkValue(band, op, c.value, agg);
   return { band, op, value: c.value, tslot, window, agg };
 }
@@ -137,9 +133,7 @@ function parseClaim(ctx: ServiceContext, c: unknown) {
 /** Decide a claim at a cell; `resolve` may materialize the current slot through recall, `fast` reads stored facts only. */
 export async function verifyClaim(ctx: ServiceContext, req: VerifyRequest, opts: { deadline?: number } = {}): Promise<VerifyResult> {
   const claim = parseClaim(ctx, req.claim);
-  const mode = req.mode ?? 'fast';
-  if (mode !== 'fast' && mode !== 'resolve') throw invalidArgument('mode', 'expected fast or resolve');
-  if (req.cell === undefined) throw invalidArgument('cell', 'is required');
+  const mode = req.mode;
   const { cell } = await resolveCell(ctx, req.cell, 'cell');
   const scope = requestScope(req.scope);
   const { band, op, value, agg } = claim;

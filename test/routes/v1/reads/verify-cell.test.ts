@@ -91,7 +91,7 @@ describe('POST /v1/verify', () => {
     fails(await verify({ band: 'landcover.esa_worldcover_2021', op: 'lt', value: 10, tslot: 0 }), 422, 'claim_undecidable');
     // In-process callers can pass a real NaN.
     await assert.rejects(
-      verifyClaim(t.service, { cell, claim: { ...temp, op: 'eq', value: NaN, tslot: 20_001 } as any }),
+      verifyClaim(t.service, { cell, mode: 'fast', claim: { ...temp, op: 'eq', value: NaN, tslot: 20_001 } as any }),
       (e: unknown) => e instanceof SvcError && e.code === 'claim_undecidable',
     );
   });
