@@ -70,6 +70,8 @@ export interface Config {
   signingQuota: { count: number; windowSecs: number };
   /** Co-signatures by witness keys the operator does not list, per client address per window. */
   witnessQuota: { count: number; windowSecs: number };
+  /** Bound on the bytes of stored artifacts (grids; docs/rasters.md): past it the least recently read are evicted. */
+  artifactMaxBytes: number;
 }
 
 export interface VarSpec {
@@ -81,6 +83,8 @@ export interface VarSpec {
 /** Defaults of the memory limits (docs/memory.md), also listed by /v1/limits. */
 export const NOTE_DAILY_QUOTA_DEFAULT = 10_000;
 export const MEMORY_SEARCH_CONCURRENCY_DEFAULT = 4;
+/** Default of SVC_ARTIFACT_MAX_BYTES: 1 GiB, about a thousand 512 × 512 float32 grids. */
+export const ARTIFACT_MAX_BYTES_DEFAULT = 1024 ** 3;
 
 /** Every variable the service reads (README and /v1/limits list them from here). */
 export const CONFIG_VARS: readonly VarSpec[] = [
@@ -119,6 +123,7 @@ export const CONFIG_VARS: readonly VarSpec[] = [
   { name: 'SVC_ATTESTER_DAILY_FACTS', default: '', description: 'facts each attester key may have accepted per UTC day (integer >= 1; unset: unlimited; the responder key is never counted)' },
   { name: 'SVC_NOTE_DAILY_QUOTA', default: String(NOTE_DAILY_QUOTA_DEFAULT), description: 'facts a key may have accepted per UTC day and still write notes (POST /v1/memory/notes; its other records count too); 0..100000000, 0: no quota; over it: 429 compute_quota_exceeded with retry_after (to 00:00 UTC)' },
   { name: 'SVC_CHECK_RESPONSES', default: '0', description: 'when 1, every operation answer is checked against its declared response schema before it is sent (tests, staging); a mismatch is answered 500 internal and logged' },
+  { name: 'SVC_ARTIFACT_MAX_BYTES', default: String(ARTIFACT_MAX_BYTES_DEFAULT), description: 'bytes of artifacts (band_raster grids) the store keeps, 65536..1099511627776; past it the least recently read are evicted (their descriptions stay) and rebuilt from their signed derivation record on the next POST /v1/raster/resolve (docs/rasters.md)' },
   { name: 'SVC_MEMORY_SEARCH_CONCURRENCY', default: String(MEMORY_SEARCH_CONCURRENCY_DEFAULT), description: 'note searches (POST /v1/memory/search) one process runs at once, 1..1024; more are refused at once with 503 overloaded, retry_after 1' },
 ];
 
@@ -258,6 +263,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       count: Math.floor(int(env, 'SVC_WITNESS_QUOTA_COUNT', 60, 1, 1_000_000)),
       windowSecs: Math.floor(int(env, 'SVC_WITNESS_QUOTA_WINDOW_SECS', 3600, 1, 86_400)),
     },
+    artifactMaxBytes: Math.floor(int(env, 'SVC_ARTIFACT_MAX_BYTES', ARTIFACT_MAX_BYTES_DEFAULT, 65_536, 1024 ** 4)),
   };
   return { ...cfg, ...overrides };
 }

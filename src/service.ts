@@ -38,6 +38,7 @@ export async function openService(config: Config, opts: { now?: () => Date; mate
       scanCellLimit: config.scanCellLimit,
       segmentMaxBytes: config.segmentMaxBytes,
       prefix: config.prefix,
+      artifactMaxBytes: config.artifactMaxBytes,
     },
     keys.signer,
     opts.now ? { clock: opts.now } : {},

@@ -8,6 +8,11 @@ export function contentId(value: unknown): string {
   return b32encode(blake3(encodeCanonical(value as CborValue)));
 }
 
+/** Content id of raw bytes (an artifact: a grid file, a picture): b32(H(bytes)), 52 characters. */
+export function bytesCid(bytes: Uint8Array): string {
+  return b32encode(blake3(bytes));
+}
+
 /** 16-byte anchor (entity_cid, bundle_cid, aoi_cid …): 26 characters. */
 export function anchorId(value: unknown): string {
   return b32encode(blake3(encodeCanonical(value as CborValue)).subarray(0, 16));

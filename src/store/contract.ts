@@ -203,6 +203,52 @@ export interface DocumentStore {
   get(kind: string, cid: string): Promise<string | null>;
 }
 
+/** What the artifact store holds about one artifact (contract.ts, ArtifactStore). */
+export interface ArtifactInfo {
+  cid: string;
+  media_type: string;
+  size: number;
+  /** How to make the bytes again (for a grid: the svc:raster: token whose resolve rebuilds it); null: not rebuildable. */
+  rebuild: string | null;
+  stored_at: string;
+  /** `stored`: the bytes are here; `evicted`: dropped to keep the size bound (only this description stays). */
+  state: 'stored' | 'evicted';
+  evicted_at: string | null;
+}
+
+/** Bytes of a stored artifact, whole or the asked range. */
+export interface ArtifactBytes {
+  media_type: string;
+  /** Size of the whole artifact. */
+  size: number;
+  bytes: Uint8Array;
+}
+
+/**
+ * Content-addressed binary artifacts beside the log, never in it (grids made by band_raster;
+ * docs/rasters.md): `cid = b32(H(bytes))`, computed by the store. Every responder of a deployment
+ * reads what one stored. Bounded in bytes (SVC_ARTIFACT_MAX_BYTES): a put that passes the bound
+ * evicts the least recently read artifacts first (never the one being put); an evicted artifact
+ * keeps its description (media type, size, rebuild hint) so a reader learns how to rebuild it.
+ * Artifacts are derived data: each can be made again from its signed derivation record, so
+ * losing one is a rebuild, never a loss of evidence. Arguments outside the rules of artifacts.ts
+ * are a TypeError or RangeError.
+ */
+export interface ArtifactStore {
+  /** The configured bound on stored bytes. */
+  readonly maxBytes: number;
+  /** Keep `bytes`; resolves once written, with the cid, whether this call wrote them, and the cids it evicted. */
+  put(mediaType: string, bytes: Uint8Array, rebuild?: string | null): Promise<{ cid: string; stored: boolean; evicted: string[] }>;
+  /** The bytes under `cid` (inclusive byte range `range` when given, clipped to the end), or null when not held; counts as a use. */
+  read(cid: string, range?: { start: number; end: number }): Promise<ArtifactBytes | null>;
+  /** The description of `cid` (stored or evicted), or null when it was never stored here; not a use. */
+  info(cid: string): Promise<ArtifactInfo | null>;
+  /** Drop the bytes of `cid` now, keeping its description: true when bytes were dropped. */
+  evict(cid: string): Promise<boolean>;
+  /** Stored artifacts and their bytes, against the bound. */
+  usage(): Promise<{ artifacts: number; bytes: number; max_bytes: number }>;
+}
+
 /** Everything the service needs from one storage deployment. */
 export interface Store extends FactReader, FactAppender, WitnessStore {
   readonly driver: 'sqlite' | 'postgres';
@@ -211,6 +257,8 @@ export interface Store extends FactReader, FactAppender, WitnessStore {
   readonly transients: TransientStore;
   /** Content-addressed documents beside the log (bundle definitions), shared by every responder. */
   readonly documents: DocumentStore;
+  /** Content-addressed binary artifacts (grids), size-bounded with eviction, shared by every responder. */
+  readonly artifacts: ArtifactStore;
   /**
    * The persistent cache of network geocoder answers (geo/geocache.ts), shared by every responder
    * of the deployment; owned by the store (close() closes it). Not derived from the log.
@@ -263,6 +311,8 @@ export interface StoreConfig {
   /** Log segment cap in bytes (default 1 GiB; tests use small values). */
   segmentMaxBytes?: number;
   prefix?: string;
+  /** Bound on the bytes of stored artifacts (SVC_ARTIFACT_MAX_BYTES; default ARTIFACT_MAX_BYTES_DEFAULT of artifacts.ts). */
+  artifactMaxBytes?: number;
 }
 
 /**

@@ -151,6 +151,8 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
     // Documents are the store's own (one lookup by key) and the geocache is a cache already.
     documents: store.documents,
     geocache: store.geocache,
+    // Artifacts are bytes the store bounds itself; the hot cache holds facts only.
+    artifacts: store.artifacts,
     cache,
     generation,
     readFact: reader.readFact,

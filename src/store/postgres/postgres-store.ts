@@ -13,7 +13,7 @@ import { SvcError } from '../../protocol/errors.js';
 import { isoSeconds, type Scope } from '../../protocol/receipt.js';
 import type { GeoCache } from '../../geo/geocache.js';
 import type {
-  AppendBatch, AppendResult, CorpusStats, DocumentStore, FactQuery, LogReader, Store, StoreConfig, StoredFact, TransientStore, TreeHeadSigner, WitnessRecord,
+  AppendBatch, AppendResult, ArtifactStore, CorpusStats, DocumentStore, FactQuery, LogReader, Store, StoreConfig, StoredFact, TransientStore, TreeHeadSigner, WitnessRecord,
 } from '../contract.js';
 import { scopeKey } from '../entry.js';
 import type { MemoryReader } from '../memory.js';
@@ -21,6 +21,8 @@ import { MemoryQueries } from './memory-queries.js';
 import { PgTransients } from './transients.js';
 import { PgDocuments } from './documents.js';
 import { PgGeoCache } from './geocache.js';
+import { PgArtifacts } from './artifacts.js';
+import { ARTIFACT_MAX_BYTES_DEFAULT } from '../artifacts.js';
 import { pgFault } from './pg-db.js';
 import { PgLog } from './pg-log.js';
 import { Queries, type HistoryQuery } from './queries.js';
@@ -55,6 +57,7 @@ class PostgresStore implements Store {
   readonly transients: TransientStore;
   readonly documents: DocumentStore;
   readonly geocache: GeoCache;
+  readonly artifacts: ArtifactStore;
   private closed = false;
   private readonly inflight = new Set<Promise<unknown>>();
   private statsAt: { size: number; counts: Omit<CorpusStats, 'log_size'> } | undefined;
@@ -70,6 +73,7 @@ class PostgresStore implements Store {
     transients: PgTransients,
     documents: PgDocuments,
     geocache: PgGeoCache,
+    artifacts: PgArtifacts,
   ) {
     this.log = readerOf(pgLog);
     this.transients = {
@@ -85,6 +89,14 @@ class PostgresStore implements Store {
       driver: 'postgres',
       get: (key, now) => this.read('geocache.get', () => geocache.get(key, now)),
       put: (key, answer, ttlMs) => this.read('geocache.put', () => geocache.put(key, answer, ttlMs)),
+    };
+    this.artifacts = {
+      maxBytes: artifacts.maxBytes,
+      put: (type, bytes, rebuild) => this.read('artifacts.put', () => artifacts.put(type, bytes, rebuild)),
+      read: (cid, range) => this.read('artifacts.read', () => artifacts.read(cid, range)),
+      info: (cid) => this.read('artifacts.info', () => artifacts.info(cid)),
+      evict: (cid) => this.read('artifacts.evict', () => artifacts.evict(cid)),
+      usage: () => this.read('artifacts.usage', () => artifacts.usage()),
     };
     // The same fault mapping and closed check as every other read.
     this.memory = {
@@ -216,7 +228,7 @@ export async function createPostgresStore(config: StoreConfig, signer: TreeHeadS
     const log = new PgLog(pool, t, { signer, now, prefix: config.prefix });
     const seq = new Sequencer(pool, t, sequencerLockKey(schema), log, { now, logger, failCommit: opts.failCommit, onCommit: opts.onCommit });
     const store = new PostgresStore(pool, config.scanCellLimit, log, new Queries(pool, t), seq, now, new MemoryQueries(pool, t), new PgTransients(pool, t, now),
-      new PgDocuments(pool, t, now), new PgGeoCache(pool, t));
+      new PgDocuments(pool, t, now), new PgGeoCache(pool, t), new PgArtifacts(pool, t, now, config.artifactMaxBytes ?? ARTIFACT_MAX_BYTES_DEFAULT));
     logger(`store postgres: schema ${schema}: log size ${await log.size()}`);
     return store;
   } catch (err) {

@@ -243,6 +243,23 @@ CREATE TABLE IF NOT EXISTS ${s}.geocache (
 );
 CREATE INDEX IF NOT EXISTS geocache_expiry ON ${s}.geocache (expires_at);
 
+-- Not derivable from the log, but derived data: artifacts (grids; see artifacts.ts), each
+-- rebuildable from its signed derivation record. Descriptions stay after an eviction; the
+-- bytes go. Times are Unix milliseconds.
+CREATE TABLE IF NOT EXISTS ${s}.artifacts (
+  cid        text COLLATE "C" PRIMARY KEY,
+  media_type text NOT NULL,
+  size       bigint NOT NULL,
+  rebuild    text,
+  stored_at  bigint NOT NULL,
+  used_at    bigint NOT NULL,
+  evicted_at bigint
+);
+CREATE TABLE IF NOT EXISTS ${s}.artifact_bytes (
+  cid   text COLLATE "C" PRIMARY KEY,
+  bytes bytea NOT NULL
+);
+
 -- Not derivable from the log: witnesses' co-signatures arrive over HTTP.
 CREATE TABLE IF NOT EXISTS ${s}.witnesses (
   tree_size   bigint NOT NULL,

@@ -36,6 +36,8 @@ export interface Tables {
   transients: string;
   documents: string;
   geocache: string;
+  artifacts: string;
+  artifactBytes: string;
 }
 
 /** The qualified names of the driver's tables in `schema`. */
@@ -46,5 +48,6 @@ export function tablesOf(schema: string): Tables {
     attesterDays: `${s}.attester_days`, scopeClaims: `${s}.scope_claims`, notes: `${s}.mem_notes`, aliases: `${s}.mem_aliases`,
     memEdges: `${s}.mem_edges`, closures: `${s}.mem_edge_closures`, derivations: `${s}.mem_derivations`, sharedSlots: `${s}.shared_slots`,
     transients: `${s}.transients`, documents: `${s}.documents`, geocache: `${s}.geocache`,
+    artifacts: `${s}.artifacts`, artifactBytes: `${s}.artifact_bytes`,
   };
 }

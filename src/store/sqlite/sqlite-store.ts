@@ -31,6 +31,7 @@ import { internal, Queries } from './queries.js';
 import { SqliteTransients } from './transients.js';
 import { SqliteDocuments } from './documents.js';
 import { SqliteGeoCache } from './geocache.js';
+import { SqliteArtifacts } from './artifacts.js';
 import { migrate, unpackAcceptedAt } from './schema.js';
 import { readerOf } from '../log-reader.js';
 
@@ -88,7 +89,7 @@ class SqliteStore implements Store {
     private readonly scanCellLimit: number,
     readonly transients: SqliteTransients,
     readonly documents: SqliteDocuments,
-    readonly geocache: SqliteGeoCache,
+    readonly geocache: SqliteGeoCache, readonly artifacts: SqliteArtifacts,
   ) {
     this.log = readerOf(appendLog);
     this.rows = new FactRows(q, appendLog);
@@ -425,7 +426,7 @@ class SqliteStore implements Store {
       this.commitFailed(err); // reopening replays what it held
     }
     this.db.close();
-    for (const side of [this.transients, this.documents, this.geocache]) side.close();
+    for (const side of [this.transients, this.documents, this.geocache, this.artifacts]) side.close();
     await this.appendLog.close();
   }
 
@@ -484,7 +485,7 @@ export async function createSqliteStore(config: StoreConfig, log: AppendOnlyLog,
     const now = opts.now ?? (() => new Date());
     const side = <T extends { close(): void }>(x: T): T => { sides.push(x); return x; };
     const store = new SqliteStore(db, q, log, applied, now, logger, scanCellLimit,
-      side(new SqliteTransients(config.dataDir, now)), side(new SqliteDocuments(config.dataDir, now)), side(new SqliteGeoCache(config.dataDir)));
+      side(new SqliteTransients(config.dataDir, now)), side(new SqliteDocuments(config.dataDir, now)), side(new SqliteGeoCache(config.dataDir)), side(new SqliteArtifacts(config, now)));
     const t0 = performance.now();
     const r = await store.replay(applied, size);
     const ms = Math.round(performance.now() - t0);
