@@ -24,10 +24,17 @@ export const FIND_SIMILAR_K = { min: 1, max: 1000, default: 10 } as const;
 export const SIMILAR_MODES = ['cosine', 'hamming', 'hamming_then_rerank'] as const;
 export type SimilarMode = (typeof SIMILAR_MODES)[number];
 
+/**
+ * A search, as the operation's schema admits it (key length, k's bounds, the mode checked; band
+ * and k filled in). Internal callers (ask, the bench) may leave band and k out: the defaults stay.
+ */
 export interface FindSimilarRequest {
   key: string;
+  /** Default geotessera. */
   band?: string;
+  /** Default FIND_SIMILAR_K.default. */
   k?: number;
+  /** Default: hamming for a binary band, else cosine. */
   mode?: SimilarMode;
 }
 
@@ -207,18 +214,13 @@ export async function findSimilar(ctx: ServiceContext, req: FindSimilarRequest, 
   if (band.value_kind !== 'vector') throw invalidArgument('band', `${band.key} is not a vector band (vector bands: ${ctx.registry.bandList.filter((b) => b.value_kind === 'vector').map((b) => b.key).join(', ')})`);
   const binary = isBinaryBand(band.key);
   const mode: SimilarMode = req.mode ?? (binary ? 'hamming' : 'cosine');
-  if (!SIMILAR_MODES.includes(mode)) throw invalidArgument('mode', `expected one of ${SIMILAR_MODES.join(', ')}`);
   if (binary && mode !== 'hamming') throw invalidArgument('mode', `${band.key} holds binary codes: only hamming applies (use the real-valued band for ${mode})`);
   const k = req.k ?? FIND_SIMILAR_K.default;
-  if (!Number.isSafeInteger(k) || k < FIND_SIMILAR_K.min || k > FIND_SIMILAR_K.max) {
-    throw invalidArgument('k', `expected an integer ${FIND_SIMILAR_K.min}..${FIND_SIMILAR_K.max}`);
-  }
   // The bands the mode reads: codes for Hamming, real vectors for cosine.
   const codeBand = binary ? band : mode === 'cosine' ? undefined : ctx.registry.bands.get(band.key + BINARY_SUFFIX);
   if (mode !== 'cosine' && !codeBand) throw invalidArgument('mode', `${band.key} has no binary sibling ${band.key}${BINARY_SUFFIX} in the registry: use mode cosine`);
   const realBand = binary ? undefined : mode === 'hamming' ? undefined : band;
 
-  if (typeof req.key !== 'string' || req.key.length === 0) throw invalidArgument('key', 'expected a cell64 or inline:[x, y, …]');
   const ix = indexOf(ctx);
   const query: Query = { kind: req.key.startsWith(INLINE_PREFIX) ? 'inline' : 'cell' };
   if (query.kind === 'inline') {

@@ -24,12 +24,11 @@ export function servedEncoders(ctx: ServiceContext): BandEntry[] {
   return ctx.registry.bandList.filter((b) => b.value_kind === 'vector' && !isBinaryBand(b.key));
 }
 
-function checkView(view: unknown): 'encoder' {
-  if (view === undefined || view === 'encoder') return 'encoder';
+function checkView(view: StateView): 'encoder' {
   if (view === 'cube') {
     throw new SvcError('invalid_argument', 'view: the cube view (1792-D) is not served by this responder (no cube encoder is registered); served views: encoder', { field: 'view', served_views: ['encoder'] });
   }
-  throw invalidArgument('view', `expected one of ${STATE_VIEWS.join(', ')}`);
+  return 'encoder';
 }
 
 function encoderBand(ctx: ServiceContext, key: unknown, field: string): BandEntry {
@@ -80,9 +79,10 @@ function statesOf(r: SignedResponse, encoders: readonly BandEntry[]): { states: 
   return { states, missing };
 }
 
+/** A state read, as the operation's schema admits it (view filled in, default encoder). */
 interface StateRequest {
   cell: string;
-  view?: StateView;
+  view: StateView;
   tslot?: number;
   scope?: RecallRequest['scope'];
 }
@@ -103,9 +103,9 @@ function envelope(r: SignedResponse) {
 }
 
 /** One encoder's vector at a cell (default geotessera); `vector` is null with a typed `missing` entry when there is none. */
-export async function state(ctx: ServiceContext, req: StateRequest & { encoder?: string }, opts: { deadline?: number } = {}) {
+export async function state(ctx: ServiceContext, req: StateRequest & { encoder: string }, opts: { deadline?: number } = {}) {
   const view = checkView(req.view);
-  const enc = encoderBand(ctx, req.encoder ?? DEFAULT_ENCODER, 'encoder');
+  const enc = encoderBand(ctx, req.encoder, 'encoder');
   const r = await recall(ctx, { cell: req.cell, bands: [enc.key], ...recallOptions(req) }, { primitive: 'state', deadline: opts.deadline });
   const { states, missing } = statesOf(r, [enc]);
   const s = states[0];
