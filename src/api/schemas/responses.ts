@@ -123,6 +123,20 @@ const signedResponseFields = {
 /** recall's answer: the facts at one cell with a receipt binding exactly them (also one cell of recall_many). */
 export const SignedResponse = Signed(signedResponseFields, 'SignedResponse: the facts at one cell and a receipt binding exactly them');
 
+// ---- next steps: literal follow-up calls (ask, hunt) ---------------------------------------------
+
+/** A literal follow-up call, replayable as given (docs/ask.md, "next_steps"). */
+export const NextStep = Closed({
+  action: Type.String(),
+  method: Type.Union([Type.Literal('GET'), Type.Literal('POST')]),
+  path: Type.String(),
+  url: Type.String({ description: 'relative to the responder, GET parameters included' }),
+  body: Nullable(Type.Record(Type.String(), Type.Unknown())),
+  why: Type.String(),
+  auth: Type.Optional(Type.Literal('attester_signature', { description: 'a write: sign the body with an attester key first (docs/writes.md)' })),
+  available: Type.Optional(Type.Literal(false, { description: 'this responder does not serve the endpoint yet' })),
+});
+
 // ---- places ---------------------------------------------------------------------------------------
 
 const LatLngBox = { min_lat: Type.Number(), min_lng: Type.Number(), max_lat: Type.Number(), max_lng: Type.Number() };

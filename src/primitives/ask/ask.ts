@@ -32,6 +32,7 @@ import { changeAnswer, corpusAnswer, huntAnswer, huntResultAnswer, outOfScopeAns
 import type { TimeWindow } from './time.js';
 import { understand, type Understanding } from './understand.js';
 
+/** A question, as the operation's schema admits it (types, bounds and defaults already applied). */
 export interface AskRequest {
   q: string;
   place?: string;
@@ -40,8 +41,8 @@ export interface AskRequest {
   lng?: number;
   include_image?: boolean;
   verbose?: boolean;
-  /** Where the answer step is kept (state-store.ts): outside the log by default. */
-  keep?: StateKeep;
+  /** Where the answer step is kept (state-store.ts): `transient` (outside the log) by default. */
+  keep: StateKeep;
   /** With keep: "scope", the scope the step is kept in (the caller's bearer must be for it). */
   scope?: Scope;
 }
@@ -73,12 +74,10 @@ export interface AskResponse {
 }
 
 const ROUTER = `lexical@1`;
-const MAX_Q = 2000;
 
+/** What the schema cannot say: a question of words, one way to name the place, scope with keep "scope" only. */
 function checkRequest(req: AskRequest): void {
-  if (typeof req !== 'object' || req === null) throw invalidArgument('body', 'expected an object with q');
-  if (typeof req.q !== 'string' || req.q.trim() === '') throw invalidArgument('q', 'expected a non-empty question');
-  if (req.q.length > MAX_Q) throw invalidArgument('q', `longer than ${MAX_Q} characters`);
+  if (req.q.trim() === '') throw invalidArgument('q', 'expected a non-empty question');
   checkPlaceFields(req);
   if (req.keep === 'scope' && !requestScope(req.scope)) throw invalidArgument('scope', 'keep: "scope" keeps the answer step in a scope: name it (and send its bearer)');
   if (req.keep !== 'scope' && req.scope !== undefined) throw invalidArgument('scope', 'only with keep: "scope" (ask reads public facts; the scope says where the answer step is kept)');
@@ -179,7 +178,7 @@ export async function ask(ctx: ServiceContext, req: AskRequest, opts: { deadline
   });
   // Keep the step so its token resolves later: outside the log unless the caller opted in.
   try {
-    await keepState(ctx, state, cids, req.keep ?? 'transient', requestScope(req.scope) ?? undefined);
+    await keepState(ctx, state, cids, req.keep, requestScope(req.scope) ?? undefined);
   } catch (err) {
     if (!(err instanceof SvcError) || (err.code !== 'storage_full' && err.code !== 'overloaded')) throw err;
     caveats.push(`The answer step could not be kept (${err.code}): its svc:state: token does not resolve; ask again later to get one that does.`);

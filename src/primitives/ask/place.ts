@@ -38,7 +38,7 @@ export function checkPlaceFields(req: PlaceFields): void {
   if (ways > 1) throw invalidArgument(req.cell !== undefined ? 'cell' : 'lat', 'give at most one of: place, cell, or lat and lng');
   if (req.lat !== undefined && req.lng === undefined) throw invalidArgument('lng', 'is required with lat');
   if (req.lng !== undefined && req.lat === undefined) throw invalidArgument('lat', 'is required with lng');
-  if (req.place !== undefined && (typeof req.place !== 'string' || req.place.trim() === '')) throw invalidArgument('place', 'expected a non-empty place name');
+  if (req.place !== undefined && req.place.trim() === '') throw invalidArgument('place', 'expected a non-empty place name');
 }
 
 async function atCell(ctx: ServiceContext, cell: string, deadline: number): Promise<LocateResp> {

@@ -80,8 +80,7 @@ function notFound(cid: string): SvcError {
 }
 
 /** The step a `svc:state:` token (or its bare id) names, as kept. */
-export async function resolveState(ctx: ServiceContext, tokenOrCid: unknown, authorization?: Authorization): Promise<StateAnswer> {
-  if (typeof tokenOrCid !== 'string') throw invalidArgument('cid', 'expected an svc:state: token or its id');
+export async function resolveState(ctx: ServiceContext, tokenOrCid: string, authorization?: Authorization): Promise<StateAnswer> {
   const prefix = `${ctx.config.prefix}:state:`;
   const cid = tokenOrCid.startsWith(prefix) ? tokenOrCid.slice(prefix.length) : tokenOrCid;
   if (!isFactCid(cid)) throw invalidArgument('cid', `expected ${prefix}<52 base32 characters> or the bare id`);

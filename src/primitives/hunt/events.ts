@@ -18,9 +18,9 @@ export interface ResolvedEvent {
 }
 
 /** The event for `name` (any case-insensitive alias), or invalid_argument / not_yet_implemented. */
-export function resolveEvent(ctx: ServiceContext, name: unknown): ResolvedEvent {
+export function resolveEvent(ctx: ServiceContext, name: string): ResolvedEvent {
   const events = ctx.registry.huntEventList.map((e) => e.event);
-  if (typeof name !== 'string' || name.trim() === '') throw invalidArgument('event', `expected one of ${events.join(', ')}`);
+  if (name.trim() === '') throw invalidArgument('event', `expected one of ${events.join(', ')}`);
   const ev = resolveHuntEvent(name, ctx.registry);
   if (!ev) {
     throw new SvcError('invalid_argument', `event: ${JSON.stringify(name.slice(0, 64))} is not a hunt event; one of ${events.join(', ')} (or an alias, see details.aliases)`, {

@@ -17,7 +17,7 @@ import { mapLimit } from '../reads/common.js';
 import { resolveEvent } from './events.js';
 import { failedSample, readSample, type SampleReport } from './readings.js';
 import { directionText, rankCandidates } from './rank.js';
-import { resolveRegion, type HuntRegion, type LocateFn } from './region.js';
+import { resolveRegion, type HuntBox, type HuntRegion, type LocateFn } from './region.js';
 import { sampleSeed, stratifiedSample } from './sample.js';
 import { thresholdFor } from './thresholds.js';
 import { huntNextSteps } from './steps.js';
@@ -27,10 +27,11 @@ export const HUNT_SAMPLES = 32;
 export const HUNT_SAMPLES_SLOW = 8;
 export const HUNT_TOP = 8;
 
+/** A hunt, as the operation's schema admits it (types checked; region vs polygon_bbox is checked here). */
 export interface HuntRequest {
   event: string;
   region?: string;
-  polygon_bbox?: { min_lat: number; min_lng: number; max_lat: number; max_lng: number };
+  polygon_bbox?: HuntBox;
 }
 
 export interface HuntOptions {

@@ -33,8 +33,17 @@ export interface HuntRegion {
 
 export type LocateFn = (ctx: ServiceContext, req: { place: string }) => Promise<LocateResp>;
 
+/** An explicit hunt box (degrees; ranges and order are checked by parsePolygonBbox). */
+export interface HuntBox {
+  min_lat: number;
+  min_lng: number;
+  max_lat: number;
+  max_lng: number;
+  source?: string;
+}
+
 /** Resolve `region` or `polygon_bbox` (exactly one) to a sampled area within the cap. */
-export async function resolveRegion(ctx: ServiceContext, req: { region?: unknown; polygon_bbox?: unknown }, locateFn: LocateFn = locate): Promise<HuntRegion> {
+export async function resolveRegion(ctx: ServiceContext, req: { region?: string; polygon_bbox?: HuntBox }, locateFn: LocateFn = locate): Promise<HuntRegion> {
   if ((req.region === undefined) === (req.polygon_bbox === undefined)) {
     throw invalidArgument(req.region === undefined ? 'region' : 'polygon_bbox', 'give exactly one of region (free text) or polygon_bbox {min_lat, min_lng, max_lat, max_lng}');
   }
@@ -43,8 +52,9 @@ export async function resolveRegion(ctx: ServiceContext, req: { region?: unknown
     const area = parsePolygonBbox(req.polygon_bbox);
     region = { area, block: { source: 'polygon_bbox', polygon_bbox: area.bbox, area_km2: 0 } };
   } else {
-    if (typeof req.region !== 'string' || req.region.trim() === '') throw invalidArgument('region', 'expected a place name');
-    region = fromLocate(await locateFn(ctx, { place: req.region }), req.region);
+    const text = req.region ?? '';
+    if (text.trim() === '') throw invalidArgument('region', 'expected a place name');
+    region = fromLocate(await locateFn(ctx, { place: text }), text);
   }
   const km2 = boxAreaKm2(region.area.bbox);
   region.block.area_km2 = Math.round(km2);

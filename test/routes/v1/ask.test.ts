@@ -349,7 +349,9 @@ describe('MCP svc_ask', () => {
     assert.ok(tool, 'svc_ask in tools/list of /mcp');
     assert.match(tool.description, /Use this first when you have a question in plain words/);
     assert.match(tool.description, /next_steps/);
-    assert.deepEqual(tool.inputSchema.required, ['q']);
+    // keep has a default (transient), which the validator fills in: a model may leave it out.
+    assert.deepEqual(tool.inputSchema.required, ['q', 'keep']);
+    assert.equal(tool.inputSchema.properties.keep.default, 'transient');
     const call = await rpc({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'svc_ask', arguments: { q: 'Is it flooded at 45.76, 4.83?' } } });
     const sc = call.result.structuredContent;
     const rest = await post(t, '/v1/ask', { q: 'Is it flooded at 45.76, 4.83?' });
