@@ -36,13 +36,21 @@ export const MAX_ATTRIBUTES = 64;
 export const MAX_ATTRIBUTE_TEXT = 500;
 /** Positions of a polygon entity's one ring (record-rules.ts: no holes). */
 export const MAX_POLYGON_POSITIONS = 1000;
-const KIND_RE = /^[a-z][a-z0-9_]{0,63}$/;
 
 /** Length in characters (code points), as the record rules count it. */
 function chars(s: string): number {
   let n = 0;
   for (const _ of s) n++;
   return n;
+}
+
+/** A mint request, as the operation's schema admits it (types, kind's pattern and sizes already checked). */
+export interface EntityRequest {
+  kind: string;
+  name: string;
+  geometry: { cell?: string; polygon?: { type: 'Polygon'; coordinates: unknown[][] } };
+  attributes?: Record<string, string | number | boolean>;
+  scope?: Scope;
 }
 
 /** The value of a `memory.entity` record: the identity itself. */
@@ -86,9 +94,8 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** A GeoJSON Polygon, validated and reduced to {type, coordinates} (numbers only). */
-function polygonValue(v: unknown, field: string): { type: 'Polygon'; coordinates: Array<Array<[number, number]>> } {
-  if (!isPlainObject(v) || v.type !== 'Polygon') throw invalidArgument(`${field}.type`, 'expected a GeoJSON Polygon ({type: "Polygon", coordinates: [[[lng, lat], …]]})');
+/** A GeoJSON Polygon, validated (positions, rings) and reduced to {type, coordinates} (numbers only). */
+function polygonValue(v: NonNullable<EntityRequest['geometry']['polygon']>, field: string): { type: 'Polygon'; coordinates: Array<Array<[number, number]>> } {
   const area = parsePolygon(v, field);
   const rings = area.polygons[0];
   if (rings.length !== 1) throw invalidArgument(`${field}.coordinates`, `expected exactly one ring (no holes), got ${rings.length} rings`);
@@ -96,21 +103,14 @@ function polygonValue(v: unknown, field: string): { type: 'Polygon'; coordinates
   return { type: 'Polygon', coordinates: [rings[0].map(([lng, lat]) => [lng, lat] as [number, number])] };
 }
 
-function attributesValue(v: unknown): Record<string, string | number | boolean> | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (!isPlainObject(v)) throw invalidArgument('attributes', 'expected a flat object of string, number or boolean values');
+/** Attributes (flat and at most MAX_ATTRIBUTES, by the schema): names and texts within their lengths. */
+function attributesValue(v: EntityRequest['attributes']): Record<string, string | number | boolean> | undefined {
+  if (v === undefined) return undefined;
   const entries = Object.entries(v);
-  if (entries.length > MAX_ATTRIBUTES) throw invalidArgument('attributes', `at most ${MAX_ATTRIBUTES} attributes`);
   const out: Record<string, string | number | boolean> = {};
   for (const [k, x] of entries) {
     if (k.length === 0 || chars(k) > 64) throw invalidArgument(`attributes.${k}`, 'attribute names are 1..64 characters');
-    if (typeof x === 'string') {
-      if (chars(x) > MAX_ATTRIBUTE_TEXT) throw invalidArgument(`attributes.${k}`, `at most ${MAX_ATTRIBUTE_TEXT} characters`);
-    } else if (typeof x === 'number') {
-      if (!Number.isFinite(x)) throw invalidArgument(`attributes.${k}`, 'expected a finite number');
-    } else if (typeof x !== 'boolean') {
-      throw invalidArgument(`attributes.${k}`, 'expected a string, number or boolean (attributes are flat)');
-    }
+    if (typeof x === 'string' && chars(x) > MAX_ATTRIBUTE_TEXT) throw invalidArgument(`attributes.${k}`, `at most ${MAX_ATTRIBUTE_TEXT} characters`);
     out[k] = x;
   }
   // No attributes and an empty map are the same content: both leave the field out.
@@ -122,25 +122,19 @@ function attributesValue(v: unknown): Record<string, string | number | boolean> 
  * name or cell token stored as its cell64, a polygon reduced to {type, coordinates}, empty
  * attributes left out. Equal content → equal value → equal entity_cid.
  */
-export async function entityValue(ctx: ServiceContext, req: { kind?: unknown; name?: unknown; geometry?: unknown; attributes?: unknown }): Promise<{ value: EntityValue; place?: SignedResponse['place'] }> {
-  if (typeof req.kind !== 'string' || !KIND_RE.test(req.kind)) throw invalidArgument('kind', 'expected a lowercase word: a letter, then letters, digits or _ (at most 64), e.g. field, building, river');
-  if (typeof req.name !== 'string') throw invalidArgument('name', `expected 1..${MAX_NAME} characters`);
+export async function entityValue(ctx: ServiceContext, req: Omit<EntityRequest, 'scope'>): Promise<{ value: EntityValue; place?: SignedResponse['place'] }> {
   const name = req.name.trim();
   if (name.length === 0 || chars(name) > MAX_NAME) throw invalidArgument('name', `expected 1..${MAX_NAME} characters (after trimming)`);
   const g = req.geometry;
-  if (!isPlainObject(g)) throw invalidArgument('geometry', 'expected {cell} (a cell64, cell token or place name) or {polygon} (a GeoJSON Polygon)');
-  const given = (['cell', 'polygon'] as const).filter((k) => g[k] !== undefined);
-  if (given.length !== 1) throw invalidArgument('geometry', 'give exactly one of cell, polygon');
-  const extra = Object.keys(g).find((k) => k !== 'cell' && k !== 'polygon');
-  if (extra) throw invalidArgument(`geometry.${extra}`, 'is not a known field (cell or polygon)');
+  if ((g.cell === undefined) === (g.polygon === undefined)) throw invalidArgument('geometry', 'give exactly one of cell, polygon');
   let geometry: EntityValue['geometry'];
   let place: SignedResponse['place'];
-  if (given[0] === 'cell') {
+  if (g.cell !== undefined) {
     const r = await resolveCell(ctx, g.cell, 'geometry.cell');
     geometry = { cell: r.cell };
     place = r.place;
   } else {
-    geometry = { polygon: polygonValue(g.polygon, 'geometry.polygon') };
+    geometry = { polygon: polygonValue(g.polygon!, 'geometry.polygon') };
   }
   const attributes = attributesValue(req.attributes);
   return { value: { kind: req.kind, name, geometry, ...(attributes ? { attributes } : {}) }, ...(place ? { place } : {}) };
@@ -222,7 +216,7 @@ async function ensureRecord(ctx: ServiceContext, value: EntityValue, scope: Scop
 }
 
 /** POST /v1/entity: the one identity of {kind, name, geometry, attributes?}, minted on first use. */
-export async function mintEntity(ctx: ServiceContext, req: { kind?: unknown; name?: unknown; geometry?: unknown; attributes?: unknown; scope?: unknown }, caller: { ip?: string } = {}): Promise<EntityAnswer> {
+export async function mintEntity(ctx: ServiceContext, req: EntityRequest, caller: { ip?: string } = {}): Promise<EntityAnswer> {
   const scope = requestScope(req.scope);
   const { value, place } = await entityValue(ctx, req);
   const { fact: f, created } = await ensureRecord(ctx, value, scope, caller.ip);
@@ -289,10 +283,11 @@ export async function writeAliases(ctx: ServiceContext, req: AttestRequest): Pro
 
 // ---- recall by entity -------------------------------------------------------------------------
 
+/** A recall by entity, as the operation's schema admits it. */
 export interface EntityRecallRequest {
-  entity?: unknown;
+  entity: string;
   bands?: string[];
-  scope?: unknown;
+  scope?: Scope;
 }
 
 export interface EntityRecallResult {

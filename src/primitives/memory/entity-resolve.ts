@@ -27,12 +27,14 @@ export const FACT_SCAN = 1000;
 export const DEFAULT_LIMIT = 5;
 export const MAX_LIMIT = 20;
 
+/** A resolve, as the operation's schema admits it (types and bounds checked; phrase vs token is checked here). */
 export interface ResolveRequest {
-  phrase?: unknown;
-  token?: unknown;
-  scope?: unknown;
-  limit?: unknown;
-  kind?: unknown;
+  phrase?: string;
+  token?: string;
+  scope?: Scope;
+  /** Default DEFAULT_LIMIT (the schema fills it in; internal callers may leave it out). */
+  limit?: number;
+  kind?: string;
 }
 
 export type Evidence =
@@ -54,12 +56,6 @@ export interface ResolveResult {
   token: string | null;
   candidates: Candidate[];
   receipt: Receipt;
-}
-
-function intIn(v: unknown, field: string, lo: number, hi: number, def: number): number {
-  if (v === undefined) return def;
-  if (!Number.isSafeInteger(v) || (v as number) < lo || (v as number) > hi) throw invalidArgument(field, `expected an integer ${lo}..${hi}`);
-  return v as number;
 }
 
 /** Fact counts per attester under the entity's subject (the responder's own records left out). */
@@ -100,9 +96,8 @@ function rank(a: Candidate, b: Candidate): number {
 /** POST /v1/entity/resolve: candidate entities for a phrasing (or the one a token names), with the evidence. */
 export async function resolveEntity(ctx: ServiceContext, req: ResolveRequest): Promise<ResolveResult> {
   const scope = requestScope(req.scope);
-  const limit = intIn(req.limit, 'limit', 1, MAX_LIMIT, DEFAULT_LIMIT);
-  if (req.kind !== undefined && (typeof req.kind !== 'string' || req.kind.length === 0 || req.kind.length > 64)) throw invalidArgument('kind', 'expected an entity kind (e.g. field)');
-  const kind = req.kind as string | undefined;
+  const limit = req.limit ?? DEFAULT_LIMIT;
+  const kind = req.kind;
   if ((req.phrase === undefined) === (req.token === undefined)) throw invalidArgument(req.phrase === undefined ? 'phrase' : 'token', 'give exactly one of phrase, token');
 
   let candidates: Candidate[];
@@ -110,7 +105,7 @@ export async function resolveEntity(ctx: ServiceContext, req: ResolveRequest): P
   let token: string | null = null;
   if (req.token !== undefined) {
     const cid = entityRef(ctx, req.token, 'token');
-    token = req.token as string;
+    token = req.token;
     const record = await entityRecord(ctx, cid, scope ?? null);
     const kindOf = (record?.body.value as { kind?: unknown } | undefined)?.kind;
     if (!record || (kind !== undefined && kindOf !== kind)) {
@@ -121,8 +116,8 @@ export async function resolveEntity(ctx: ServiceContext, req: ResolveRequest): P
     const self: AliasHit = { entity: cid, phrase: typeof name === 'string' ? name : '', fact_cid: record.fact_cid, attester: record.attester, text_score: 0 };
     candidates = [candidate(ctx, record, cid, [self], await factAttesters(ctx, cid, scope ?? null))];
   } else {
-    if (typeof req.phrase !== 'string' || req.phrase.trim().length === 0 || req.phrase.length > 200) throw invalidArgument('phrase', 'expected 1..200 characters');
-    phrase = req.phrase.trim();
+    phrase = (req.phrase ?? '').trim();
+    if (phrase.length === 0) throw invalidArgument('phrase', 'expected 1..200 characters');
     // Scores are served relative to the best match (0..1): FTS5's raw bm25 folds in corpus-wide
     // statistics that other scopes' writes move, which a scoped reader must not watch.
     const raw = await ctx.store.memory.aliases({ scope: scope ?? null, text: phrase, limit: ALIAS_CANDIDATES });
