@@ -5,7 +5,6 @@
  * not two usable readings it says `inconclusive` and why, rather than comparing with a zero.
  */
 import { TEMPO_UNIT_S, tslotRange, tslotOf } from '../../protocol/tslot.js';
-import { invalidArgument } from '../../protocol/errors.js';
 import type { ServiceContext } from '../context/context.js';
 import { cosine, isVec, round } from '../reads/common.js';
 import { Evidence, derivedPlace, numericValue, tslotPair, twoReadings, type DerivedEnvelope, type DerivedOpts } from './evidence.js';
@@ -32,8 +31,8 @@ export function dnbrClass(d: number): (typeof DNBR_CLASSES)[number]['class'] {
 }
 
 export interface BurnInput extends PlaceInput {
-  tslot_pre?: unknown;
-  tslot_post?: unknown;
+  tslot_pre?: number;
+  tslot_post?: number;
 }
 
 export interface BurnResult extends DerivedEnvelope {
@@ -75,12 +74,13 @@ export async function burnSeverity(ctx: ServiceContext, input: BurnInput, opts: 
 }
 
 export interface TwoSlotInput extends PlaceInput {
-  tslot_a?: unknown;
-  tslot_b?: unknown;
+  tslot_a?: number;
+  tslot_b?: number;
 }
 
+/** As the schema admits it: threshold in (0, 2], NDVI_DROP_DEFAULT when not given. */
 export interface DeforestationInput extends TwoSlotInput {
-  threshold?: unknown;
+  threshold: number;
 }
 
 export const NDVI_DROP_DEFAULT = 0.15;
@@ -108,12 +108,6 @@ export interface DeforestationResult extends DerivedEnvelope {
   reason?: string;
 }
 
-function numberIn(v: unknown, field: string, lo: number, hi: number, def: number): number {
-  if (v === undefined) return def;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= lo || v > hi) throw invalidArgument(field, `expected a number in (${lo}, ${hi}]`);
-  return v;
-}
-
 /** The yearly embedding slot that contains the start of a medium tslot. */
 function yearSlot(mediumTslot: number): number {
   return tslotOf(tslotRange(mediumTslot, 'medium').start_unix, 'slow');
@@ -137,7 +131,7 @@ async function embeddingChange(ev: Evidence, cell: string, ta: number, tb: numbe
 
 /** NDVI drop between two tslots (given, or the two newest stored) ≥ threshold, plus embedding change. */
 export async function deforestationAlert(ctx: ServiceContext, input: DeforestationInput, opts: DerivedOpts = {}): Promise<DeforestationResult> {
-  const threshold = numberIn(input.threshold, 'threshold', 0, 2, NDVI_DROP_DEFAULT);
+  const { threshold } = input;
   const tslots = tslotPair(ctx, 'indices.ndvi', input.tslot_a, input.tslot_b, 'tslot_a', 'tslot_b');
   const place = await derivedPlace(ctx, input, opts);
   const cell = place.loc.cell64;
@@ -155,8 +149,9 @@ export async function deforestationAlert(ctx: ServiceContext, input: Deforestati
   return { ...env, status: 'ok', alert: drop >= threshold, threshold, a: pair.a, b: pair.b, ndvi_drop: drop, embedding, method };
 }
 
+/** As the schema admits it: threshold_db in (0, 30], VV_DROP_DB when not given. */
 export interface SarInput extends TwoSlotInput {
-  threshold_db?: unknown;
+  threshold_db: number;
 }
 
 export const VV_DROP_DB = 3;
@@ -174,7 +169,7 @@ export interface SarResult extends DerivedEnvelope {
 
 /** Radar forest disturbance: Sentinel-1 VV backscatter drop of threshold_db (default 3 dB) or more. */
 export async function sarForestDisturbance(ctx: ServiceContext, input: SarInput, opts: DerivedOpts = {}): Promise<SarResult> {
-  const threshold = numberIn(input.threshold_db, 'threshold_db', 0, 30, VV_DROP_DB);
+  const threshold = input.threshold_db;
   const tslots = tslotPair(ctx, 's1.vv_db', input.tslot_a, input.tslot_b, 'tslot_a', 'tslot_b');
   const place = await derivedPlace(ctx, input, opts);
   const cell = place.loc.cell64;

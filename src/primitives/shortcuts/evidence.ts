@@ -146,7 +146,7 @@ export function pointValue(p: TrajectoryPoint | undefined): number | undefined {
 }
 
 /** Validate a pair of optional tslots for one band (both or neither). */
-export function tslotPair(ctx: ServiceContext, band: string, a: unknown, b: unknown, fa: string, fb: string): [number, number] | undefined {
+export function tslotPair(ctx: ServiceContext, band: string, a: number | undefined, b: number | undefined, fa: string, fb: string): [number, number] | undefined {
   if (a === undefined && b === undefined) return undefined;
   if (a === undefined) throw invalidArgument(fa, `is required with ${fb}`);
   if (b === undefined) throw invalidArgument(fb, `is required with ${fa}`);

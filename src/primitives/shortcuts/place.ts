@@ -13,16 +13,20 @@ import type { ServiceContext } from '../context/context.js';
 /** The locate primitive's signature (src/primitives/locate/locate.ts). */
 export type LocateFn = (ctx: ServiceContext, req: LocateRequest) => Promise<LocateResp>;
 
-/** Location fields every shortcut accepts (place and its aliases: docs/shortcuts.md, "Place shortcuts"). */
+/**
+ * Location fields every shortcut accepts (place and its aliases: docs/shortcuts.md, "Place
+ * shortcuts"), as the operations' schemas admit them: types and coordinate ranges checked (query
+ * strings coerced), which way the place is named is checked here.
+ */
 export interface PlaceInput {
-  place?: unknown;
-  name?: unknown;
-  q?: unknown;
-  query?: unknown;
-  lat?: unknown;
-  lng?: unknown;
-  lon?: unknown;
-  cell64?: unknown;
+  place?: string;
+  name?: string;
+  q?: string;
+  query?: string;
+  lat?: number;
+  lng?: number;
+  lon?: number;
+  cell64?: string;
 }
 
 export interface ResolvedPlace {
@@ -50,26 +54,19 @@ const NAME_FIELDS = ['place', 'name', 'q', 'query'] as const;
 
 type Parsed = { kind: 'place'; text: string; field: string } | { kind: 'latlng'; lat: number; lng: number } | { kind: 'cell64'; cell: string };
 
-function num(v: unknown, field: string): number {
-  // Query strings are coerced by the schema; this guards MCP and direct callers too.
-  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isFinite(n)) throw invalidArgument(field, 'expected a finite number');
-  return n;
-}
-
 /**
  * Which way the caller named the location; exactly one way is allowed (as for locate). With the
  * deployment `prefix`, cell64 also takes the cell token `<prefix>:cell:<cell64>` that locate mints.
  */
 export function parseLocation(input: PlaceInput, opts: { allowCell64?: boolean; optional?: boolean; prefix?: string } = {}): Parsed | undefined {
-  const names = NAME_FIELDS.filter((k) => input[k] !== undefined && input[k] !== null);
-  const texts = names.map((k) => input[k]);
+  const names = NAME_FIELDS.filter((k) => input[k] !== undefined);
+  const texts = names.map((k) => input[k] as string);
   for (const [i, t] of texts.entries()) {
-    if (typeof t !== 'string' || t.trim().length === 0) throw invalidArgument(names[i], 'expected a non-empty place name');
+    if (t.trim().length === 0) throw invalidArgument(names[i], 'expected a non-empty place name');
   }
   if (new Set(texts).size > 1) throw invalidArgument(names[1], `conflicts with ${names[0]}: give one place name (place, name, q and query are aliases)`);
   const lngField = input.lng !== undefined ? 'lng' : 'lon';
-  if (input.lng !== undefined && input.lon !== undefined && num(input.lng, 'lng') !== num(input.lon, 'lon')) {
+  if (input.lng !== undefined && input.lon !== undefined && input.lng !== input.lon) {
     throw invalidArgument('lon', 'conflicts with lng (lon is an alias of lng)');
   }
   const hasCoords = input.lat !== undefined || input.lng !== undefined || input.lon !== undefined;
@@ -81,7 +78,7 @@ export function parseLocation(input: PlaceInput, opts: { allowCell64?: boolean; 
     throw invalidArgument('place', `give place (or name, q, query) or lat and lng${opts.allowCell64 ? ', or cell64' : ''}`);
   }
   if (ways > 1) throw invalidArgument(hasCell ? 'cell64' : 'lat', 'give only one of: a place name, lat and lng, cell64');
-  if (names.length > 0) return { kind: 'place', text: (texts[0] as string).trim(), field: names[0] };
+  if (names.length > 0) return { kind: 'place', text: texts[0].trim(), field: names[0] };
   if (hasCell) {
     if (opts.prefix !== undefined) return { kind: 'cell64', cell: requireCell(opts.prefix, input.cell64, 'cell64') };
     if (!isCell(input.cell64)) throw new SvcError('invalid_cell', `cell64: ${JSON.stringify(String(input.cell64).slice(0, 64))} is not a cell64`, { field: 'cell64' });
@@ -89,8 +86,8 @@ export function parseLocation(input: PlaceInput, opts: { allowCell64?: boolean; 
   }
   if (input.lat === undefined) throw invalidArgument('lat', `is required with ${lngField}`);
   if (input.lng === undefined && input.lon === undefined) throw invalidArgument('lng', 'is required with lat (lon is an alias)');
-  const lat = num(input.lat, 'lat');
-  const lng = num(input.lng ?? input.lon, lngField);
+  const lat = input.lat;
+  const lng = (input.lng ?? input.lon)!;
   cellOf(lat, lng); // range checks name the field (invalid_argument)
   return { kind: 'latlng', lat, lng };
 }

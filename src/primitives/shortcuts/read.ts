@@ -52,10 +52,12 @@ export const PLACE_SHORTCUTS: Readonly<Record<PlaceShortcutName, PlaceShortcutSp
   elevation: { name: 'elevation', bands: ['copdem30m.elevation_mean'], defaultCells: 16, cell64: true, mcp: 'full', summary: 'Elevation (Copernicus DEM) at a place or cell' },
 };
 
+/** A place shortcut's input, as its schema admits it (POST: bands a CSV string or an array; GET: a CSV string). */
 export interface PlaceShortcutInput extends PlaceInput {
-  band?: unknown;
-  bands?: unknown;
-  tslot?: unknown;
+  band?: string;
+  bands?: string | string[];
+  tslot?: number;
+  /** Left untyped by the schemas: anything but an integer 1..64 is HTTP 400 (parseNCells). */
   n_cells?: unknown;
 }
 
@@ -76,19 +78,14 @@ export interface PlaceShortcutResult {
 }
 
 /** band + bands (CSV or array), de-duplicated in order; undefined when neither is given. */
-export function parseBandList(band: unknown, bands: unknown): string[] | undefined {
+export function parseBandList(band: string | undefined, bands: string | readonly string[] | undefined): string[] | undefined {
   const out: string[] = [];
   if (band !== undefined) {
-    if (typeof band !== 'string' || band.trim() === '') throw invalidArgument('band', 'expected a band key (see /v1/bands)');
+    if (band.trim() === '') throw invalidArgument('band', 'expected a band key (see /v1/bands)');
     out.push(band.trim());
   }
   if (bands !== undefined) {
-    const list = typeof bands === 'string' ? bands.split(',') : bands;
-    if (!Array.isArray(list)) throw invalidArgument('bands', 'expected a comma-separated string or an array of band keys');
-    for (const [i, b] of list.entries()) {
-      if (typeof b !== 'string') throw invalidArgument(`bands[${i}]`, 'expected a band key');
-      if (b.trim() !== '') out.push(b.trim());
-    }
+    for (const b of typeof bands === 'string' ? bands.split(',') : bands) if (b.trim() !== '') out.push(b.trim());
   }
   if (band === undefined && bands === undefined) return undefined;
   if (out.length === 0) throw invalidArgument('bands', 'no band key given');
@@ -125,12 +122,8 @@ export async function placeShortcut(
   if (!spec.chooseBands && (input.band !== undefined || input.bands !== undefined)) throw invalidArgument(input.band !== undefined ? 'band' : 'bands', `/v1/${name} reads a fixed band set; use /v1/at to choose bands`);
   const bands = (spec.chooseBands ? parseBandList(input.band, input.bands) : undefined) ?? [...spec.bands];
   const { known } = resolveBands(ctx, bands);
-  let tslot: number | undefined;
-  if (input.tslot !== undefined) {
-    if (!Number.isSafeInteger(input.tslot) || (input.tslot as number) < 0) throw invalidArgument('tslot', 'expected a non-negative integer');
-    tslot = input.tslot as number;
-    for (const b of known) if (b.tempo !== 'static') checkTslot(tslot, b.tempo, b.key, ctx.now().getTime());
-  }
+  const tslot = input.tslot;
+  if (tslot !== undefined) for (const b of known) if (b.tempo !== 'static') checkTslot(tslot, b.tempo, b.key, ctx.now().getTime());
 
   const resolved = await resolvePlace(ctx, input, { allowCell64: spec.cell64, locate: opts.locate });
   const sampling = sampleCells(resolved.loc, nCells, spec.defaultCells);

@@ -4,9 +4,8 @@
  * the only facts read are the land cover at the cell (when a location is given), which the
  * receipt signs so a reader can see whether the map agrees the field is cropland.
  */
-import { invalidArgument } from '../../protocol/errors.js';
 import type { ServiceContext } from '../context/context.js';
-import { isObject, round } from '../reads/common.js';
+import { round } from '../reads/common.js';
 import { Evidence, parsePlaceOptional, type DerivedEnvelope, type DerivedOpts } from './evidence.js';
 import type { PlaceInput } from './place.js';
 
@@ -50,13 +49,22 @@ export type WaterRegime = keyof typeof SF_W;
 export type PreSeason = keyof typeof SF_P;
 export type Amendment = keyof typeof CFOA;
 
+/**
+ * A rice_ch4 request, as the schema admits it (types, ranges and table keys checked). No schema
+ * defaults: every default applied here is stated in defaults_used.
+ */
 export interface RiceInput extends PlaceInput {
-  area_ha?: unknown;
-  cultivation_days?: unknown;
-  water_regime?: unknown;
-  pre_season_water_regime?: unknown;
-  organic_amendment?: unknown;
-  ef_c?: unknown;
+  area_ha: number;
+  cultivation_days: number;
+  water_regime?: WaterRegime;
+  pre_season_water_regime?: PreSeason;
+  organic_amendment?: AmendmentInput | AmendmentInput[];
+  ef_c?: number;
+}
+
+export interface AmendmentInput {
+  type: Amendment;
+  rate_t_ha: number;
 }
 
 export interface RiceCalc {
@@ -86,32 +94,16 @@ export function riceCh4(p: { area_ha: number; days: number; ef_c: number; sf_w: 
   };
 }
 
-function positive(v: unknown, field: string, max: number): number {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > max) throw invalidArgument(field, `expected a number in (0, ${max}]`);
-  return v;
+/** The given table key, or the default, stated in defaults_used. */
+function orDefault<T extends string>(v: T | undefined, field: string, table: Record<T, number>, def: T, defaults: RiceResult['defaults_used'], what: string, cite: string): T {
+  if (v !== undefined) return v;
+  defaults.push({ parameter: field, value: def, factor: table[def], source: `${cite} (default: ${what})` });
+  return def;
 }
 
-function oneOf<T extends string>(v: unknown, field: string, table: Record<T, number>, def: T, defaults: RiceResult['defaults_used'], what: string, cite: string): T {
-  if (v === undefined) {
-    defaults.push({ parameter: field, value: def, factor: table[def], source: `${cite} (default: ${what})` });
-    return def;
-  }
-  if (typeof v !== 'string' || !(v in table)) throw invalidArgument(field, `expected one of ${Object.keys(table).join(', ')}`);
-  return v as T;
-}
-
-function amendments(v: unknown): Array<{ type: Amendment; rate_t_ha: number; cfoa: number }> {
-  if (v === undefined || v === null) return [];
-  const list = Array.isArray(v) ? v : [v];
-  if (list.length > 5) throw invalidArgument('organic_amendment', 'at most 5 amendments');
-  return list.map((a, i) => {
-    const at = Array.isArray(v) ? `organic_amendment[${i}]` : 'organic_amendment';
-    if (!isObject(a)) throw invalidArgument(at, 'expected {type, rate_t_ha}');
-    if (typeof a.type !== 'string' || !(a.type in CFOA)) throw invalidArgument(`${at}.type`, `expected one of ${Object.keys(CFOA).join(', ')}`);
-    const rate = a.rate_t_ha;
-    if (typeof rate !== 'number' || !Number.isFinite(rate) || rate < 0 || rate > 100) throw invalidArgument(`${at}.rate_t_ha`, 'expected tonnes per hectare in [0, 100]');
-    return { type: a.type as Amendment, rate_t_ha: rate, cfoa: CFOA[a.type as Amendment] };
-  });
+function amendments(v: RiceInput['organic_amendment']): Array<{ type: Amendment; rate_t_ha: number; cfoa: number }> {
+  if (v === undefined) return [];
+  return (Array.isArray(v) ? v : [v]).map((a) => ({ type: a.type, rate_t_ha: a.rate_t_ha, cfoa: CFOA[a.type] }));
 }
 
 export interface RiceResult extends DerivedEnvelope {
@@ -126,15 +118,15 @@ export interface RiceResult extends DerivedEnvelope {
 
 /** Seasonal CH4 of a rice field by IPCC 2019 Tier 2 Eq. 5.1 (caller-supplied inputs, every default stated). */
 export async function riceCh4Op(ctx: ServiceContext, input: RiceInput, opts: DerivedOpts = {}): Promise<RiceResult> {
-  const area = positive(input.area_ha, 'area_ha', 1e9);
-  const days = positive(input.cultivation_days, 'cultivation_days', 366);
+  const area = input.area_ha;
+  const days = input.cultivation_days;
   const defaults: RiceResult['defaults_used'] = [];
-  const water = oneOf(input.water_regime, 'water_regime', SF_W, 'continuously_flooded', defaults, 'continuously flooded, SF_w = 1.00', `${CH}, Table 5.12`);
-  const pre = oneOf(input.pre_season_water_regime, 'pre_season_water_regime', SF_P, 'non_flooded_lt_180d', defaults, 'non-flooded pre-season shorter than 180 days, SF_p = 1.00', `${CH}, Table 5.13`);
+  const water = orDefault(input.water_regime, 'water_regime', SF_W, 'continuously_flooded', defaults, 'continuously flooded, SF_w = 1.00', `${CH}, Table 5.12`);
+  const pre = orDefault(input.pre_season_water_regime, 'pre_season_water_regime', SF_P, 'non_flooded_lt_180d', defaults, 'non-flooded pre-season shorter than 180 days, SF_p = 1.00', `${CH}, Table 5.13`);
   const amend = amendments(input.organic_amendment);
   if (amend.length === 0) defaults.push({ parameter: 'organic_amendment', value: [], factor: 1, source: `${CH}, Eq. 5.3 (default: no organic amendment, SF_o = 1)` });
   let efc = EF_C_GLOBAL;
-  if (input.ef_c !== undefined) efc = positive(input.ef_c, 'ef_c', 50);
+  if (input.ef_c !== undefined) efc = input.ef_c;
   else defaults.push({ parameter: 'ef_c', value: EF_C_GLOBAL, source: `${CH}, Table 5.11 (global default baseline emission factor, kg CH4 ha⁻¹ d⁻¹)` });
 
   const place = await parsePlaceOptional(ctx, input, opts);
