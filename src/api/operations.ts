@@ -6,7 +6,6 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { ServiceContext } from '../primitives/context/context.js';
 
-export type JsonSchema = Record<string, unknown>;
 
 export interface OperationCall {
   /** Request headers (REST) — e.g. If-None-Match; empty over MCP. */
@@ -61,5 +60,3 @@ export function defineOperation<I extends TSchema>(op: Operation<I>): Operation<
   return op;
 }
 
-// MIGRATION-TEMP: the JSON-literal pieces, until every ops file uses schemas/inputs.ts.
-export { Scope as scopeSchema, B32Key as b32KeySchema, Cell as cellSchema, Bands as bandsSchema, Tslot as tslotSchema } from './schemas/inputs.js';

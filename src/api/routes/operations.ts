@@ -86,7 +86,6 @@ export async function runOperation(ctx: ServiceContext, op: Operation, input: un
  * or the call fails as an internal error (logged with the mismatch) instead of sending it.
  */
 export function checkAnswer(op: Operation, result: unknown, log: { error(obj: object, msg: string): void }): void {
-  if (!op.output) return; // MIGRATION-TEMP
   const mismatch = answerMismatch(op.output, toJson(result));
   if (mismatch === undefined) return;
   log.error({ operation: op.name, mismatch }, 'answer does not match its declared schema');
@@ -106,7 +105,7 @@ export async function operationRoutes(app: FastifyInstance, ctx: ServiceContext,
         ...(op.method === 'GET' ? { querystring: op.input } : { body: op.input }),
         // Documentation only: answers are encoded by the reply serializer (api/json.ts), which
         // keeps served facts' JSON once; fastify's schema serializer is not used (docs/performance.md).
-        ...(op.output ? { response: { 200: op.output } } : {}), // MIGRATION-TEMP
+        response: { 200: op.output },
       },
       handler: async (req, reply) => {
         const input = op.method === 'GET' ? req.query : req.body;
