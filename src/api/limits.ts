@@ -1,5 +1,6 @@
 /** Fixed limits (docs/security.md, "Fixed bounds per request"; the configurable ones come from Config). */
 import { MEMORY_SEARCH_CONCURRENCY_DEFAULT, NOTE_DAILY_QUOTA_DEFAULT } from '../config.js';
+import { FIELD_LIMITS } from '../primitives/fields/field-boundaries.js';
 import { FIND_SIMILAR_K } from '../primitives/reads/similar.js';
 import { HUNT_MAX_AREA_KM2 } from '../primitives/hunt/region.js';
 import { MAX_FUTURE_SKEW_S } from '../primitives/write/fact-rules.js';
@@ -39,6 +40,7 @@ export const LIMITS = {
   find_similar_k: FIND_SIMILAR_K,
   locate_polygon_sample_cells: 64,
   hunt: { sampled_cells: 32, sampled_cells_slow: 8, top: 8, max_bbox_area_km2: HUNT_MAX_AREA_KM2 },
+  field_boundaries: FIELD_LIMITS,
   band_raster: { bands: ['s2.B02', 's2.B03', 's2.B04', 's2.B08', 's2.B11', 's2.B12'], max_pixels_per_side: 512 },
   raster_bundle: { min: 2, max: 64 },
   stream_tick_s: { min: 5, max: 300, default: 15 },

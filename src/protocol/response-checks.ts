@@ -21,7 +21,8 @@ export type ResponseFailure =
   | 'rank_mismatch'
   | 'score_inconsistent'
   | 'hotspot_mismatch'
-  | 'answer_mismatch';
+  | 'answer_mismatch'
+  | 'field_mismatch';
 
 export type Json = Record<string, unknown>;
 export const isObject = (x: unknown): x is Json => typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -29,7 +30,7 @@ export const isObject = (x: unknown): x is Json => typeof x === 'object' && x !=
 /** One check over a part of the response (a receipt's list, search results, hotspots, an answer). */
 export interface CheckReport {
   path: string;
-  check: 'bound_shown' | 'search_results' | 'hotspots' | 'answer';
+  check: 'bound_shown' | 'search_results' | 'hotspots' | 'answer' | 'field_boundaries';
   ok: boolean;
   failures: ResponseFailure[];
   errors: string[];

@@ -19,6 +19,7 @@ import { equalBytes } from './bytes.js';
 import { verifyReceipt, type ReceiptFailure, type VerifyOptions } from './receipt.js';
 import { isObject, newCheck, fail as failCheck, type CheckInput, type CheckReport, type Json, type ResponseFailure } from './response-checks.js';
 import { checkAnswer, isAnswer } from './verify-answer.js';
+import { checkFieldAnswer, isFieldAnswer } from './field-boundaries.js';
 import { checkHotspots } from './verify-hunt.js';
 import { checkSearchResults, isSearchResponse } from './verify-search.js';
 
@@ -218,6 +219,7 @@ export function verifyResponse(doc: unknown, opts: VerifyOptions = {}): Response
     if (isSearchResponse(node, primitive)) shapes.push({ run: checkSearchResults, node, path, chain: here });
     if (Array.isArray(node.hotspots)) shapes.push({ run: checkHotspots, node, path, chain: here });
     if (isAnswer(node, here !== chain ? primitive : undefined)) shapes.push({ run: checkAnswer, node, path, chain: here });
+    if (here !== chain && isFieldAnswer(node, primitive)) shapes.push({ run: checkFieldAnswer, node, path, chain: here });
     for (const [k, x] of Object.entries(node)) {
       if (k === 'receipt' || NOT_EVIDENCE.has(k)) continue;
       const sub = `${path}.${k}`;

@@ -33,6 +33,7 @@ const CHECK_TITLES: Record<CheckReport['check'], string> = {
   search_results: 'search results are the signed notes, in the signed order',
   hotspots: 'hotspots match their facts and the event\'s ranking',
   answer: 'the answer renders from its signed facts',
+  field_boundaries: 'every field polygon hashes to a field_cid the receipt binds, over the signed box',
 };
 
 /** One row per check of what the response shows beside its facts (answer, hotspots, search results, left-out facts). */

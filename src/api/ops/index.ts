@@ -6,6 +6,7 @@ import { corpusStatsOp, verifyReceiptOp } from './core.js';
 import { DEVICE_OPS } from './devices.js';
 import { DERIVE_OPS } from './derive.js';
 import { ENTITY_OPS } from './entities.js';
+import { FIELD_OPS } from './fields.js';
 import { huntOp } from './hunt.js';
 import { INSIGHT_OPS } from './insight.js';
 import { locateOp } from './locate.js';
@@ -21,7 +22,7 @@ import { VECTOR_OPS } from './vectors.js';
 // Every read taking a `scope` runs only with a bearer for it (scopes.ts, docs/scopes.md); the
 // bearer's own issuance names a scope too, and is authenticated by the key's signature instead.
 export const OPERATIONS: Operation[] = [
-  ...[locateOp, recallOp, corpusStatsOp, verifyReceiptOp, ...READS_MORE_OPS, ...SCENE_OPS, ...VECTOR_OPS, ...TOKEN_OPS, ...BACKFILL_OPS, ...SHORTCUT_OPS, ...ASK_OPS, huntOp, ...MEMORY_OPS, ...DERIVE_OPS, ...ENTITY_OPS, ...INSIGHT_OPS].map(guardScopedRead),
+  ...[locateOp, recallOp, corpusStatsOp, verifyReceiptOp, ...READS_MORE_OPS, ...SCENE_OPS, ...VECTOR_OPS, ...TOKEN_OPS, ...BACKFILL_OPS, ...SHORTCUT_OPS, ...ASK_OPS, huntOp, ...MEMORY_OPS, ...DERIVE_OPS, ...ENTITY_OPS, ...INSIGHT_OPS, ...FIELD_OPS].map(guardScopedRead),
   scopeBearerOp,
   ...DEVICE_OPS,
 ];

@@ -17,6 +17,7 @@ import { defineOperation, type Operation } from '../operations.js';
 import { runOperation } from '../routes/operations.js';
 import { Bands, Cell, OneOf, Scope, Tslot } from '../schemas/inputs.js';
 import { AnyValue, Closed, FactMetaMap, MaterializeNote, Nullable, ServedFact, Signed, SignedResponse } from '../schemas/responses.js';
+import { FieldsAnswer, FieldsUnavailable } from './fields.js';
 import { Include, recallFields } from './read.js';
 import { SCENE_DESCRIPTION, SCENE_HEADERS, SCENE_SUMMARY, scenePngOp } from './scene.js';
 
@@ -92,7 +93,7 @@ export const recallPolygonOp = defineOperation({
     converged: Type.Boolean(),
     budget_ms: Type.Integer(),
     elapsed_ms: Type.Integer(),
-    ftw_fields: Type.Optional(Closed({ status: Type.Literal('unavailable'), reason: Type.String() })),
+    ftw_fields: Type.Optional(Type.Union([FieldsAnswer, FieldsUnavailable], { description: 'include ftw_fields: the field polygons of the area (as POST /v1/field_boundaries answers, with their own receipt), or why they are missing' })),
   }),
   mcp: 'core',
   run: (ctx, input, call) => recallPolygon(ctx, input, { deadline: call.deadline }),

@@ -11,7 +11,8 @@ import type { ServedFact } from '../facts/facts-view.js';
 import { provenanceFilter, recall, resolveBands, resolveCell, type RecallInclude, type RecallRequest, type SignedResponse } from './recall.js';
 import { READ_CONCURRENCY, mapLimit } from './common.js';
 import { requestScope } from '../scopes/request.js';
-import { parsePolygon, parsePolygonBbox, sampleArea, type Area } from './geometry.js';
+import { contains, parsePolygon, parsePolygonBbox, sampleArea, type Area } from './geometry.js';
+import { fieldsForRecallArea, type FieldsAnswer, type FieldsUnavailable } from '../fields/field-boundaries.js';
 
 /** Cells per recall_many call (docs/security.md, "Fixed bounds per request"). */
 export const MAX_RECALL_MANY = 256;
@@ -113,7 +114,8 @@ export interface RecallPolygonResult extends RecallManyResult {
   converged: boolean;
   budget_ms: number;
   elapsed_ms: number;
-  ftw_fields?: { status: 'unavailable'; reason: string };
+  /** include ftw_fields: the Fields of The World polygons of the area, with their own receipt. */
+  ftw_fields?: FieldsAnswer | FieldsUnavailable;
 }
 
 /**
@@ -134,18 +136,26 @@ export async function recallPolygon(ctx: ServiceContext, req: RecallPolygonReque
   let places = new Map<string, SignedResponse['place']>();
   let exhaustive: boolean;
   let sampling: RecallPolygonResult['sampling'];
+  let area: Area | undefined;
   if (req.cells !== undefined) {
     // The caller's own cell list is read as given: it is the whole selection, so exhaustive.
     ({ cells, places } = await resolveCells(ctx, req.cells, POLYGON_MAX_CELLS));
     exhaustive = true;
     sampling = { method: 'given', max_cells: maxCells, area: 'cells' };
   } else {
-    const area: Area = req.polygon !== undefined ? parsePolygon(req.polygon) : parsePolygonBbox(req.polygon_bbox);
+    area = req.polygon !== undefined ? parsePolygon(req.polygon) : parsePolygonBbox(req.polygon_bbox);
     const s = sampleArea(area, maxCells);
     cells = s.cells;
     exhaustive = s.exhaustive;
     sampling = { method: s.method, max_cells: maxCells, bbox_cells: s.bbox_cells, area: area.source };
   }
+
+  // include ftw_fields: read beside the cells, over the area's box, kept inside its polygon.
+  const a = area;
+  const ftw = !include.includes('ftw_fields') ? undefined : a
+    ? fieldsForRecallArea(ctx, a.bbox, { deadline: opts.deadline, keep: a.source === 'bbox' ? undefined : (lat, lng) => contains(a, lat, lng) })
+    : Promise.resolve<FieldsUnavailable>({ status: 'unavailable', code: 'invalid_argument', reason: 'cells: a list of cells selects no area, so no field-boundary polygons were read or signed; give polygon or polygon_bbox' });
+  ftw?.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
 
   const budgetEnd = started + budgetMs;
   // Upstream work inside a started cell also stops at the budget, so the answer returns on time.
@@ -175,8 +185,6 @@ export async function recallPolygon(ctx: ServiceContext, req: RecallPolygonReque
     budget_ms: budgetMs,
     elapsed_ms: Date.now() - started,
   };
-  if (include.includes('ftw_fields')) {
-    out.ftw_fields = { status: 'unavailable', reason: 'no agricultural field-boundary source is wired on this responder; nothing was fetched or signed for field polygons' };
-  }
+  if (ftw) out.ftw_fields = await ftw;
   return out;
 }
