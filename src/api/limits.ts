@@ -3,6 +3,9 @@ import { MEMORY_SEARCH_CONCURRENCY_DEFAULT, NOTE_DAILY_QUOTA_DEFAULT } from '../
 import { FIELD_LIMITS } from '../primitives/fields/field-boundaries.js';
 import { FIND_SIMILAR_K } from '../primitives/reads/similar.js';
 import { HUNT_MAX_AREA_KM2 } from '../primitives/hunt/region.js';
+import { MAX_ANCHORS } from '../primitives/rasters/geometry.js';
+import { MAX_PIXELS_PER_SIDE, NATIVE_RESOLUTION_M, RASTER_BANDS, RASTERS_AT_ONCE } from '../primitives/rasters/recipe.js';
+import { RASTER_SEARCH_DAYS } from '../sources/sentinel2-raster.js';
 import { MAX_FUTURE_SKEW_S } from '../primitives/write/fact-rules.js';
 import { MAX_EDGES_PER_WRITE, MAX_EDGES_RETURNED } from '../primitives/memory/edges.js';
 import { MAX_NOTES_PER_WRITE, MAX_QUERY_WORDS, MAX_RADIUS_M, MAX_RESULTS, TEXT_CANDIDATES, VECTOR_SCAN } from '../primitives/memory/notes.js';
@@ -41,7 +44,10 @@ export const LIMITS = {
   locate_polygon_sample_cells: 64,
   hunt: { sampled_cells: 32, sampled_cells_slow: 8, top: 8, max_bbox_area_km2: HUNT_MAX_AREA_KM2 },
   field_boundaries: FIELD_LIMITS,
-  band_raster: { bands: ['s2.B02', 's2.B03', 's2.B04', 's2.B08', 's2.B11', 's2.B12'], max_pixels_per_side: 512 },
+  band_raster: {
+    bands: RASTER_BANDS, max_pixels_per_side: MAX_PIXELS_PER_SIDE, pixel_size_m: NATIVE_RESOLUTION_M, scene_search_days: RASTER_SEARCH_DAYS,
+    cell_anchors: MAX_ANCHORS, rasters_at_once: RASTERS_AT_ONCE,
+  },
   raster_bundle: { min: 2, max: 64 },
   stream_tick_s: { min: 5, max: 300, default: 15 },
   readable_token_min_decimals: 5,

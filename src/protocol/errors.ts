@@ -51,6 +51,7 @@ export const ERROR_CATALOGUE = {
   token_claim_mismatch: { http: 409, mcp: -28, meaning: "a readable token's place, band or date does not match the signed body", recover: 'Mint a fresh token from the fact.', extension: true },
   not_yet_implemented: { http: 501, mcp: -29, meaning: 'the responder does not implement this yet', recover: 'See details.workaround.', extension: true },
   overloaded: { http: 503, mcp: -30, meaning: 'the responder is shedding load', recover: 'Retry after retry_after seconds.', extension: true },
+  artifact_not_found: { http: 404, mcp: -32, meaning: 'no artifact with that cid is held here: never made here, or evicted to keep the artifact store within its size bound', recover: 'Rebuild it: POST /v1/raster/resolve with the token that named it (details.rebuild when the artifact was evicted); the bytes come back identical.', extension: true },
   storage_full: { http: 503, mcp: -31, meaning: 'the responder is out of disk space: the write was refused and nothing of it acknowledged; reads still work', recover: 'Retry the same write after retry_after seconds (Retry-After header); writes resume by themselves once the operator frees space.', extension: true },
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -94,3 +94,34 @@ export function parseToken(prefix: string, token: unknown): ParsedToken {
   if (band.length === 0) throw invalidArgument('token', 'band is empty');
   return { kind: 'fact', form: 'readable', lat, lng, date, band, fact_cid, legacy };
 }
+
+/** The parts of a raster token (docs/rasters.md, "Tokens"). */
+export interface RasterToken {
+  aoi_cid: string;
+  band: string;
+  tslot: number;
+  derivation_cid: string;
+}
+
+const RASTER_BAND = /^[a-z0-9][A-Za-z0-9_.-]{0,99}$/;
+const TSLOT_TEXT = /^(0|[1-9]\d{0,15})$/;
+
+/** `<prefix>:raster:<aoi_cid>:<band>:<tslot>:<derivation_cid>`: the area, the band, its tslot and the signed derivation record's fact_cid. */
+export function rasterToken(prefix: string, t: RasterToken): string {
+  return `${prefix}:raster:${t.aoi_cid}:${t.band}:${t.tslot}:${t.derivation_cid}`;
+}
+
+/** Parse a raster token (checked before anything is looked up; every refusal is invalid_argument on `token`). */
+export function parseRasterToken(prefix: string, token: unknown): RasterToken {
+  const head = `${prefix}:raster:`;
+  const shape = `expected ${head}<aoi_cid>:<band>:<tslot>:<derivation_cid>`;
+  if (typeof token !== 'string' || token.length > 400 || !token.startsWith(head)) throw invalidArgument('token', shape);
+  const parts = token.slice(head.length).split(':');
+  if (parts.length !== 4) throw invalidArgument('token', `${shape} (4 parts after ${head}, got ${parts.length})`);
+  const [aoi, band, tslot, derivation] = parts;
+  if (!ENTITY_CID.test(aoi)) throw invalidArgument('token', `aoi_cid ${JSON.stringify(aoi.slice(0, 40))} is not 26 lowercase base32 characters`);
+  if (!RASTER_BAND.test(band)) throw invalidArgument('token', `band ${JSON.stringify(band.slice(0, 40))} is not a band key`);
+  if (!TSLOT_TEXT.test(tslot) || !Number.isSafeInteger(Number(tslot))) throw invalidArgument('token', `tslot ${JSON.stringify(tslot.slice(0, 40))} is not a non-negative integer`);
+  if (!/^[a-z2-7]{52}$/.test(derivation)) throw invalidArgument('token', 'derivation_cid is not 52 lowercase base32 characters (the fact_cid of the derivation record)');
+  return { aoi_cid: aoi, band, tslot: Number(tslot), derivation_cid: derivation };
+}

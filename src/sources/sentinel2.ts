@@ -17,6 +17,7 @@ import { formatError } from './cog/tiff.js';
 import { assetUrl, itemEpsg, notBegun, slotWindow, stacSearch, type StacItem } from './stac-search.js';
 import { currentTslot, tslotOf } from '../protocol/tslot.js';
 import { reflectanceOf, type ReflectanceRule } from './s2-reflectance.js';
+import { sentinel2Raster, type Sentinel2Raster } from './sentinel2-raster.js';
 import { readRgbWindows, RGB_ASSETS, sceneInfo, type NoScene, type RgbSceneChoice, type SceneFailed, type SceneRgb, type SceneRgbOptions } from './sentinel2-rgb.js';
 
 export { reflectanceOf, type ReflectanceRule } from './s2-reflectance.js';
@@ -101,6 +102,8 @@ export interface Sentinel2Connector extends Materializer {
   rgbScene(cell: string, center: LatLng, o: SceneRgbOptions): Promise<RgbSceneChoice>;
   /** Reflectance windows of red, green and blue of that scene, centred on the cell's pixel. */
   sceneRgb(cell: string, center: LatLng, o: SceneRgbOptions): Promise<SceneRgb>;
+  /** One band over an area (band_raster): scene choice for a box and window reads, on the same reader. */
+  raster: Sentinel2Raster;
 }
 
 /** The band whose tempo and scene choice a thumbnail shares (a true-colour band). */
@@ -318,6 +321,7 @@ export const sentinel2Connector: ConnectorFactory = (deps) => {
     },
     rgbScene,
     sceneRgb,
+    raster: sentinel2Raster(deps.client, base, reader),
     async materialize(req) {
       try {
         return await run(req);

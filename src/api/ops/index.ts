@@ -13,6 +13,7 @@ import { locateOp } from './locate.js';
 import { MEMORY_OPS } from './memory.js';
 import { recallOp } from './read.js';
 import { READS_MORE_OPS } from './reads-more.js';
+import { RASTER_OPS } from './rasters.js';
 import { SCENE_OPS } from './scene.js';
 import { guardScopedRead, scopeBearerOp } from './scopes.js';
 import { SHORTCUT_OPS } from './shortcuts.js';
@@ -22,7 +23,7 @@ import { VECTOR_OPS } from './vectors.js';
 // Every read taking a `scope` runs only with a bearer for it (scopes.ts, docs/scopes.md); the
 // bearer's own issuance names a scope too, and is authenticated by the key's signature instead.
 export const OPERATIONS: Operation[] = [
-  ...[locateOp, recallOp, corpusStatsOp, verifyReceiptOp, ...READS_MORE_OPS, ...SCENE_OPS, ...VECTOR_OPS, ...TOKEN_OPS, ...BACKFILL_OPS, ...SHORTCUT_OPS, ...ASK_OPS, huntOp, ...MEMORY_OPS, ...DERIVE_OPS, ...ENTITY_OPS, ...INSIGHT_OPS, ...FIELD_OPS].map(guardScopedRead),
+  ...[locateOp, recallOp, corpusStatsOp, verifyReceiptOp, ...READS_MORE_OPS, ...SCENE_OPS, ...VECTOR_OPS, ...TOKEN_OPS, ...BACKFILL_OPS, ...SHORTCUT_OPS, ...ASK_OPS, huntOp, ...MEMORY_OPS, ...DERIVE_OPS, ...ENTITY_OPS, ...INSIGHT_OPS, ...FIELD_OPS, ...RASTER_OPS].map(guardScopedRead),
   scopeBearerOp,
   ...DEVICE_OPS,
 ];

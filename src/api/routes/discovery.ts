@@ -132,6 +132,8 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext)
       backfill_max_ttl_s: ctx.config.backfillMaxTtlSecs,
       ask_state_retention_s: ctx.config.askStateRetentionSecs,
     },
+    // SVC_ARTIFACT_MAX_BYTES: the artifact store's bound (least recently read evicted first; docs/rasters.md).
+    artifacts: { max_bytes: ctx.config.artifactMaxBytes, eviction: 'least_recently_used' },
     configuration: CONFIG_VARS,
     // Every in-process cache by name with its entry bound (and TTL or byte bound where it has one).
     caches: cacheBounds(),

@@ -24,6 +24,8 @@ export interface GeoRef {
   pixelOf(lat: number, lng: number): { col: number; row: number } | null;
   /** Projected (or geographic) coordinates of the point in the image CRS: [x, y]. */
   project(lat: number, lng: number): [number, number];
+  /** The affine map pixel → CRS as [a, b, c, d, e, f]: x = a·col + b·row + c, y = d·col + e·row + f (pixel corner at 0, 0). */
+  transform: readonly [number, number, number, number, number, number];
 }
 
 const converters = new Map<number, Converter>();
@@ -104,6 +106,7 @@ export function geoRefOf(h: TiffHeader, epsgHint?: number): GeoRef {
   return {
     epsg,
     project,
+    transform: [a, b, c, d, e, f],
     pixelOf(lat, lng) {
       const [x, y] = project(lat, lng);
       const dx = x - c;

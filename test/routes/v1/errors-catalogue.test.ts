@@ -254,6 +254,11 @@ const TRIGGERS: Record<string, Trigger[]> = {
       assert.equal(typeof r.body.retry_after, 'number');
     },
   }],
+  artifact_not_found: [{
+    what: 'GET of an artifact never stored here',
+    run: () => get(main, `/v1/artifacts/${'a'.repeat(52)}`),
+    check: (r) => assert.equal(r.body.details.rebuild.path, '/v1/raster/resolve'),
+  }],
   storage_full: [{
     what: 'an attest while the log cannot write for want of space (the store\'s test seam)',
     run: async () => {
