@@ -82,15 +82,41 @@ function fullBox(c: Country) {
   return b;
 }
 
+type Span = { min_lat: number; min_lng: number; max_lat: number; max_lng: number };
+
+/** Whether any edge of the country's outline may pass through the box (edge boxes overlapping it). */
+function outlineMeets(c: Country, b: Span, shift: number): boolean {
+  for (const rings of (c.pip as { coordinates: number[][][][] }).coordinates) {
+    for (const ring of rings) {
+      for (let i = 0; i + 1 < ring.length; i++) {
+        const [x1, y1] = ring[i];
+        const [x2, y2] = ring[i + 1];
+        if (Math.max(y1, y2) >= b.min_lat && Math.min(y1, y2) <= b.max_lat && Math.max(x1, x2) >= b.min_lng + shift && Math.min(x1, x2) <= b.max_lng + shift) return true;
+      }
+    }
+  }
+  return false;
+}
+
 /**
- * ISO 3166-1 alpha-2 of the country at a point, among the countries whose outline reaches the
- * box (Natural Earth 1:50m outlines, as locate uses); null at sea or outside every outline.
+ * ISO 3166-1 alpha-2 of the country at a point of the box (Natural Earth 1:50m outlines, as
+ * locate uses); null at sea or outside every outline. When no outline passes through the box,
+ * the whole box has the country of its centre and each point costs nothing; otherwise each point
+ * is tested against the countries whose outlines do.
  */
-export function countryLookup(box: { min_lat: number; min_lng: number; max_lat: number; max_lng: number }): (p: LngLat) => string | null {
+export function countryLookup(box: Span): (p: LngLat) => string | null {
+  const shifts = [0, 360, -360];
   const near = gazetteer().countries.filter((c) => {
     const b = fullBox(c);
     // The outlines are continuous across ±180, so a box is also tried shifted by a turn.
-    return [0, 360, -360].some((d) => b.s <= box.max_lat && box.min_lat <= b.n && b.w <= box.max_lng + d && box.min_lng + d <= b.e);
+    return shifts.some((d) => b.s <= box.max_lat && box.min_lat <= b.n && b.w <= box.max_lng + d && box.min_lng + d <= b.e);
   });
-  return ([lng, lat]) => near.find((c) => inCountry(c, lat, lng))?.alpha2 ?? null;
+  const crossing = near.filter((c) => shifts.some((d) => outlineMeets(c, box, d)));
+  if (crossing.length === 0) {
+    const lat = (box.min_lat + box.max_lat) / 2;
+    const lng = (box.min_lng + box.max_lng) / 2;
+    const code = near.find((c) => inCountry(c, lat, lng))?.alpha2 ?? null;
+    return () => code;
+  }
+  return ([lng, lat]) => crossing.find((c) => inCountry(c, lat, lng))?.alpha2 ?? null;
 }

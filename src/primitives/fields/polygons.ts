@@ -96,53 +96,51 @@ interface Edge {
   used: boolean;
 }
 
-/** Split and cancel collinear axis-aligned edges per line; cancel opposite copies of the others. */
-function netEdges(rings: readonly Ring[]): Edge[] {
-  const lines = new Map<string, Array<{ lo: number; hi: number; dir: 1 | -1 }>>();
-  const free = new Map<string, { a: Pt; b: Pt; n: number }>();
+/**
+ * The net edges of signed rings: collinear axis-aligned edges split at each other's ends and
+ * summed per stretch (opposite directions cancel), the other edges as they are (two pieces of
+ * a field share no slanted edge: their common edges lie on tile edges). `slanted: false` keeps
+ * only the axis-aligned result.
+ */
+function netEdges(rings: readonly Ring[], slanted = true): Edge[] {
+  const lines = new Map<number, Array<{ lo: number; hi: number; dir: 1 | -1 }>>();
+  const vertical = new Map<number, Array<{ lo: number; hi: number; dir: 1 | -1 }>>();
+  const out: Edge[] = [];
   for (const r of rings) {
     for (let i = 0; i < r.length; i++) {
       const a = r[i];
       const b = r[(i + 1) % r.length];
-      if (a[0] === b[0] && a[1] === b[1]) continue;
-      if (a[0] === b[0] || a[1] === b[1]) {
-        const vertical = a[0] === b[0];
-        const line = vertical ? `v${a[0]}` : `h${a[1]}`;
-        const [s, t] = vertical ? [a[1], b[1]] : [a[0], b[0]];
-        let list = lines.get(line);
-        if (!list) lines.set(line, (list = []));
+      const isV = a[0] === b[0];
+      if (isV && a[1] === b[1]) continue;
+      if (isV || a[1] === b[1]) {
+        const [map, c, s, t] = isV ? [vertical, a[0], a[1], b[1]] : [lines, a[1], a[0], b[0]];
+        let list = map.get(c);
+        if (!list) map.set(c, (list = []));
         list.push({ lo: Math.min(s, t), hi: Math.max(s, t), dir: t > s ? 1 : -1 });
-        continue;
-      }
-      const fwd = `${key(a)}>${key(b)}`;
-      const back = `${key(b)}>${key(a)}`;
-      const rev = free.get(back);
-      if (rev && rev.n > 0) rev.n--;
-      else {
-        const e = free.get(fwd);
-        if (e) e.n++;
-        else free.set(fwd, { a, b, n: 1 });
-      }
+      } else if (slanted) out.push({ a, b, used: false });
     }
   }
-  const out: Edge[] = [];
-  for (const e of free.values()) for (let i = 0; i < e.n; i++) out.push({ a: e.a, b: e.b, used: false });
-  for (const [line, list] of lines) {
-    const c = Number(line.slice(1));
-    const vertical = line[0] === 'v';
-    const at = (u: number): Pt => (vertical ? [c, u] : [u, c]);
-    const stops = [...new Set(list.flatMap((s) => [s.lo, s.hi]))].sort((x, y) => x - y);
-    const index = new Map(stops.map((u, i) => [u, i]));
-    const diff = new Array<number>(stops.length).fill(0);
-    for (const s of list) {
-      diff[index.get(s.lo)!] += s.dir;
-      diff[index.get(s.hi)!] -= s.dir;
-    }
-    let net = 0;
-    for (let i = 0; i + 1 < stops.length; i++) {
-      net += diff[i];
-      if (net > 0) out.push({ a: at(stops[i]), b: at(stops[i + 1]), used: false });
-      else if (net < 0) out.push({ a: at(stops[i + 1]), b: at(stops[i]), used: false });
+  for (const [map, isV] of [[vertical, true], [lines, false]] as const) {
+    for (const [c, list] of map) {
+      const at = (u: number): Pt => (isV ? [c, u] : [u, c]);
+      if (list.length === 1) {
+        const e = list[0];
+        out.push(e.dir > 0 ? { a: at(e.lo), b: at(e.hi), used: false } : { a: at(e.hi), b: at(e.lo), used: false });
+        continue;
+      }
+      const stops = [...new Set(list.flatMap((e) => [e.lo, e.hi]))].sort((x, y) => x - y);
+      const index = new Map(stops.map((u, i) => [u, i]));
+      const diff = new Array<number>(stops.length).fill(0);
+      for (const e of list) {
+        diff[index.get(e.lo)!] += e.dir;
+        diff[index.get(e.hi)!] -= e.dir;
+      }
+      let net = 0;
+      for (let i = 0; i + 1 < stops.length; i++) {
+        net += diff[i];
+        if (net > 0) out.push({ a: at(stops[i]), b: at(stops[i + 1]), used: false });
+        else if (net < 0) out.push({ a: at(stops[i + 1]), b: at(stops[i]), used: false });
+      }
     }
   }
   return out;
@@ -264,7 +262,7 @@ export function groupPieces(pieces: readonly GroupInput[], units: number): numbe
     const xs = [p.tile.x * units, (p.tile.x + 1) * units];
     const ys = [p.tile.y * units, (p.tile.y + 1) * units];
     // The piece's own net edges: the back-and-forth runs a clip leaves along a side cancel first.
-    for (const { a, b } of netEdges(p.rings)) {
+    for (const { a, b } of netEdges(p.rings, false)) {
       let line: string | undefined;
       let s = 0;
       let t = 0;

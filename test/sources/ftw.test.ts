@@ -1,0 +1,153 @@
+/**
+ * The Fields of The World connector against a real PMTiles v3 archive on 127.0.0.1: it contacts
+ * only the configured host, walks leaf directories, reads neighbouring tiles in one range, reads
+ * a replaced archive again, and reports wrong bytes as a format failure, never as fields.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadConfig } from '../../src/config.js';
+import { loadRegistry } from '../../src/registry/registry.js';
+import { FTW_SOURCE, ftwConnector, tilesCovering, type FieldBoundaryConnector, type FieldRead } from '../../src/sources/ftw.js';
+import { UpstreamClient } from '../../src/sources/http.js';
+import { allowedUpstreams, sourceBaseUrl } from '../../src/sources/index.js';
+import { buildArchive, FIXTURE_ZOOM, startFtwServer, type FixtureField, type FtwServer } from './fixtures/ftw-pmtiles.js';
+
+const L = 'field-2025-01-01 00:00:00';
+const rect = (w: number, s: number, e: number, n: number): Array<[number, number]> => [[w, s], [e, s], [e, n], [w, n], [w, s]];
+// Twelve small fields on a row 0.03° long near 45° N, 5° E: a dozen z15 tiles.
+const FIELDS: FixtureField[] = Array.from({ length: 12 }, (_, i) => ({ layer: L, rings: [rect(5 + i * 0.0025, 45, 5 + i * 0.0025 + 0.001, 45.001)], properties: { id: `f${i}`, confidence: 50 + i } }));
+const BOX = { min_lat: 44.999, min_lng: 4.999, max_lat: 45.002, max_lng: 5.03 };
+
+let srv: FtwServer;
+let outside: Server;
+let outsideUrl: string;
+let outsideHits = 0;
+
+function connector(url: string, allowed: string[] = [url]): FieldBoundaryConnector {
+  const client = new UpstreamClient({ userAgent: 'test', timeoutMs: 3000, allowedBaseUrls: allowed, retries: 0 });
+  return ftwConnector({ config: loadConfig({}), registry: loadRegistry(), client, baseUrl: () => url }) as FieldBoundaryConnector;
+}
+const read = (c: FieldBoundaryConnector, box = BOX): Promise<FieldRead> => c.readFields({ box, deadline: Date.now() + 5000, maxTiles: 200 });
+
+before(async () => {
+  srv = await startFtwServer(buildArchive(FIELDS, { leafSize: 4 }));
+  outside = createServer((_req, res) => {
+    outsideHits++;
+    res.writeHead(200);
+    res.end('x');
+  });
+  await new Promise<void>((r) => outside.listen(0, '127.0.0.1', () => r()));
+  outsideUrl = `http://127.0.0.1:${(outside.address() as AddressInfo).port}/global.pmtiles`;
+});
+after(async () => {
+  await srv.close();
+  await new Promise((r) => outside.close(r));
+});
+
+describe('ftw connector', () => {
+  it('is wired from the registry: the default archive on data.source.coop, SVC_UPSTREAM_FTW_URL overrides it and the allow-list follows', () => {
+    const reg = loadRegistry();
+    assert.equal(sourceBaseUrl(loadConfig({}), reg, FTW_SOURCE), 'https://data.source.coop/ftw/global-data/predictions/vectors/alpha/global.pmtiles');
+    assert.ok(allowedUpstreams(loadConfig({}), reg).includes('https://data.source.coop/ftw/global-data/predictions/vectors/alpha/global.pmtiles'));
+    const over = loadConfig({ SVC_UPSTREAM_FTW_URL: srv.url });
+    assert.equal(sourceBaseUrl(over, reg, FTW_SOURCE), srv.url);
+    assert.ok(!allowedUpstreams(over, reg).some((u) => u.includes('source.coop')));
+  });
+
+  it('reads the polygons through leaf directories, with neighbouring tiles in one range', async () => {
+    srv.requests.length = 0;
+    const c = connector(srv.url);
+    const r = await read(c);
+    assert.equal(r.status, 'ok');
+    if (r.status !== 'ok') return;
+    assert.equal(r.archive.zoom, FIXTURE_ZOOM);
+    assert.deepEqual(r.layers, [L]);
+    assert.deepEqual([...new Set(r.pieces.map((p) => p.id))].sort(), FIELDS.map((f) => String(f.properties.id)).sort());
+    const ranges = srv.requests.map((q) => q.range);
+    assert.equal(ranges[0], 'bytes=0-16383', 'header and root directory first');
+    const tileReads = r.stats.requests - 1 - Math.ceil(r.tiles.present / 4);
+    assert.ok(tileReads <= 2, `tile ranges: ${ranges.join(' ')}`);
+    assert.equal(r.stats.requests, srv.requests.length);
+    assert.ok(r.stats.bytes < srv.archive.length + 16384);
+    // A second read of the same box costs nothing; a box over half of it reads no new byte.
+    srv.requests.length = 0;
+    const again = await read(c, { ...BOX, max_lng: 5.015 });
+    assert.equal(again.status, 'ok');
+    assert.equal(srv.requests.length, 0);
+  });
+
+  it('contacts only the configured host: a redirect elsewhere is refused and nothing reaches the other host', async () => {
+    srv.redirectTo = outsideUrl;
+    try {
+      const r = await read(connector(srv.url));
+      assert.equal(r.status, 'error');
+      if (r.status === 'error') assert.match(r.reason, /egress|allow-list/);
+      assert.equal(outsideHits, 0);
+      assert.ok(srv.requests.every((q) => q.host === new URL(srv.url).host));
+    } finally {
+      srv.redirectTo = undefined;
+    }
+    // A connector whose allow-list lacks its own archive host sends nothing at all.
+    const before = srv.requests.length;
+    const refused = await read(connector(srv.url, ['https://data.source.coop']));
+    assert.equal(refused.status, 'error');
+    assert.equal(srv.requests.length, before);
+  });
+
+  it('reads a replaced archive again (new ETag) instead of mixing the two', async () => {
+    const c = connector(srv.url);
+    const first = await read(c, { ...BOX, max_lng: 5.008 });
+    assert.equal(first.status, 'ok');
+    if (first.status === 'ok') assert.ok(first.archive.version.includes('v1'));
+    const moved = FIELDS.map((f) => ({ ...f, properties: { ...f.properties, id: `${f.properties.id}-v2` } }));
+    srv.setArchive(buildArchive(moved, { leafSize: 4 }));
+    try {
+      // Another box (tiles not cached yet): the first range of the new file carries its new ETag.
+      const r = await read(c, { min_lat: 44.999, min_lng: 5.015, max_lat: 45.002, max_lng: 5.03 });
+      assert.equal(r.status, 'ok');
+      if (r.status === 'ok') {
+        assert.ok(r.pieces.length > 0);
+        assert.ok(r.archive.version.includes('v2'), r.archive.version);
+        assert.ok(r.pieces.every((p) => p.id?.endsWith('-v2')), 'only polygons of the new archive');
+      }
+    } finally {
+      srv.setArchive(buildArchive(FIELDS, { leafSize: 4 }));
+    }
+  });
+
+  it('wrong bytes are a format failure, never fields; too many tiles are refused before reading', async () => {
+    const bad = await startFtwServer(new TextEncoder().encode('not a pmtiles archive at all, just text'));
+    try {
+      const r = await read(connector(bad.url));
+      assert.equal(r.status, 'error');
+      if (r.status === 'error') assert.equal(r.format_mismatch, true);
+    } finally {
+      await bad.close();
+    }
+    const many = await connector(srv.url).readFields({ box: BOX, deadline: Date.now() + 5000, maxTiles: 2 });
+    assert.equal(many.status, 'too_many_tiles');
+  });
+
+  it('an unreachable archive is an upstream failure, and a slow one a timeout', async () => {
+    const down = await read(connector('http://127.0.0.1:9/global.pmtiles'));
+    assert.equal(down.status, 'error');
+    srv.delayMs = 400;
+    try {
+      const c = connector(srv.url);
+      const slow = await c.readFields({ box: { min_lat: 10, min_lng: 10, max_lat: 10.001, max_lng: 10.001 }, deadline: Date.now() + 150, maxTiles: 10 });
+      assert.equal(slow.status, 'timeout');
+    } finally {
+      srv.delayMs = 0;
+    }
+  });
+
+  it('covers a box with the tiles of its zoom, an edge on a tile edge reaching no further', () => {
+    const z = 15;
+    const n = 2 ** z;
+    const lng = (x: number) => (x / n) * 360 - 180;
+    const tiles = tilesCovering({ min_lat: 45, max_lat: 45.0001, min_lng: lng(17000), max_lng: lng(17002) }, z);
+    assert.deepEqual([...new Set(tiles.map((t) => t.x))], [17000, 17001]);
+  });
+});
