@@ -32,9 +32,13 @@ export function canonicalBox(b: LatLngBox): LatLngBox {
   return c;
 }
 
-/** aoi_cid: the 26-character anchor of the canonical box (first 16 bytes of H(cbor({max_lat, max_lng, min_lat, min_lng})), b32). */
+/**
+ * aoi_cid: the 26-character anchor of the canonical box, `anchorId({kind: "bbox", min_lat,
+ * min_lng, max_lat, max_lng})`: the same anchor field_boundaries gives a box, so one area has one
+ * aoi_cid across primitives.
+ */
 export function aoiCid(box: LatLngBox): string {
-  return anchorId({ min_lat: box.min_lat, min_lng: box.min_lng, max_lat: box.max_lat, max_lng: box.max_lng });
+  return anchorId({ kind: 'bbox', min_lat: box.min_lat, min_lng: box.min_lng, max_lat: box.max_lat, max_lng: box.max_lng });
 }
 
 /** Fractional (col, row) of a WGS 84 point in a north-up grid. */

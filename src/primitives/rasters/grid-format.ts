@@ -13,6 +13,7 @@ export const GRID_VERSION = 1;
 export const GRID_HEADER_BYTES = 80;
 /** The bits of every nodata sample (and of the header's nodata field): the quiet NaN 0x7FC00000. */
 export const GRID_NODATA_BITS = 0x7fc00000;
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /** A grid: georeferencing and row-major samples (NaN: no data). */
 export interface Grid {
@@ -39,10 +40,21 @@ export function encodeGrid(g: Grid): Uint8Array {
   for (let i = 0; i < 6; i++) dv.setFloat64(24 + 8 * i, g.geotransform[i] === 0 ? 0 : g.geotransform[i], true);
   dv.setUint32(72, GRID_NODATA_BITS, true);
   dv.setUint32(76, 0, true);
+  // One NaN pattern, and +0 for a negative zero: equal grids are equal bytes.
+  if (LITTLE_ENDIAN) {
+    // The samples start at byte 80, a multiple of 4: typed views write them in the file's byte order.
+    const f = new Float32Array(out.buffer, GRID_HEADER_BYTES, n);
+    const u = new Uint32Array(out.buffer, GRID_HEADER_BYTES, n);
+    for (let i = 0; i < n; i++) {
+      const v = g.values[i];
+      if (Number.isNaN(v)) u[i] = GRID_NODATA_BITS;
+      else f[i] = v === 0 ? 0 : v;
+    }
+    return out;
+  }
   for (let i = 0; i < n; i++) {
     const v = g.values[i];
     const at = GRID_HEADER_BYTES + 4 * i;
-    // One NaN pattern, and +0 for a negative zero: equal grids are equal bytes.
     if (Number.isNaN(v)) dv.setUint32(at, GRID_NODATA_BITS, true);
     else dv.setFloat32(at, v === 0 ? 0 : v, true);
   }

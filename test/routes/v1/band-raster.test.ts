@@ -183,7 +183,7 @@ print(json.dumps({'magic': magic.decode('latin1'), 'version': version, 'width': 
     // The token: svc:raster:<aoi_cid>:<band>:<tslot>:<derivation_cid>, tslot of 2026-11-10 in the 30-day tempo.
     assert.equal(first.token, `svc:raster:${first.aoi_cid}:s2.B04:${first.tslot}:${first.derivation_cid}`);
     assert.equal(first.tslot, 692);
-    assert.equal(first.aoi_cid, P.anchorId({ min_lat: first.bbox.min_lat, min_lng: first.bbox.min_lng, max_lat: first.bbox.max_lat, max_lng: first.bbox.max_lng }));
+    assert.equal(first.aoi_cid, P.anchorId({ kind: 'bbox', min_lat: first.bbox.min_lat, min_lng: first.bbox.min_lng, max_lat: first.bbox.max_lat, max_lng: first.bbox.max_lng }));
     // The record, through the generic fact token route.
     const f = await post(t, '/v1/memory_token/resolve', { token: first.record });
     assert.equal(f.status, 200, JSON.stringify(f.body));
