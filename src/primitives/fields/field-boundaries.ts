@@ -11,6 +11,7 @@
  * source, archive version, layer, zoom, methods), and names the archive version in
  * source_versions. The centre cell of the box is its one cell.
  */
+import { BoundedCache } from '../../lib/cache.js';
 import { cellOf } from '../../protocol/cell64.js';
 import { fieldAreaCid, derivationCid, fieldCid } from '../../protocol/field-boundaries.js';
 import { invalidArgument, SvcError } from '../../protocol/errors.js';
@@ -19,7 +20,7 @@ import { fieldBoundaryConnector, FTW_SOURCE, type FieldRead } from '../../source
 import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { locate } from '../locate/locate.js';
 import { assembleFields, layerYear, type Box, type FieldBody } from './assemble.js';
-import { boxAreaKm2 } from './measure.js';
+import { boxAreaKm2, labelPoint } from './measure.js';
 
 /** Bounds of one field-boundaries read (served by /v1/limits as `field_boundaries`). */
 export const FIELD_LIMITS = {
@@ -34,6 +35,20 @@ export const FIELD_LIMITS = {
 } as const;
 
 export const FIELD_LICENSE = 'CC-BY-4.0';
+
+type SignedField = FieldBody & { field_cid: string };
+
+/**
+ * Fields assembled from the same archive version, zoom, layer and box, with their field_cids:
+ * a repeat reads its tiles from the tile cache and skips clipping, joining, measuring and hashing
+ * (each answer still gets its own receipt).
+ */
+const assembled = new BoundedCache<string, SignedField[]>('field_boundaries_assembled', {
+  max: 256,
+  maxBytes: 64 * 1024 * 1024,
+  ttlMs: 10 * 60_000,
+  bytesOf: (fields) => fields.reduce((n, f) => n + 400 + JSON.stringify(f.geometry.coordinates).length, 64),
+});
 
 export interface FieldBoundariesRequest {
   place?: string;
@@ -57,7 +72,7 @@ export interface AreaBlock {
 
 export interface FieldsAnswer {
   area: AreaBlock;
-  fields: Array<FieldBody & { field_cid: string }>;
+  fields: SignedField[];
   truncated: boolean;
   note?: { code: NoteCode; message: string };
   derivation: Record<string, unknown> & { derivation_cid: string };
@@ -144,7 +159,14 @@ export async function fieldsInBox(ctx: ServiceContext, area: Omit<AreaBlock, 'ao
   let note: FieldsAnswer['note'];
   if (opts.year !== undefined) layer = years.find((x) => x.y === opts.year)?.l ?? null;
   else layer = [...years].sort((a, b) => (b.y ?? -1) - (a.y ?? -1) || (a.l < b.l ? -1 : 1))[0]?.l ?? null;
-  let fields = layer === null ? [] : assembleFields(r.pieces, layer, r.archive.zoom, area.bbox);
+  const b = area.bbox;
+  const key = `${ftw.url}|${r.archive.version}|${r.archive.zoom}|${layer}|${b.min_lat},${b.min_lng},${b.max_lat},${b.max_lng}`;
+  let fields: SignedField[] = [];
+  if (layer !== null) {
+    const hit = assembled.get(key);
+    fields = hit ?? assembleFields(r.pieces, layer, r.archive.zoom, b).map((f) => ({ field_cid: fieldCid(f as unknown as Record<string, unknown>), ...f }));
+    if (!hit) assembled.set(key, fields);
+  }
   const found = fields.length;
   if (opts.minConfidence !== undefined) fields = fields.filter((f) => f.confidence !== null && f.confidence >= opts.minConfidence!);
   if (opts.keep) fields = fields.filter((f) => labelInside(f, opts.keep!));
@@ -159,17 +181,14 @@ export async function fieldsInBox(ctx: ServiceContext, area: Omit<AreaBlock, 'ao
   return sign(ctx, area, fields, layer, r, truncated, note);
 }
 
-function labelInside(f: FieldBody, keep: (lat: number, lng: number) => boolean): boolean {
-  const rings = f.geometry.type === 'Polygon' ? [f.geometry.coordinates] : f.geometry.coordinates;
-  const r = rings[0][0];
-  let [sx, sy] = [0, 0];
-  for (let i = 0; i + 1 < r.length; i++) [sx, sy] = [sx + r[i][0], sy + r[i][1]];
-  return keep(sy / (r.length - 1), sx / (r.length - 1));
+/** Whether the field's label point (the centroid of its largest exterior ring) passes `keep`. */
+function labelInside(f: SignedField, keep: (lat: number, lng: number) => boolean): boolean {
+  const [lng, lat] = labelPoint(f.geometry.type === 'Polygon' ? [f.geometry.coordinates] : f.geometry.coordinates);
+  return keep(lat, lng);
 }
 
-function sign(ctx: ServiceContext, area: Omit<AreaBlock, 'aoi_cid' | 'area_km2'> & { area_km2: number }, bodies: FieldBody[], layer: string | null, r: Extract<FieldRead, { status: 'ok' }>, truncated: boolean, note: FieldsAnswer['note']): FieldsAnswer {
+function sign(ctx: ServiceContext, area: Omit<AreaBlock, 'aoi_cid' | 'area_km2'> & { area_km2: number }, fields: SignedField[], layer: string | null, r: Extract<FieldRead, { status: 'ok' }>, truncated: boolean, note: FieldsAnswer['note']): FieldsAnswer {
   const src = ctx.registry.sources.get(FTW_SOURCE);
-  const fields = bodies.map((b) => ({ field_cid: fieldCid(b as unknown as Record<string, unknown>), ...b }));
   const d = {
     source: FTW_SOURCE,
     archive_version: r.archive.version,

@@ -228,7 +228,7 @@ describe('field boundaries from a PMTiles archive', () => {
     assert.match(country.body.message, /max_area_km2/);
     const limits = (await t.app.inject({ method: 'GET', url: '/v1/limits' })).json();
     assert.equal(limits.field_boundaries.max_area_km2, 100);
-    assert.ok(limits.caches.ftw_tiles && limits.caches.pmtiles_directories, 'both caches are listed');
+    assert.ok(limits.caches.ftw_tiles && limits.caches.pmtiles_directories && limits.caches.field_boundaries_assembled, 'the caches are listed');
     const both = await post({ polygon_bbox: box, place: 'Chartres' });
     assert.equal(both.status, 422);
     const reversed = await post({ polygon_bbox: { ...box, min_lat: box.max_lat, max_lat: box.min_lat } });
@@ -266,7 +266,7 @@ describe('field boundaries from a PMTiles archive', () => {
 
   it('recall_polygon with include ftw_fields adds the fields inside its polygon, under their own receipt', async () => {
     const [x, y] = K;
-    // A triangle over the western half: A1 and C inside, B2 and G (label points east of it) not.
+    // A polygon over the western part: A1 and C inside; B2, G and D4 (label points east of it) not.
     const polygon = { type: 'Polygon', coordinates: [[[x - 0.007, y - 0.003], [x - 0.0017, y - 0.003], [x - 0.0017, y + 0.004], [x - 0.007, y + 0.004], [x - 0.007, y - 0.003]]] };
     const r = await t.app.inject({ method: 'POST', url: '/v1/recall_polygon', payload: { polygon, bands: ['copdem30m.elevation_mean'], max_cells: 2, include: ['ftw_fields'] } });
     assert.equal(r.statusCode, 200, r.body);
