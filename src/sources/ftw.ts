@@ -122,6 +122,8 @@ export const ftwConnector: ConnectorFactory = (deps) => {
   const url = deps.baseUrl(FTW_SOURCE);
   const directories = new DirectoryCache();
   const tiles = new BoundedCache<string, Map<string, PolygonPiece[]>>('ftw_tiles', { ...FTW_TILE_CACHE, bytesOf: piecesBytes });
+  // Tiles being read: a read needing one waits for it instead of asking the archive again.
+  const reading = new Map<string, Promise<Map<string, PolygonPiece[]>>>();
 
   async function readOnce(req: FieldReadRequest, stats: ReadStats): Promise<FieldRead> {
     const source = new UpstreamRangeSource(deps.client, url, { deadline: req.deadline, signal: req.signal, stats });
@@ -144,13 +146,27 @@ export const ftwConnector: ConnectorFactory = (deps) => {
       }
     }
     const missing = covering.filter((t) => !decoded.has(key(t)));
-    if (missing.length > 0) {
-      for (const r of await readTiles(directories, source, header, missing)) {
-        const layers = r.bytes ? decodePolygons(r.bytes, r.z, r.x, r.y) : new Map<string, PolygonPiece[]>();
-        tiles.set(key(r), layers);
-        decoded.set(key(r), layers);
+    const mine = missing.filter((t) => !reading.has(key(t)));
+    if (mine.length > 0) {
+      const batch = readTiles(directories, source, header, mine).then((reads) => {
+        const out = new Map<string, Map<string, PolygonPiece[]>>();
+        for (const r of reads) {
+          const layers = r.bytes ? decodePolygons(r.bytes, r.z, r.x, r.y) : new Map<string, PolygonPiece[]>();
+          tiles.set(key(r), layers);
+          out.set(key(r), layers);
+        }
+        return out;
+      });
+      for (const t of mine) {
+        const k = key(t);
+        const p = batch.then((m) => m.get(k)!);
+        reading.set(k, p);
+        p.then(() => reading.delete(k), () => reading.delete(k));
       }
     }
+    // Taken before any await: a finished read leaves `reading` at once.
+    const waits = missing.map((t) => reading.get(key(t))!);
+    (await Promise.all(waits)).forEach((layers, i) => decoded.set(key(missing[i]), layers));
     const names = new Set<string>();
     const pieces: PolygonPiece[] = [];
     let present = 0;

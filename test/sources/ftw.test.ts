@@ -78,6 +78,23 @@ describe('ftw connector', () => {
     assert.equal(srv.requests.length, 0);
   });
 
+  it('concurrent reads of the same cold box ask the archive for each tile once', async () => {
+    const c = connector(srv.url);
+    srv.requests.length = 0;
+    srv.delayMs = 30;
+    try {
+      const rs = await Promise.all(Array.from({ length: 8 }, () => read(c)));
+      const counts = rs.map((r) => (r.status === 'ok' ? r.pieces.length : -1));
+      assert.ok(counts.every((n) => n > 0 && n === counts[0]), String(counts));
+      const eight = srv.requests.length;
+      const once = await read(connector(srv.url));
+      assert.equal(once.status, 'ok');
+      if (once.status === 'ok') assert.equal(eight, once.stats.requests, `${eight} range requests for 8 concurrent reads, ${once.stats.requests} for one`);
+    } finally {
+      srv.delayMs = 0;
+    }
+  });
+
   it('contacts only the configured host: a redirect elsewhere is refused and nothing reaches the other host', async () => {
     srv.redirectTo = outsideUrl;
     try {
