@@ -7,6 +7,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
+import { PMTiles, type Source } from 'pmtiles';
+import { VectorTile } from '@mapbox/vector-tile';
+import { PbfReader } from 'pbf';
 import { loadConfig } from '../../src/config.js';
 import { loadRegistry } from '../../src/registry/registry.js';
 import { FTW_SOURCE, ftwConnector, tilesCovering, type FieldBoundaryConnector, type FieldRead } from '../../src/sources/ftw.js';
@@ -16,9 +20,10 @@ import { buildArchive, FIXTURE_ZOOM, startFtwServer, type FixtureField, type Ftw
 
 const L = 'field-2025-01-01 00:00:00';
 const rect = (w: number, s: number, e: number, n: number): Array<[number, number]> => [[w, s], [e, s], [e, n], [w, n], [w, s]];
-// Twelve small fields on a row 0.03° long near 45° N, 5° E: a dozen z15 tiles.
-const FIELDS: FixtureField[] = Array.from({ length: 12 }, (_, i) => ({ layer: L, rings: [rect(5 + i * 0.0025, 45, 5 + i * 0.0025 + 0.001, 45.001)], properties: { id: `f${i}`, confidence: 50 + i } }));
-const BOX = { min_lat: 44.999, min_lng: 4.999, max_lat: 45.002, max_lng: 5.03 };
+// Twelve small fields on a row near 45° N, 5° E, 0.012° apart (a z15 tile is 0.011° wide): a
+// dozen tiles, so leaf directories of four entries make three or four leaves.
+const FIELDS: FixtureField[] = Array.from({ length: 12 }, (_, i) => ({ layer: L, rings: [rect(5 + i * 0.012, 45, 5 + i * 0.012 + 0.001, 45.001)], properties: { id: `f${i}`, confidence: 50 + i } }));
+const BOX = { min_lat: 44.999, min_lng: 4.999, max_lat: 45.002, max_lng: 5.14 };
 
 let srv: FtwServer;
 let outside: Server;
@@ -44,6 +49,32 @@ before(async () => {
 after(async () => {
   await srv.close();
   await new Promise((r) => outside.close(r));
+});
+
+describe('the fixture archive', () => {
+  it('is read by the pmtiles package itself: header, leaf directories, tiles and metadata', async () => {
+    const bytes = buildArchive(FIELDS, { leafSize: 4 });
+    const source: Source = { getKey: () => 'fixture', getBytes: async (offset, length) => ({ data: bytes.slice(offset, offset + length).buffer }) };
+    const pm = new PMTiles(source, undefined, async (buf, compression) => (compression === 2 ? new Uint8Array(gunzipSync(new Uint8Array(buf))).buffer : buf));
+    const h = await pm.getHeader();
+    assert.equal(h.specVersion, 3);
+    assert.equal(h.maxZoom, FIXTURE_ZOOM);
+    assert.equal(h.tileType, 1);
+    assert.equal(h.clustered, true);
+    const tiles = tilesCovering(BOX, FIXTURE_ZOOM);
+    let found = 0;
+    for (const t of tiles) {
+      const r = await pm.getZxy(t.z, t.x, t.y);
+      if (!r) continue;
+      const vt = new VectorTile(new PbfReader(new Uint8Array(r.data)));
+      assert.ok(vt.layers[L].length > 0);
+      found++;
+    }
+    assert.ok(found >= 12, `${found} tiles`);
+    assert.ok(h.leafDirectoryLength !== undefined && h.leafDirectoryLength > 0, 'the root points at leaf directories');
+    const meta = (await pm.getMetadata()) as { vector_layers: Array<{ id: string }> };
+    assert.deepEqual(meta.vector_layers.map((l) => l.id), [L]);
+  });
 });
 
 describe('ftw connector', () => {
@@ -73,7 +104,7 @@ describe('ftw connector', () => {
     assert.ok(r.stats.bytes < srv.archive.length + 16384);
     // A second read of the same box costs nothing; a box over half of it reads no new byte.
     srv.requests.length = 0;
-    const again = await read(c, { ...BOX, max_lng: 5.015 });
+    const again = await read(c, { ...BOX, max_lng: 5.05 });
     assert.equal(again.status, 'ok');
     assert.equal(srv.requests.length, 0);
   });
@@ -115,14 +146,14 @@ describe('ftw connector', () => {
 
   it('reads a replaced archive again (new ETag) instead of mixing the two', async () => {
     const c = connector(srv.url);
-    const first = await read(c, { ...BOX, max_lng: 5.008 });
+    const first = await read(c, { ...BOX, max_lng: 5.03 });
     assert.equal(first.status, 'ok');
     if (first.status === 'ok') assert.ok(first.archive.version.includes('v1'));
     const moved = FIELDS.map((f) => ({ ...f, properties: { ...f.properties, id: `${f.properties.id}-v2` } }));
     srv.setArchive(buildArchive(moved, { leafSize: 4 }));
     try {
       // Another box (tiles not cached yet): the first range of the new file carries its new ETag.
-      const r = await read(c, { min_lat: 44.999, min_lng: 5.015, max_lat: 45.002, max_lng: 5.03 });
+      const r = await read(c, { min_lat: 44.999, min_lng: 5.06, max_lat: 45.002, max_lng: 5.14 });
       assert.equal(r.status, 'ok');
       if (r.status === 'ok') {
         assert.ok(r.pieces.length > 0);
