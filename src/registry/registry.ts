@@ -11,7 +11,7 @@ export {
   PROTOCOL_LEVELS, PROVENANCE_CLASSES, SOURCE_PROTOCOLS, TEMPOS, TOPIC_COUNT, VALUE_KINDS,
 } from './types.js';
 export type {
-  AlgorithmEntry, AlgorithmKind, BandEntry, FunctionEntry, HuntEvent, HuntRank, Manifests, PrivacyClass, ProtocolLevel, ProvenanceClass, RawRegistry, Registry,
+  AlgorithmEntry, AlgorithmKind, BandEntry, FunctionEntry, HuntEvent, HuntRank, ManifestTexts, PrivacyClass, ProtocolLevel, ProvenanceClass, RawRegistry, Registry,
   SourceEntry, SourceProtocol, TopicEntry, ValueKind,
 } from './types.js';
 export { RegistryError } from './validate.js';

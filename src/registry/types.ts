@@ -149,7 +149,11 @@ export interface HuntEvent {
   readonly rank: HuntRank | null;
 }
 
-export interface Manifests {
+/**
+ * The canonical text of each registry data file, from which its manifest CID is computed
+ * (registry/manifests.ts). Not the pair of CIDs a receipt pins: that is protocol's `Manifests`.
+ */
+export interface ManifestTexts {
   readonly bands: string;
   readonly sources: string;
   readonly functions: string;
@@ -176,7 +180,7 @@ export interface Registry {
   /** Event name to the workaround text of an event without an algorithm. */
   readonly notYetImplemented: ReadonlyMap<string, string>;
   /** CID of each registry file's parsed JSON array: contentId(array). */
-  readonly manifests: Manifests;
+  readonly manifests: ManifestTexts;
 }
 
 /** The parsed, not yet validated, content of the six data files. */
