@@ -122,9 +122,10 @@ async function placeArea(ctx: ServiceContext, query: string, radiusM: number | u
 }
 
 /** The typed error of a read that did not complete (nothing is signed for it). */
-function readFailure(r: Exclude<FieldRead, { status: 'ok' }>): SvcError {
+function readFailure(r: Exclude<FieldRead, { status: 'ok' }>, source: AreaBlock['source']): SvcError {
   if (r.status === 'too_many_tiles') {
-    return new SvcError('invalid_argument', `polygon_bbox: the box needs ${r.tiles} tiles at zoom ${r.zoom}, beyond the field_boundaries cap max_tiles = ${r.max} (/v1/limits); ask for a smaller box`, { field: 'polygon_bbox', tiles: r.tiles, max_tiles: r.max });
+    const field = source === 'recall_polygon' ? 'polygon' : source;
+    return new SvcError('invalid_argument', `${field}: the box needs ${r.tiles} tiles at zoom ${r.zoom}, beyond the field_boundaries cap max_tiles = ${r.max} (/v1/limits); ask for a smaller box`, { field, tiles: r.tiles, max_tiles: r.max });
   }
   const details = { source: FTW_SOURCE, detail: r.reason, range_requests: r.stats.requests };
   if (r.status === 'timeout') return new SvcError('compute_timeout', `field_boundaries: ${r.reason}`, details);
@@ -153,7 +154,7 @@ export async function fieldsInBox(ctx: ServiceContext, area: Omit<AreaBlock, 'ao
   }
   const deadline = opts.deadline ?? Date.now() + ctx.config.materializerTimeoutSecs * 1000;
   const r = await ftw.readFields({ box: area.bbox, deadline, maxTiles: FIELD_LIMITS.max_tiles });
-  if (r.status !== 'ok') throw readFailure(r);
+  if (r.status !== 'ok') throw readFailure(r, area.source);
   const years = r.layers.map((l) => ({ l, y: layerYear(l) }));
   let layer: string | null = null;
   let note: FieldsAnswer['note'];
