@@ -41,7 +41,9 @@ try {
 
   const schemaSerializer = fastJson(recall.output as object);
   const outputs = { reply_serializer: toJson(answer), schema_serializer: schemaSerializer(answer), json_stringify: JSON.stringify(answer) };
-  const same = (a: string, b: string) => JSON.stringify(JSON.parse(a)) === JSON.stringify(JSON.parse(b));
+  // Byte-equal to JSON.stringify, and equal as data (same fields and values, any key order).
+  const sorted = (v: unknown): unknown => (Array.isArray(v) ? v.map(sorted) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted((v as Record<string, unknown>)[k])])) : v);
+  const sameData = (a: string, b: string) => JSON.stringify(sorted(JSON.parse(a))) === JSON.stringify(sorted(JSON.parse(b)));
   const ops = {
     reply_serializer: rate(() => toJson(answer), 2000, 5),
     schema_serializer: rate(() => schemaSerializer(answer), 2000, 5),
@@ -50,7 +52,8 @@ try {
   console.log(JSON.stringify({
     bench: 'serialize',
     answer_bytes: outputs.reply_serializer.length,
-    same_json: { schema_serializer: same(outputs.schema_serializer, outputs.json_stringify), reply_serializer: outputs.reply_serializer === outputs.json_stringify },
+    same_bytes_as_json_stringify: { reply_serializer: outputs.reply_serializer === outputs.json_stringify, schema_serializer: outputs.schema_serializer === outputs.json_stringify },
+    same_data_as_json_stringify: { reply_serializer: sameData(outputs.reply_serializer, outputs.json_stringify), schema_serializer: sameData(outputs.schema_serializer, outputs.json_stringify) },
     ops_per_s: Object.fromEntries(Object.entries(ops).map(([k, v]) => [k, v.ops_per_s])),
     ratio_schema_over_reply: Number((ops.schema_serializer.ops_per_s / ops.reply_serializer.ops_per_s).toFixed(2)),
     ratio_stringify_over_reply: Number((ops.json_stringify.ops_per_s / ops.reply_serializer.ops_per_s).toFixed(2)),
