@@ -22,7 +22,7 @@ export const GEO_ATTRIBUTION: readonly GeoAttribution[] = [
     dataset: 'Natural Earth 1:50m Admin 0 countries (via the world-atlas npm package, ISC; decoded with topojson-client, ISC)',
     licence: 'Public domain',
     url: 'https://www.naturalearthdata.com/',
-    use: 'country polygons, boxes and representative points (locate tier `country`)',
+    use: 'country polygons, boxes and representative points (locate tier `country`); land, coastlines and borders drawn under coverage_map.svg',
   },
   {
     dataset: 'ISO 3166-1 codes and country names in many languages (i18n-iso-countries npm package)',

@@ -1,8 +1,8 @@
 /**
- * A small PNG writer (ISO/IEC 15948) for 8-bit RGB pictures (colour type 2, no interlace) and
- * the display stretch from surface reflectance to 8 bits. Pure and deterministic: the same
- * pixels always give the same bytes (fixed filter, fixed zlib level, no timestamps), so a
- * thumbnail can be cached and compared by its bytes.
+ * A small PNG writer (ISO/IEC 15948) for 8-bit RGB and RGBA pictures (colour types 2 and 6, no
+ * interlace, optional tEXt chunks) and the display stretch from surface reflectance to 8 bits.
+ * Pure and deterministic: the same pixels always give the same bytes (fixed filter, fixed zlib
+ * level, no timestamps), so a thumbnail can be cached and compared by its bytes.
  */
 import { deflateSync } from 'node:zlib';
 
@@ -42,22 +42,46 @@ function chunk(type: string, data: Uint8Array): Buffer {
  * keeps the output a function of the pixels alone.
  */
 export function encodePngRgb(width: number, height: number, rgb: Uint8Array): Buffer {
+  return encode(width, height, rgb, 3, {});
+}
+
+/**
+ * PNG bytes of a picture given as row-major RGBA quadruplets (colour type 6, straight alpha),
+ * with optional tEXt chunks (keyword → text, both Latin-1; a keyword is 1 to 79 printable
+ * characters). Same filter and compression as encodePngRgb; chunks are written in key order.
+ */
+export function encodePngRgba(width: number, height: number, rgba: Uint8Array, text: Readonly<Record<string, string>> = {}): Buffer {
+  return encode(width, height, rgba, 4, text);
+}
+
+/** Latin-1 bytes of `s`; characters past U+00FF become '?'. */
+function latin1(s: string): Uint8Array {
+  return Uint8Array.from(s, (c) => (c.charCodeAt(0) <= 0xff ? c.charCodeAt(0) : 0x3f));
+}
+
+function encode(width: number, height: number, px: Uint8Array, channels: 3 | 4, text: Readonly<Record<string, string>>): Buffer {
+  const name = channels === 3 ? 'RGB' : 'RGBA';
   if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1) throw new RangeError(`PNG size ${width}x${height}: expected positive integers`);
-  if (rgb.length !== width * height * 3) throw new RangeError(`PNG ${width}x${height} RGB needs ${width * height * 3} bytes, got ${rgb.length}`);
-  const stride = width * 3;
+  if (px.length !== width * height * channels) throw new RangeError(`PNG ${width}x${height} ${name} needs ${width * height * channels} bytes, got ${px.length}`);
+  const stride = width * channels;
   const raw = new Uint8Array(height * (stride + 1));
   for (let y = 0; y < height; y++) {
     const src = y * stride;
     const dst = y * (stride + 1);
     raw[dst] = 1;
-    for (let x = 0; x < stride; x++) raw[dst + 1 + x] = (rgb[src + x] - (x >= 3 ? rgb[src + x - 3] : 0)) & 0xff;
+    for (let x = 0; x < stride; x++) raw[dst + 1 + x] = (px[src + x] - (x >= channels ? px[src + x - channels] : 0)) & 0xff;
   }
   const ihdr = Buffer.alloc(13);
   ihdr.writeUInt32BE(width, 0);
   ihdr.writeUInt32BE(height, 4);
-  // Bit depth 8, colour type 2 (truecolour), compression 0, filter method 0, no interlace.
-  ihdr.set([8, 2, 0, 0, 0], 8);
-  return Buffer.concat([SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level: 6 })), chunk('IEND', new Uint8Array(0))]);
+  // Bit depth 8, colour type 2 (truecolour) or 6 (truecolour with alpha), compression 0, filter method 0, no interlace.
+  ihdr.set([8, channels === 3 ? 2 : 6, 0, 0, 0], 8);
+  const texts: Buffer[] = [];
+  for (const key of Object.keys(text).sort()) {
+    if (!/^[\x20-\x7e]{1,79}$/.test(key) || key.startsWith(' ') || key.endsWith(' ')) throw new RangeError(`PNG tEXt keyword ${JSON.stringify(key)}: 1 to 79 printable characters, no leading or trailing space`);
+    texts.push(chunk('tEXt', Buffer.concat([latin1(key), Uint8Array.of(0), latin1(text[key]!)])));
+  }
+  return Buffer.concat([SIGNATURE, chunk('IHDR', ihdr), ...texts, chunk('IDAT', deflateSync(raw, { level: 6 })), chunk('IEND', new Uint8Array(0))]);
 }
 
 /** Reflectance shown as full white: bright land surfaces sit below it, clouds and snow above. */

@@ -101,8 +101,8 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext)
   }));
   app.get('/v1/coverage_map.svg', {
     schema: {
-      summary: '1440 x 720 plate-carree SVG of corpus density in 1-degree bins',
-      description: 'One rect per non-empty bin with its cell count in data-count; the root carries data-cells, data-bins and data-truncated (true when the cell scan reached SVC_SCAN_CELL_LIMIT).',
+      summary: 'Plate-carree SVG of corpus density in 1-degree bins over Natural Earth land and borders, with a legend; scales to its container',
+      description: 'One rect per non-empty bin with its cell count in data-count; the root carries data-cells, data-bins and data-truncated (true when the cell scan reached SVC_SCAN_CELL_LIMIT). viewBox 0 0 360 206 (one unit per degree, the legend strip below the map), width and height 100%.',
       tags: ['discovery'],
       produces: ['image/svg+xml'],
       response: { 200: { description: 'SVG document', type: 'string' } },

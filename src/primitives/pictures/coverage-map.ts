@@ -1,20 +1,24 @@
 /**
- * coverage_map.svg (docs/reads.md, "Single-cell reads"): a 1440 x 720 plate-carree picture of where
- * the corpus has cells, counted in one-degree bins. Only stored cells are drawn: no basemap,
- * nothing inferred.
+ * coverage_map.svg (docs/reads.md, "Single-cell reads"): a plate-carrée picture of where the
+ * corpus has cells, counted in one-degree bins, over Natural Earth land and country borders, with
+ * a legend strip beneath the map. Only stored cells are counted: the basemap is context, and
+ * nothing is inferred from it. The picture scales to its container (viewBox, 100% wide).
  */
 import { cellCenter, type LatLng } from '../../protocol/index.js';
 import type { ServiceContext } from '../context/context.js';
+import { basemap } from './basemap.js';
 
 const COLS = 360;
 const ROWS = 180;
+/** The legend strip under the map, in the same units (one per degree). */
+const LEGEND_H = 26;
 
 /**
  * Colour classes on a half-decade log scale of the bin's cell count (1-2, 3-9, 10-29, 30-99,
  * 100-299, 300+): a bin with one cell and a bin with a thousand stay distinguishable, and a
  * one-degree bin can hold at most the scan cap (10 000 by default) so six classes cover it.
  */
-const CLASSES: readonly { min: number; fill: string; label: string }[] = [
+export const CLASSES: readonly { min: number; fill: string; label: string }[] = [
   { min: 1, fill: '#ffffb2', label: '1–2' },
   { min: 3, fill: '#fed976', label: '3–9' },
   { min: 10, fill: '#feb24c', label: '10–29' },
@@ -24,8 +28,15 @@ const CLASSES: readonly { min: number; fill: string; label: string }[] = [
 ];
 
 const OCEAN = '#1d3149';
-const GRATICULE = '#3a5574';
+export const LAND = '#46505a';
+const COAST = '#8796a5';
+const BORDER = '#6c7a88';
+const GRATICULE = '#4a6688';
+const STRIP = '#101b29';
 const INK = '#e8eef5';
+const NOTE = '#a9b7c6';
+const WARN = '#ffb454';
+export const NATURAL_EARTH_CREDIT = 'Coastlines and borders: Natural Earth 1:50m (public domain)';
 
 export interface CoverageMeta {
   /** The cell scan stopped at its cap: the map shows only the first cells in text order. */
@@ -53,32 +64,41 @@ export function binOf(p: LatLng): { col: number; row: number } {
   return { col, row };
 }
 
-/** Thin lines every 30° so a viewer can place the bins without a basemap. */
-function graticule(): string {
+/** Land, borders and a 30° graticule, clipped to the map frame. */
+function background(): string {
+  const b = basemap();
   const d: string[] = [];
   for (let x = 30; x < COLS; x += 30) d.push(`M${x} 0V${ROWS}`);
   for (let y = 30; y < ROWS; y += 30) d.push(`M0 ${y}H${COLS}`);
-  return `<path d="${d.join('')}" stroke="${GRATICULE}" stroke-width="0.25" fill="none"/>`;
+  return [
+    `<defs><clipPath id="coverage-frame"><rect x="0" y="0" width="${COLS}" height="${ROWS}"/></clipPath></defs>`,
+    `<rect x="0" y="0" width="${COLS}" height="${ROWS}" fill="${OCEAN}"/>`,
+    `<g id="basemap" clip-path="url(#coverage-frame)" stroke-linejoin="round">`,
+    `<path id="land" d="${b.land}" fill="${LAND}" fill-rule="evenodd" stroke="${COAST}" stroke-width="0.12"/>`,
+    `<path id="borders" d="${b.borders}" fill="none" stroke="${BORDER}" stroke-width="0.08"/>`,
+    `<path id="graticule" d="${d.join('')}" stroke="${GRATICULE}" stroke-width="0.15" stroke-opacity="0.7" fill="none"/>`,
+    '</g>',
+  ].join('\n');
 }
 
-/**
- * The legend sits in the South Pacific (west of Drake Passage) and is drawn beneath the bins,
- * so a stored cell there is never hidden by it.
- */
-function legend(cells: number, bins: number, truncated: boolean): string {
-  const x = 4;
-  const y = 128;
-  const out = [`<g font-family="sans-serif" font-size="3.2" fill="${INK}">`];
-  out.push(`<rect x="${x - 2}" y="${y - 5}" width="62" height="${truncated ? 39 : 35}" fill="#000" fill-opacity="0.35" rx="1"/>`);
-  out.push(`<text x="${x}" y="${y}">cells per 1° bin</text>`);
+/** The strip under the map: what a colour means, how many cells and bins, what is drawn beneath. */
+function legend(cells: number, bins: number, meta: CoverageMeta): string {
+  const y = ROWS;
+  const out = [`<g id="legend" font-family="DejaVu Sans, Verdana, Arial, sans-serif" fill="${INK}">`];
+  out.push(`<rect x="0" y="${y}" width="${COLS}" height="${LEGEND_H}" fill="${STRIP}"/>`);
+  out.push(`<text x="4" y="${y + 9.5}" font-size="5.2" font-weight="bold">Stored cells per 1° bin</text>`);
   CLASSES.forEach((c, k) => {
-    const ky = y + 2 + k * 4;
-    out.push(`<rect x="${x}" y="${ky}" width="3" height="3" fill="${c.fill}"/><text x="${x + 5}" y="${ky + 2.6}">${escapeXml(c.label)}</text>`);
+    const x = 80 + k * 30;
+    out.push(`<rect class="swatch" x="${x}" y="${y + 5.4}" width="5" height="5" fill="${c.fill}" stroke="${INK}" stroke-width="0.2"/><text x="${x + 6.5}" y="${y + 9.6}" font-size="5">${escapeXml(c.label)}</text>`);
   });
-  out.push(`<text x="${x}" y="${y + 29}">${cells} cells in ${bins} bins</text>`);
-  if (truncated) out.push(`<text x="${x}" y="${y + 33}">scan cap reached: partial map</text>`);
+  out.push(`<text id="counts" x="${COLS - 4}" y="${y + 9.5}" font-size="5" text-anchor="end">${cells} cells in ${bins} bins</text>`);
+  const note = meta.truncated
+    ? `<tspan fill="${WARN}">Scan cap reached: only the first ${meta.scanned} cells are counted.</tspan>`
+    : 'Only stored public cells are counted; nothing is inferred.';
+  out.push(`<text x="4" y="${y + 20}" font-size="4" fill="${NOTE}">${note}</text>`);
+  out.push(`<text id="attribution" x="${COLS - 4}" y="${y + 20}" font-size="4" fill="${NOTE}" text-anchor="end">${escapeXml(NATURAL_EARTH_CREDIT)}</text>`);
   out.push('</g>');
-  return out.join('');
+  return out.join('\n');
 }
 
 /**
@@ -107,17 +127,17 @@ export function renderCoverageMap(centres: Iterable<LatLng>, meta: CoverageMeta)
 
   const title = `${meta.prefix} coverage map: ${cells} cells in ${rects.length} one-degree bins${meta.truncated ? ` (first ${meta.scanned} cells scanned; scan cap reached)` : ''}`;
   const out = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="1440" height="720" viewBox="0 0 ${COLS} ${ROWS}" data-cells="${cells}" data-bins="${rects.length}" data-scanned="${meta.scanned}" data-truncated="${meta.truncated}">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${COLS} ${ROWS + LEGEND_H}" width="100%" height="100%" preserveAspectRatio="xMidYMid meet" role="img" data-cells="${cells}" data-bins="${rects.length}" data-scanned="${meta.scanned}" data-truncated="${meta.truncated}">`,
     `<title>${escapeXml(title)}</title>`,
-    `<rect x="0" y="0" width="${COLS}" height="${ROWS}" fill="${OCEAN}"/>`,
-    graticule(),
-    legend(cells, rects.length, meta.truncated),
+    `<desc>Stored cells counted in one-degree bins (plate carrée, north up), drawn over land and country borders. ${escapeXml(NATURAL_EARTH_CREDIT)}.</desc>`,
+    background(),
+    legend(cells, rects.length, meta),
   ];
-  if (rects.length > 0) out.push(`<g shape-rendering="crispEdges">${rects.join('')}</g>`);
+  if (rects.length > 0) out.push(`<g id="bins" shape-rendering="crispEdges">${rects.join('')}</g>`);
   else {
     // Say why the map is blank rather than leave an empty frame that could pass for a fault.
     const why = meta.scanned === 0 ? 'no cells stored yet' : `no mappable cells among ${meta.scanned} scanned`;
-    out.push(`<text x="${COLS / 2}" y="${ROWS / 2}" text-anchor="middle" font-family="sans-serif" font-size="8" fill="${INK}">${escapeXml(why)}</text>`);
+    out.push(`<text x="${COLS / 2}" y="${ROWS / 2}" text-anchor="middle" font-family="sans-serif" font-size="8" fill="${INK}" stroke="${OCEAN}" stroke-width="0.4" paint-order="stroke">${escapeXml(why)}</text>`);
   }
   out.push('</svg>');
   return out.join('\n') + '\n';

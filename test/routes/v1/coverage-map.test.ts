@@ -1,9 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as P from '../../../src/protocol/index.js';
-import { binOf, renderCoverageMap } from '../../../src/primitives/pictures/coverage-map.js';
+import { writeFileSync } from 'node:fs';
+import { binOf, CLASSES, LAND, NATURAL_EARTH_CREDIT, renderCoverageMap } from '../../../src/primitives/pictures/coverage-map.js';
 import { build, type TestApp } from '../../support/app.js';
 import { makeAttester } from '../../support/attester.js';
+import { artefactPath, seedCoverage } from '../../support/pictures.js';
+import { allElements, byId, insideEvenOdd, parseXml, pathPolygons, textOf } from '../../support/svg-parse.js';
 import { attest } from './reads/helpers.js';
 
 const op = makeAttester('coverage-map-operator');
@@ -42,12 +45,12 @@ describe('GET /v1/coverage_map.svg on an empty corpus', () => {
   });
   after(async () => t.close());
 
-  it('is a 1440 x 720 SVG saying no cells are stored, with no bins', async () => {
+  it('is an SVG that scales to its container, saying no cells are stored, with no bins', async () => {
     const r = await getMap(t);
     assert.equal(r.statusCode, 200);
     assert.equal(r.headers['content-type'], 'image/svg+xml; charset=utf-8');
     assert.equal(r.headers['cache-control'], 'public, max-age=60');
-    assert.match(r.body, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" width="1440" height="720" viewBox="0 0 360 180"/);
+    assert.match(r.body, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" viewBox="0 0 360 206" width="100%" height="100%" preserveAspectRatio="xMidYMid meet"/);
     assert.match(r.body, /<\/svg>\n$/);
     assert.match(r.body, /<text [^>]*>no cells stored yet<\/text>/);
     assert.deepEqual(bins(r.body), []);
@@ -138,6 +141,73 @@ describe('GET /v1/coverage_map.svg past the scan cap', () => {
     assert.equal(rootAttr(r.body, 'data-cells'), '2');
     assert.equal(bins(r.body).reduce((n, b) => n + b.count, 0), 2);
     assert.match(r.body, /scan cap reached/);
+  });
+});
+
+describe('GET /v1/coverage_map.svg over a few hundred stored cells', () => {
+  let t: TestApp;
+  let cells: string[];
+  let svg: string;
+  before(async () => {
+    t = await build({ attesterKeys: [op.publicKey] });
+    cells = await seedCoverage(t, op);
+    svg = (await getMap(t)).body;
+    writeFileSync(artefactPath('coverage-map.svg'), svg);
+  });
+  after(async () => t.close());
+
+  it('parses as XML, stays small and scales to its container', () => {
+    const root = parseXml(svg);
+    assert.equal(root.name, 'svg');
+    assert.equal(root.attrs.viewBox, '0 0 360 206');
+    assert.equal(root.attrs.width, '100%');
+    assert.equal(root.attrs.preserveAspectRatio, 'xMidYMid meet');
+    assert.ok(Buffer.byteLength(svg) < 300_000, `${Buffer.byteLength(svg)} bytes`);
+  });
+
+  it('counts exactly the stored cells, bin by bin, in several colour classes', () => {
+    const expected = new Map<string, number>();
+    for (const c of cells) {
+      const { col, row } = binOf(P.cellCenter(c));
+      expected.set(`${col},${row}`, (expected.get(`${col},${row}`) ?? 0) + 1);
+    }
+    const drawn = bins(svg);
+    assert.deepEqual(new Map(drawn.map((b) => [`${b.x},${b.y}`, b.count])), expected);
+    assert.equal(rootAttr(svg, 'data-cells'), String(cells.length));
+    assert.equal(rootAttr(svg, 'data-bins'), String(expected.size));
+    const fills = new Set([...svg.matchAll(/width="1" height="1" fill="([^"]+)" data-count/g)].map((m) => m[1]));
+    assert.deepEqual([...fills].sort(), ['#ffffb2', '#fed976', '#feb24c', '#fd8d3c', '#f03b20'].sort(), 'five of the six classes are in the fixture');
+  });
+
+  it('draws Natural Earth land where land is (across ±180° and round the pole) and water where it is not', () => {
+    const root = parseXml(svg);
+    const land = byId(root, 'land')!;
+    assert.equal(land.attrs.fill, LAND);
+    const polys = pathPolygons(land.attrs.d!);
+    const points = polys.reduce((n, p) => n + p.length, 0);
+    assert.ok(points > 5_000 && points < 30_000, `${points} land vertices`);
+    const at = (lat: number, lng: number) => insideEvenOdd(polys, lng + 180, 90 - lat);
+    const landAt = { Paris: [48.86, 2.35], Sahara: [25, 20], 'central Australia': [-25, 133.5], 'inner Brazil': [-10, -50], Antarctica: [-85, 0], 'Chukotka west of 180°': [66.5, 179.5], 'Chukotka east of 180°': [66, -175] };
+    for (const [name, [lat, lng]] of Object.entries(landAt)) assert.ok(at(lat!, lng!), `${name} is land`);
+    const waterAt = { 'central Pacific': [0, -150], 'North Atlantic': [30, -30], 'Indian Ocean': [-30, 80], Mediterranean: [34.5, 18], 'Caspian Sea': [42, 51] };
+    for (const [name, [lat, lng]] of Object.entries(waterAt)) assert.ok(!at(lat!, lng!), `${name} is water`);
+    const borders = pathPolygons(byId(root, 'borders')!.attrs.d!);
+    assert.ok(borders.length > 150, `${borders.length} border lines`);
+    // The basemap is drawn beneath the bins.
+    const order = allElements(root).map((e) => e.attrs.id).filter(Boolean);
+    assert.ok(order.indexOf('basemap') < order.indexOf('bins'));
+  });
+
+  it('carries a legend: title, every colour class with its label, the counts and the Natural Earth credit', () => {
+    const legend = byId(parseXml(svg), 'legend')!;
+    const swatches = allElements(legend).filter((e) => e.attrs.class === 'swatch');
+    assert.deepEqual(swatches.map((e) => e.attrs.fill), CLASSES.map((c) => c.fill));
+    const texts = allElements(legend).filter((e) => e.name === 'text').map(textOf);
+    for (const c of CLASSES) assert.ok(texts.includes(c.label), `label ${c.label}`);
+    assert.ok(texts.includes('Stored cells per 1° bin'));
+    assert.ok(texts.includes(`${cells.length} cells in ${rootAttr(svg, 'data-bins')} bins`));
+    assert.ok(texts.includes(NATURAL_EARTH_CREDIT));
+    assert.match(NATURAL_EARTH_CREDIT, /Natural Earth/);
   });
 });
 
