@@ -1,9 +1,12 @@
 /**
- * Block decoding for TIFF 6.0 / GeoTIFF: decompression (none, LZW, DEFLATE, PackBits),
+ * Block decoding for TIFF 6.0 / GeoTIFF: decompression (none, LZW, DEFLATE, PackBits, ZSTD),
  * predictors (1 none, 2 horizontal differencing, 3 floating point, TIFF Technical Note 3) and
- * byte order, producing the block's samples as a typed array.
+ * byte order, producing the block's samples as a typed array. Any other compression (LERC,
+ * JPEG, WebP, LZMA, ...) is refused by checkDecodable before a block is fetched, with a
+ * `format` error naming it (docs/cog.md).
  */
 import { inflateRawSync, inflateSync } from 'node:zlib';
+import { decompress as zstdDecompress, init as zstdInit } from '@bokuweb/zstd-wasm';
 import { formatError, type TiffHeader } from './tiff.js';
 
 /** Byte order of this machine (typed arrays use it). */
@@ -12,7 +15,82 @@ const HOST_LE = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
 /** Decoded samples of one block, in the file's sample type. */
 export type Samples = Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array | Float64Array;
 
-const COMPRESSION_NAMES: Record<number, string> = { 6: 'old JPEG', 7: 'JPEG', 34887: 'LERC', 34925: 'LZMA', 50000: 'ZSTD', 50001: 'WEBP', 50002: 'JPEG-XL' };
+/** TIFF compression codes this reader decodes. */
+export const SUPPORTED_COMPRESSIONS: Readonly<Record<number, string>> = { 1: 'none', 5: 'LZW', 8: 'DEFLATE', 32946: 'DEFLATE (old code)', 32773: 'PackBits', 50000: 'ZSTD' };
+
+/** Names of codes met in GeoTIFFs that this reader refuses (shown in the refusal). */
+const REFUSED_NAMES: Record<number, string> = {
+  2: 'CCITT RLE', 3: 'CCITT Group 3', 4: 'CCITT Group 4', 6: 'old JPEG', 7: 'JPEG', 34712: 'JPEG 2000', 34887: 'LERC',
+  34925: 'LZMA', 50001: 'WEBP', 50002: 'JPEG-XL', 52546: 'JPEG-XL',
+};
+
+/** A compression code with its name, as errors and docs show it: `34887 (LERC)`. */
+export function compressionName(code: number): string {
+  const name = SUPPORTED_COMPRESSIONS[code] ?? REFUSED_NAMES[code];
+  return name ? `${code} (${name})` : String(code);
+}
+
+/**
+ * Throws the `format` error a block of this file would end in, before anything is fetched:
+ * an unsupported compression, predictor or sample type. A window read calls it first, so a
+ * LERC or JPEG file costs the header request only and never yields made-up samples.
+ */
+export function checkDecodable(h: TiffHeader): void {
+  if (!(h.compression in SUPPORTED_COMPRESSIONS)) throw formatError(`unsupported TIFF compression ${compressionName(h.compression)}`);
+  if (h.predictor !== 1 && h.predictor !== 2 && h.predictor !== 3) throw formatError(`unsupported TIFF predictor ${h.predictor}`);
+  if (h.predictor === 3 && h.sampleFormat !== 3) throw formatError('floating-point predictor on integer samples');
+  if (h.predictor === 2 && h.sampleFormat === 3) throw formatError('horizontal predictor on floating-point samples');
+  if (!Number.isInteger(h.bitsPerSample / 8)) throw formatError(`unsupported bit depth ${h.bitsPerSample}`);
+  arrayFor(h.sampleFormat, h.bitsPerSample, 0);
+}
+
+let zstdReady: Promise<void> | undefined;
+let zstdLoaded = false;
+
+/**
+ * Loads what decoding `compression` needs before decodeBlock runs (the ZSTD WebAssembly
+ * module, once per process); a no-op for the codecs built on node:zlib or written here.
+ */
+export async function prepareDecoder(compression: number): Promise<void> {
+  if (compression !== 50000) return;
+  zstdReady ??= zstdInit().catch((e: unknown) => {
+    zstdReady = undefined;
+    throw e;
+  });
+  await zstdReady;
+  zstdLoaded = true;
+}
+
+/**
+ * The content size a ZSTD frame header declares (RFC 8878 section 3.1.1.1), or undefined when
+ * the frame leaves it out; throws when the bytes do not start a ZSTD frame.
+ */
+export function zstdContentSize(input: Uint8Array): number | undefined {
+  if (input.length < 6 || input[0] !== 0x28 || input[1] !== 0xb5 || input[2] !== 0x2f || input[3] !== 0xfd) throw formatError('ZSTD block does not start with a ZSTD frame');
+  const fhd = input[4];
+  const fcsFlag = fhd >> 6;
+  const single = (fhd >> 5) & 1;
+  const dictBytes = [0, 1, 2, 4][fhd & 3];
+  const fcsBytes = fcsFlag === 0 ? single : 1 << fcsFlag;
+  if (fcsBytes === 0) return undefined;
+  const at = 5 + (single ? 0 : 1) + dictBytes;
+  if (input.length < at + fcsBytes) throw formatError('ZSTD frame header cut short');
+  let v = 0;
+  for (let i = fcsBytes - 1; i >= 0; i--) v = v * 256 + input[at + i];
+  return fcsBytes === 2 ? v + 256 : v;
+}
+
+/** ZSTD decompression of one block; the frame may not declare more bytes than the block holds. */
+export function zstdDecode(input: Uint8Array, expected: number): Uint8Array {
+  if (!zstdLoaded) throw new Error('internal: ZSTD decoder used before prepareDecoder(50000)');
+  const declared = zstdContentSize(input);
+  if (declared !== undefined && declared > expected) throw formatError(`ZSTD frame declares ${declared} bytes, the block holds ${expected}`);
+  try {
+    return zstdDecompress(input, { defaultHeapSize: Math.max(expected, 1) });
+  } catch (e) {
+    throw formatError(`ZSTD stream corrupt (${(e as Error).message})`);
+  }
+}
 
 /** TIFF LZW (MSB-first codes, 9 to 12 bits, "early change"), as libtiff writes it. */
 export function lzwDecode(input: Uint8Array, expected: number): Uint8Array {
@@ -124,8 +202,9 @@ export function decompress(h: TiffHeader, raw: Uint8Array, expected: number): Ui
         }
       }
     case 32773: return packBitsDecode(raw, expected);
+    case 50000: return zstdDecode(raw, expected);
     default:
-      throw formatError(`unsupported TIFF compression ${h.compression}${COMPRESSION_NAMES[h.compression] ? ` (${COMPRESSION_NAMES[h.compression]})` : ''}`);
+      throw formatError(`unsupported TIFF compression ${compressionName(h.compression)}`);
   }
 }
 

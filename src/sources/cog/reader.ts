@@ -10,7 +10,7 @@
 import { BoundedCache } from '../../lib/cache.js';
 import type { UpstreamClient } from '../http.js';
 import { UpstreamError } from '../http.js';
-import { decodeBlock, type Samples } from './decode.js';
+import { checkDecodable, decodeBlock, prepareDecoder, type Samples } from './decode.js';
 import { geoRefOf, type GeoRef } from './georef.js';
 import { ByteSource, formatError, parseTiff, type RangeFetcher, type TiffHeader } from './tiff.js';
 import { assembleWindow, blocksCovering, checkWindow, PIXEL_OUTSIDE, PIXEL_VALID, windowAround, type PixelWindow, type WindowRead } from './window.js';
@@ -216,6 +216,10 @@ export class CogReader {
    */
   async window(h: CogHeader, w: PixelWindow, epsg: number, o: CogReadOptions = {}, url = h.url): Promise<WindowRead> {
     checkWindow(w);
+    // A compression or sample type this reader cannot decode is refused before any block is
+    // fetched (a `format` error naming it: source_format_mismatch for the connectors).
+    checkDecodable(h.tiff);
+    await prepareDecoder(h.tiff.compression);
     const indexes = blocksCovering(h.tiff, w);
     const samples = await Promise.all(indexes.map((i) => this.block(h, url, i, o)));
     return assembleWindow(h.tiff, w, new Map(indexes.map((i, k) => [i, samples[k]])), epsg, o.nodata);

@@ -82,22 +82,29 @@ export function assembleWindow(t: TiffHeader, w: PixelWindow, blocks: ReadonlyMa
     const [c0, r0, c1, r1] = c;
     // With chunky samples the first band is every spp-th value.
     const spp = t.planar === 2 ? 1 : t.samplesPerPixel;
+    const nodata = t.nodata;
+    const extra = extraNodata.length > 0 ? extraNodata : null;
+    // Row by row, one run of columns per block: the block is looked up once per run.
     for (let row = r0; row < r1; row++) {
       const by = Math.floor(row / t.blockHeight);
       const inRow = row - by * t.blockHeight;
-      for (let col = c0; col < c1; col++) {
+      for (let col = c0; col < c1;) {
         const bx = Math.floor(col / t.blockWidth);
+        const runEnd = Math.min(c1, (bx + 1) * t.blockWidth);
         const samples = blocks.get(by * t.blocksAcross + bx);
         if (!samples) throw new Error(`internal: block ${by * t.blocksAcross + bx} of the window was not read`);
-        const i = (inRow * t.blockWidth + (col - bx * t.blockWidth)) * spp;
-        if (i >= samples.length) throw formatError(`pixel ${col},${row} is beyond its decoded block`);
-        const v = samples[i];
-        const k = (row - w.row0) * w.width + (col - w.col0);
-        values[k] = v;
-        if (isNodata(v, t, extraNodata)) mask[k] = PIXEL_NODATA;
-        else {
-          mask[k] = PIXEL_VALID;
-          valid++;
+        let i = (inRow * t.blockWidth + (col - bx * t.blockWidth)) * spp;
+        if (i + (runEnd - col - 1) * spp >= samples.length) throw formatError(`pixel ${runEnd - 1},${row} is beyond its decoded block`);
+        let k = (row - w.row0) * w.width + (col - w.col0);
+        for (; col < runEnd; col++, i += spp, k++) {
+          const v = samples[i];
+          values[k] = v;
+          // The same rule as isNodata, inlined for the hot loop.
+          if (Number.isNaN(v) || v === nodata || (extra !== null && extra.includes(v))) mask[k] = PIXEL_NODATA;
+          else {
+            mask[k] = PIXEL_VALID;
+            valid++;
+          }
         }
       }
     }
