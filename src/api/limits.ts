@@ -4,6 +4,10 @@ import { FIELD_LIMITS } from '../primitives/fields/field-boundaries.js';
 import { FIND_SIMILAR_K } from '../primitives/reads/similar.js';
 import { HUNT_MAX_AREA_KM2 } from '../primitives/hunt/region.js';
 import { MAX_ANCHORS } from '../primitives/rasters/geometry.js';
+import { ARCHETYPE_K, MIN_PIXELS_PER_ARCHETYPE } from '../primitives/rasters/archetype-map.js';
+import { KMEANS_MAX_ITERATIONS } from '../primitives/rasters/archetype-kmeans.js';
+import { PLACE_RADIUS_M, REGION_MAX_CELLS } from '../primitives/rasters/archetype-region.js';
+import { FIELDS_AT_ONCE, TESSERA_FIRST_YEAR, TESSERA_MAX_PIXELS_PER_SIDE, TESSERA_MAX_TILES } from '../primitives/rasters/tessera-field.js';
 import { MAX_PIXELS_PER_SIDE, NATIVE_RESOLUTION_M, RASTER_BANDS, RASTERS_AT_ONCE } from '../primitives/rasters/recipe.js';
 import { RASTER_SEARCH_DAYS } from '../sources/sentinel2-raster.js';
 import { MAX_FUTURE_SKEW_S } from '../primitives/write/fact-rules.js';
@@ -49,6 +53,11 @@ export const LIMITS = {
     cell_anchors: MAX_ANCHORS, rasters_at_once: RASTERS_AT_ONCE,
   },
   raster_bundle: { min: 2, max: 64 },
+  tessera_field: { max_pixels_per_side: TESSERA_MAX_PIXELS_PER_SIDE, max_tiles: TESSERA_MAX_TILES, first_year: TESSERA_FIRST_YEAR, fields_at_once: FIELDS_AT_ONCE },
+  region_archetype_map: {
+    k: ARCHETYPE_K, min_pixels_per_archetype: MIN_PIXELS_PER_ARCHETYPE, max_iterations: KMEANS_MAX_ITERATIONS, max_cells: REGION_MAX_CELLS,
+    place_radius_m: PLACE_RADIUS_M, max_pixels_per_side: TESSERA_MAX_PIXELS_PER_SIDE,
+  },
   stream_tick_s: { min: 5, max: 300, default: 15 },
   readable_token_min_decimals: 5,
   mcp_tools: { core: 18 },

@@ -18,6 +18,7 @@ const COORD_RE = /^(-?\d{1,3})(?:\.(\d+))?$/;
 const ELSEWHERE: Record<string, string> = {
   raster: 'POST /v1/raster/resolve', cube: 'POST /v1/cube/resolve', rasterset: 'POST /v1/raster_bundle/resolve',
   state: 'GET /v1/state/<cid>', trace: 'POST /v1/trace_resolve', attestation: '/v1/device_platforms',
+  tessera: 'POST /v1/tessera_field/resolve', archetypes: 'POST /v1/region_archetype_map/resolve',
 };
 
 export type ParsedToken =

@@ -15,6 +15,7 @@ import type { Materializer, MaterializeOutcome, MaterializeRequest, ConnectorFac
 import { CogReader } from './cog/reader.js';
 import { NpyReader } from './cog/npy.js';
 import { failureOutcome } from './cog/outcome.js';
+import { TesseraArea } from './geotessera-area.js';
 import { formatError } from './cog/tiff.js';
 import { TEMPO_UNIT_S } from '../protocol/tslot.js';
 
@@ -73,6 +74,8 @@ type PixelResult =
 export interface GeoTesseraConnector extends Materializer {
   npy: NpyReader;
   cog: CogReader;
+  /** Window reads over an area (tessera_field), on the same readers. */
+  area: TesseraArea;
 }
 
 /** Connector for `geotessera` and `geotessera.bin128`. */
@@ -148,6 +151,7 @@ export const geoTesseraConnector: ConnectorFactory = (deps) => {
     history: true,
     npy,
     cog,
+    area: new TesseraArea(deps.client, base, npy, cog),
     async materialize(req) {
       try {
         return await run(req);

@@ -9,9 +9,13 @@ import type { ArtifactBytes, ArtifactInfo } from '../../store/contract.js';
 import type { ServiceContext } from '../context/context.js';
 
 const CID_RE = /^[a-z2-7]{52}$/;
+/** Token kinds whose artifacts resolve (and rebuild) at a route of their own (docs/rasters.md). */
+const OWN_ROUTES: Record<string, string> = { tessera: '/v1/tessera_field/resolve', archetypes: '/v1/region_archetype_map/resolve' };
 
 /** The literal call that rebuilds an artifact from its token. */
 function rebuildCall(token: string) {
+  const own = OWN_ROUTES[token.split(':')[1]];
+  if (own) return { method: 'POST', path: own, body: { token } };
   return { method: 'POST', path: '/v1/raster/resolve', body: { token } };
 }
 

@@ -1,6 +1,7 @@
 // Child process for the disk-log crash tests: appends, reports every acknowledged index on
 // stdout (synchronously, so nothing is lost in a buffer), then dies by SIGKILL.
 // Usage: crash-child.ts <dir> <count> <concurrency> <killAfterMs|-> [checkpointEvery]
+// (killAfterMs counts from the first acknowledged append; '-': after the last one)
 import { writeSync } from 'node:fs';
 import { encodeCanonical } from '../../../src/protocol/cbor.js';
 import { portableEd25519 } from '../../../src/protocol/ed25519.js';
@@ -15,7 +16,9 @@ const log = await openDiskLog({
   checkpointEvery: ckArg ? Number(ckArg) : undefined,
 });
 writeSync(1, `open ${await log.size()}\n`);
-if (killArg !== '-') setTimeout(() => process.kill(process.pid, 'SIGKILL'), Number(killArg));
+// The kill timer starts at the first acknowledgement, not at open: on a loaded machine the first
+// append can take longer than the delay, and a child killed before any ack tests nothing.
+let armed = killArg === '-';
 let next = 0;
 const count = Number(countArg);
 async function worker(): Promise<void> {
@@ -24,6 +27,10 @@ async function worker(): Promise<void> {
     const entry = encodeCanonical({ k, pid: process.pid, pad: 'p'.repeat(k % 50) });
     const index = await log.append(entry);
     writeSync(1, `ack ${index} ${Buffer.from(entry).toString('hex')}\n`);
+    if (!armed) {
+      armed = true;
+      setTimeout(() => process.kill(process.pid, 'SIGKILL'), Number(killArg));
+    }
   }
 }
 await Promise.all(Array.from({ length: Number(concArg) }, worker));

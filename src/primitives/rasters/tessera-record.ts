@@ -1,0 +1,116 @@
+/**
+ * Derivation records and tokens of the embedding capabilities (docs/rasters.md, "tessera_field"
+ * and "region_archetype_map"). Both records are facts of the record band `raster.derivation`,
+ * told apart from band_raster's by their `recipe`, signed by the responder through the write path
+ * and filed under the `svc:entity:` subject anchored on the value, exactly as band_raster's are:
+ * the same inputs give the same value, so asking again finds the record instead of writing one.
+ *
+ * Tokens: `<prefix>:tessera:<aoi_cid>:<year>:<derivation_cid>` names an embedding field,
+ * `<prefix>:archetypes:<aoi_cid>:<k>:<derivation_cid>` an archetype map; each resolves (and
+ * rebuilds an evicted artifact) at its own route.
+ */
+import { anchorId, contentId } from '../../protocol/cid.js';
+import { invalidArgument } from '../../protocol/errors.js';
+import type { StoredFact } from '../../store/contract.js';
+import { mintedBody, mintFacts } from '../write/attest.js';
+import type { ServiceContext } from '../context/context.js';
+import { DERIVATION_BAND } from './derivation.js';
+import type { Affine, LatLngBox } from './geometry.js';
+
+export const TESSERA_FIELD_RECIPE = 'tessera_field@1';
+export const ARCHETYPE_RECIPE = 'region_archetype_map@1';
+export const TESSERA_SOURCE = 'geotessera';
+
+/** One tile a field read, as its record pins it. */
+export interface FieldTileRecord {
+  tile: string;
+  embeddings: string;
+  scales: string;
+  landmask: string;
+  /** The tile's array shape [H, W] and its scales per pixel (1 or 128). */
+  shape: [number, number];
+  scales_per_pixel: number;
+  epsg: number;
+  geotransform: Affine;
+  /** The rectangle of the tile's grid that was read. */
+  window: { col0: number; row0: number; width: number; height: number };
+  /** Field pixels this tile supplies. */
+  pixels: number;
+  /** `shared`: its pixels are the field's own (same CRS and pixel lattice); `nearest`: the tile pixel holding each field pixel's centre. */
+  lattice: 'shared' | 'nearest';
+}
+
+/** The value of a tessera_field derivation record (every field is signed). */
+export interface FieldRecord {
+  recipe: typeof TESSERA_FIELD_RECIPE;
+  aoi: LatLngBox;
+  aoi_cid: string;
+  year: number;
+  /** The field's grid: the grid tile's CRS and pixel lattice, the window covering the box. */
+  grid: { epsg: number; geotransform: Affine; width: number; height: number; tile: string };
+  tiles: FieldTileRecord[];
+  /** Tiles named by a field pixel's centre that are not published for the year (those pixels have no embedding). */
+  missing_tiles: string[];
+  channels: number;
+  scales_per_pixel: number;
+  valid_pixels: number;
+  artifact: { cid: string; media_type: string; bytes: number };
+  source_versions: Record<string, string>;
+}
+
+/** The signed record for `value`: an existing one with the same value, else a fresh one through the write path. */
+export async function keepRecord(ctx: ServiceContext, value: { recipe: string } & Record<string, unknown>, primitive: string, args: Record<string, unknown>): Promise<StoredFact> {
+  const subject = `svc:entity:${anchorId(value)}`;
+  const cid = contentId(value);
+  const prior = await ctx.store.latest({ cell: subject, bands: [DERIVATION_BAND], tslot: 0, scope: null });
+  // Only a responder key (level L3) writes the band, so any such record was signed by a responder of this deployment.
+  const same = prior.find((f) => contentId(f.body.value) === cid);
+  if (same) return same;
+  const body = mintedBody(ctx, {
+    kind: 'primary', cell: subject, band: DERIVATION_BAND, tslot: 0, value, unit: 'record', provenance: `${ctx.config.prefix}.${primitive}`,
+    derivation: { fn: value.recipe, sources: [TESSERA_SOURCE], args },
+  });
+  const res = await mintFacts(ctx, [body], primitive);
+  const stored = await ctx.store.getFact(res.fact_cids[0]);
+  if (!stored) throw new Error(`internal: derivation record ${res.fact_cids[0]} was accepted but cannot be read back`);
+  return stored;
+}
+
+/** Whether a stored fact is a derivation record of `recipe`. */
+export function isRecordOf<T>(f: StoredFact | null, recipe: string): f is StoredFact & { body: { value: T } } {
+  if (!f || f.band !== DERIVATION_BAND) return false;
+  const v = f.body.value as { recipe?: unknown } | null;
+  return typeof v === 'object' && v !== null && v.recipe === recipe;
+}
+
+const AOI = /^[a-z2-7]{26}$/;
+const CID = /^[a-z2-7]{52}$/;
+const INT = /^(0|[1-9]\d{0,8})$/;
+
+/** The parts of a field or archetype token. */
+export interface AreaToken {
+  aoi_cid: string;
+  /** The year (field) or k (archetype map). */
+  n: number;
+  derivation_cid: string;
+}
+
+/** `<prefix>:<kind>:<aoi_cid>:<n>:<derivation_cid>`. */
+export function areaToken(prefix: string, kind: 'tessera' | 'archetypes', t: AreaToken): string {
+  return `${prefix}:${kind}:${t.aoi_cid}:${t.n}:${t.derivation_cid}`;
+}
+
+/** Parses a field (`tessera`) or archetype map (`archetypes`) token; every refusal is invalid_argument on `token`. */
+export function parseAreaToken(prefix: string, kind: 'tessera' | 'archetypes', token: unknown): AreaToken {
+  const head = `${prefix}:${kind}:`;
+  const what = kind === 'tessera' ? 'year' : 'k';
+  const shape = `expected ${head}<aoi_cid>:<${what}>:<derivation_cid>`;
+  if (typeof token !== 'string' || token.length > 200 || !token.startsWith(head)) throw invalidArgument('token', shape);
+  const parts = token.slice(head.length).split(':');
+  if (parts.length !== 3) throw invalidArgument('token', `${shape} (3 parts after ${head}, got ${parts.length})`);
+  const [aoi, n, derivation] = parts;
+  if (!AOI.test(aoi)) throw invalidArgument('token', `aoi_cid ${JSON.stringify(aoi.slice(0, 40))} is not 26 lowercase base32 characters`);
+  if (!INT.test(n)) throw invalidArgument('token', `${what} ${JSON.stringify(n.slice(0, 40))} is not a non-negative integer`);
+  if (!CID.test(derivation)) throw invalidArgument('token', 'derivation_cid is not 52 lowercase base32 characters (the fact_cid of the derivation record)');
+  return { aoi_cid: aoi, n: Number(n), derivation_cid: derivation };
+}
