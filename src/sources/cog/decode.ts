@@ -1,9 +1,10 @@
 /**
  * Block decoding for TIFF 6.0 / GeoTIFF: decompression (none, LZW, DEFLATE, PackBits, ZSTD),
  * predictors (1 none, 2 horizontal differencing, 3 floating point, TIFF Technical Note 3) and
- * byte order, producing the block's samples as a typed array. Any other compression (LERC,
- * JPEG, WebP, LZMA, ...) is refused by checkDecodable before a block is fetched, with a
- * `format` error naming it (docs/cog.md).
+ * byte order, producing the block's samples as a typed array (1-bit samples, as in a GDAL
+ * mask, unpacked to one byte each). Any other compression (LERC, JPEG, WebP, LZMA, ...) is
+ * refused by checkDecodable before a block is fetched, with a `format` error naming it
+ * (docs/cog.md).
  */
 import { inflateRawSync, inflateSync } from 'node:zlib';
 import { decompress as zstdDecompress, init as zstdInit } from '@bokuweb/zstd-wasm';
@@ -31,17 +32,23 @@ export function compressionName(code: number): string {
 }
 
 /**
- * Throws the `format` error a block of this file would end in, before anything is fetched:
- * an unsupported compression, predictor or sample type. A window read calls it first, so a
- * LERC or JPEG file costs the header request only and never yields made-up samples.
+ * Throws the `format` error a block of this file (or of its internal mask) would end in,
+ * before anything is fetched: an unsupported compression, predictor or sample type. A window
+ * read calls it first, so a LERC or JPEG file costs the header request only and never yields
+ * made-up samples.
  */
 export function checkDecodable(h: TiffHeader): void {
   if (!(h.compression in SUPPORTED_COMPRESSIONS)) throw formatError(`unsupported TIFF compression ${compressionName(h.compression)}`);
   if (h.predictor !== 1 && h.predictor !== 2 && h.predictor !== 3) throw formatError(`unsupported TIFF predictor ${h.predictor}`);
   if (h.predictor === 3 && h.sampleFormat !== 3) throw formatError('floating-point predictor on integer samples');
   if (h.predictor === 2 && h.sampleFormat === 3) throw formatError('horizontal predictor on floating-point samples');
-  if (!Number.isInteger(h.bitsPerSample / 8)) throw formatError(`unsupported bit depth ${h.bitsPerSample}`);
-  arrayFor(h.sampleFormat, h.bitsPerSample, 0);
+  if (h.bitsPerSample === 1) {
+    if (h.sampleFormat !== 1 || h.predictor !== 1) throw formatError(`unsupported 1-bit samples: format ${h.sampleFormat}, predictor ${h.predictor}`);
+  } else {
+    if (!Number.isInteger(h.bitsPerSample / 8)) throw formatError(`unsupported bit depth ${h.bitsPerSample}`);
+    arrayFor(h.sampleFormat, h.bitsPerSample, 0);
+  }
+  if (h.mask) checkDecodable(h.mask);
 }
 
 let zstdReady: Promise<void> | undefined;
@@ -208,6 +215,27 @@ export function decompress(h: TiffHeader, raw: Uint8Array, expected: number): Ui
   }
 }
 
+/**
+ * A block of 1-bit samples (a GDAL mask, a bilevel band): each row starts on a byte, most
+ * significant bit first; the result holds one 0 or 1 per sample.
+ */
+function decodeBits(h: TiffHeader, raw: Uint8Array, rows: number): Uint8Array {
+  if (h.sampleFormat !== 1) throw formatError(`unsupported sample type: format ${h.sampleFormat}, 1 bit`);
+  if (h.predictor !== 1) throw formatError(`predictor ${h.predictor} on 1-bit samples`);
+  const spp = h.planar === 2 ? 1 : h.samplesPerPixel;
+  const perRow = h.blockWidth * spp;
+  const rowBytes = Math.ceil(perRow / 8);
+  const expected = rowBytes * rows;
+  const bytes = decompress(h, raw, expected);
+  if (bytes.length < expected) throw formatError(`block decodes to ${bytes.length} bytes, ${expected} expected (truncated or corrupt)`);
+  const out = new Uint8Array(perRow * rows);
+  for (let r = 0; r < rows; r++) {
+    const base = r * rowBytes;
+    for (let i = 0; i < perRow; i++) out[r * perRow + i] = (bytes[base + (i >> 3)] >> (7 - (i & 7))) & 1;
+  }
+  return out;
+}
+
 function arrayFor(format: number, bits: number, n: number): Samples {
   if (format === 3) {
     if (bits === 32) return new Float32Array(n);
@@ -229,6 +257,7 @@ function arrayFor(format: number, bits: number, n: number): Samples {
  * blocks, `samplesPerPixel` for chunky ones).
  */
 export function decodeBlock(h: TiffHeader, raw: Uint8Array, rows: number): Samples {
+  if (h.bitsPerSample === 1) return decodeBits(h, raw, rows);
   const bytesPer = h.bitsPerSample / 8;
   if (!Number.isInteger(bytesPer)) throw formatError(`unsupported bit depth ${h.bitsPerSample}`);
   const spp = h.planar === 2 ? 1 : h.samplesPerPixel;

@@ -168,11 +168,14 @@ export class CogReader {
   }
 
   /**
-   * Samples of block `index` of a parsed file (cached, shared while in flight), fetched from
-   * `url`: the caller's URL, whose credential may be newer than the one the header came with.
+   * Samples of block `index` of a parsed file, or of its internal mask with `ofMask` (cached,
+   * shared while in flight), fetched from `url`: the caller's URL, whose credential may be
+   * newer than the one the header came with.
    */
-  private async block(h: CogHeader, url: string, index: number, o: CogReadOptions): Promise<Samples> {
-    const key = `${o.cacheKey ?? h.url}#${index}`;
+  private async block(h: CogHeader, url: string, index: number, o: CogReadOptions, ofMask = false): Promise<Samples> {
+    const t = ofMask ? h.tiff.mask : h.tiff;
+    if (!t) throw new Error('internal: mask block of a file without a mask');
+    const key = `${o.cacheKey ?? h.url}#${ofMask ? 'm' : ''}${index}`;
     const hit = this.blocks.get(key);
     if (hit) {
       this.stats.blockHits++;
@@ -180,7 +183,7 @@ export class CogReader {
     }
     let p = this.blockFlight.get(key);
     if (!p) {
-      p = this.fetchBlock(h, url, index, o).then((s) => {
+      p = this.fetchBlock(t, url, index, o).then((s) => {
         this.blocks.set(key, s);
         return s;
       }).finally(() => this.blockFlight.delete(key));
@@ -189,8 +192,7 @@ export class CogReader {
     return p;
   }
 
-  private async fetchBlock(h: CogHeader, url: string, index: number, o: CogReadOptions): Promise<Samples> {
-    const t = h.tiff;
+  private async fetchBlock(t: TiffHeader, url: string, index: number, o: CogReadOptions): Promise<Samples> {
     const fetch = this.fetcher(url, o);
     const [offset, count] = await Promise.all([t.offsets.get(index, t.source, fetch), t.byteCounts.get(index, t.source, fetch)]);
     const down = Math.floor((index % (t.blocksAcross * t.blocksDown)) / t.blocksAcross);
@@ -211,18 +213,26 @@ export class CogReader {
   }
 
   /**
-   * The pixels of window `w` (first band) of a parsed file: only the blocks covering it are
-   * fetched, in parallel; pixels outside the image are masked PIXEL_OUTSIDE.
+   * The pixels of window `w` (first band) of a parsed file: only the blocks covering it (and
+   * those of the file's internal mask, when it has one) are fetched, in parallel; pixels outside
+   * the image are PIXEL_OUTSIDE, pixels the mask excludes PIXEL_NODATA.
    */
   async window(h: CogHeader, w: PixelWindow, epsg: number, o: CogReadOptions = {}, url = h.url): Promise<WindowRead> {
     checkWindow(w);
     // A compression or sample type this reader cannot decode is refused before any block is
     // fetched (a `format` error naming it: source_format_mismatch for the connectors).
     checkDecodable(h.tiff);
+    const mask = h.tiff.mask;
     await prepareDecoder(h.tiff.compression);
+    if (mask) await prepareDecoder(mask.compression);
     const indexes = blocksCovering(h.tiff, w);
-    const samples = await Promise.all(indexes.map((i) => this.block(h, url, i, o)));
-    return assembleWindow(h.tiff, w, new Map(indexes.map((i, k) => [i, samples[k]])), epsg, o.nodata);
+    const maskIndexes = mask ? blocksCovering(mask, w) : [];
+    const [samples, maskSamples] = await Promise.all([
+      Promise.all(indexes.map((i) => this.block(h, url, i, o))),
+      Promise.all(maskIndexes.map((i) => this.block(h, url, i, o, true))),
+    ]);
+    const masked = mask ? { header: mask, blocks: new Map(maskIndexes.map((i, k) => [i, maskSamples[k]])) } : undefined;
+    return assembleWindow(h.tiff, w, new Map(indexes.map((i, k) => [i, samples[k]])), epsg, o.nodata, masked);
   }
 
   /** The sample (first band) at pixel (col, row) of a parsed file, with the nodata rules applied. */

@@ -1,7 +1,8 @@
 /**
  * TIFF 6.0 / BigTIFF first-IFD parser for point reads of (Cloud-Optimized) GeoTIFFs: image
  * layout, block offsets and byte counts, compression and predictor, the GeoTIFF 1.1 tags
- * (ModelPixelScale, ModelTiepoint, ModelTransformation, GeoKeyDirectory) and GDAL_NODATA.
+ * (ModelPixelScale, ModelTiepoint, ModelTransformation, GeoKeyDirectory), GDAL_NODATA, and
+ * the internal mask GDAL writes in the IFD after the image's.
  * Bytes come from a ByteSource that serves the prefetched head of the file and range-reads
  * the rest on demand, so a COG costs one request and a stripped GeoTIFF at most a few more.
  */
@@ -48,7 +49,7 @@ const TYPE_SIZE: Record<number, number> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 
 
 /** Tag numbers this reader uses (TIFF 6.0, GeoTIFF 1.1, GDAL). */
 export const TAG = {
-  ImageWidth: 256, ImageLength: 257, BitsPerSample: 258, Compression: 259, StripOffsets: 273, SamplesPerPixel: 277,
+  NewSubfileType: 254, ImageWidth: 256, ImageLength: 257, BitsPerSample: 258, Compression: 259, StripOffsets: 273, SamplesPerPixel: 277,
   RowsPerStrip: 278, StripByteCounts: 279, PlanarConfiguration: 284, Predictor: 317, TileWidth: 322, TileLength: 323,
   TileOffsets: 324, TileByteCounts: 325, SampleFormat: 339, ModelPixelScale: 33550, ModelTiepoint: 33922,
   ModelTransformation: 34264, GeoKeyDirectory: 34735, GeoDoubleParams: 34736, GeoAsciiParams: 34737, GdalNodata: 42113,
@@ -135,37 +136,44 @@ export interface TiffHeader {
   geoKeys: Map<number, number | string | number[]>;
   /** GDAL_NODATA, when the file declares one (NaN for "nan"). */
   nodata?: number;
+  /**
+   * The image's internal transparency mask (GDAL's PER_DATASET mask, usually 1 bit per pixel):
+   * a pixel whose mask sample is 0 has no data. Same size as the image; its own blocks.
+   */
+  mask?: TiffHeader;
   source: ByteSource;
 }
 
 const SMALL_TAG_BYTES = 1 << 16;
 
-/** Parses the header and first IFD; `fetch` supplies bytes past the prefetched head. */
-export async function parseTiff(source: ByteSource, fetch: RangeFetcher): Promise<TiffHeader> {
-  let head: Uint8Array;
-  try {
-    head = await source.bytes(0, 16, fetch);
-  } catch {
-    throw formatError('not a TIFF: shorter than a TIFF header');
-  }
-  const order = String.fromCharCode(head[0], head[1]);
-  if (order !== 'II' && order !== 'MM') throw formatError(`not a TIFF: byte-order mark ${JSON.stringify(order)}`);
-  const le = order === 'II';
-  const hv = new DataView(head.buffer, head.byteOffset, head.byteLength);
-  const magic = hv.getUint16(2, le);
-  if (magic !== 42 && magic !== 43) throw formatError(`not a TIFF: magic number ${magic}`);
-  const big = magic === 43;
-  if (big && (hv.getUint16(4, le) !== 8 || hv.getUint16(6, le) !== 0)) throw formatError('BigTIFF header with an offset size other than 8');
-  const ifdOffset = big ? Number(hv.getBigUint64(8, le)) : hv.getUint32(4, le);
-  if (ifdOffset < 8) throw formatError(`first IFD offset ${ifdOffset} is inside the header`);
+/** NewSubfileType bit 2: the IFD is a transparency mask (TIFF 6.0 section 8). */
+const SUBFILE_MASK = 4;
 
+/** Typed access to the entries of one IFD. */
+interface Ifd {
+  has(tag: number): boolean;
+  values(tag: number): Promise<number[] | undefined>;
+  ascii(tag: number): Promise<string | undefined>;
+  scalar(tag: number, def?: number): Promise<number>;
+  blockArray(tag: number): Promise<TagArray>;
+  /** Offset of the next IFD (0: none). */
+  next: number;
+}
+
+/**
+ * Reads the IFD at `ifdOffset`: its entry table and next-IFD pointer and, with `prefetch`, the
+ * small out-of-line values that lie past the bytes held, in one range.
+ */
+async function readIfd(source: ByteSource, fetch: RangeFetcher, ifdOffset: number, le: boolean, big: boolean, prefetch = true): Promise<Ifd> {
   const countBytes = await source.bytes(ifdOffset, big ? 8 : 2, fetch);
   const cdv = new DataView(countBytes.buffer, countBytes.byteOffset, countBytes.byteLength);
   const n = big ? Number(cdv.getBigUint64(0, le)) : cdv.getUint16(0, le);
-  if (n === 0 || n > 4096) throw formatError(`first IFD claims ${n} entries`);
+  if (n === 0 || n > 4096) throw formatError(`IFD at byte ${ifdOffset} claims ${n} entries`);
   const entrySize = big ? 20 : 12;
-  const entries = await source.bytes(ifdOffset + (big ? 8 : 2), n * entrySize, fetch);
+  // The entries and the next-IFD pointer after them, in one read.
+  const entries = await source.bytes(ifdOffset + (big ? 8 : 2), n * entrySize + (big ? 8 : 4), fetch);
   const edv = new DataView(entries.buffer, entries.byteOffset, entries.byteLength);
+  const next = big ? Number(edv.getBigUint64(n * entrySize, le)) : edv.getUint32(n * entrySize, le);
   const inlineMax = big ? 8 : 4;
 
   const raw = new Map<number, { type: number; count: number; valuePos: number; offset: number | null }>();
@@ -190,7 +198,7 @@ export async function parseTiff(source: ByteSource, fetch: RangeFetcher): Promis
     lo = Math.min(lo, e.offset);
     hi = Math.max(hi, e.offset + len);
   }
-  if (hi > lo && hi - lo <= 4 * SMALL_TAG_BYTES) await source.bytes(lo, hi - lo, fetch);
+  if (prefetch && hi > lo && hi - lo <= 4 * SMALL_TAG_BYTES) await source.bytes(lo, hi - lo, fetch);
 
   const values = async (tag: number): Promise<number[] | undefined> => {
     const e = raw.get(tag);
@@ -201,55 +209,92 @@ export async function parseTiff(source: ByteSource, fetch: RangeFetcher): Promis
     if (len > SMALL_TAG_BYTES) throw formatError(`tag ${tag} holds ${len} bytes, more than a header tag may`);
     return decodeValues(await source.bytes(e.offset, len, fetch), e.type, e.count, le);
   };
-  const ascii = async (tag: number): Promise<string | undefined> => {
-    const e = raw.get(tag);
-    if (!e || e.type !== 2) return undefined;
-    const b = e.offset === null ? entries.subarray(e.valuePos, e.valuePos + e.count) : await source.bytes(e.offset, Math.min(e.count, SMALL_TAG_BYTES), fetch);
-    let s = '';
-    for (const c of b) s += String.fromCharCode(c);
-    return s;
+  return {
+    next,
+    has: (tag) => raw.has(tag),
+    values,
+    async ascii(tag) {
+      const e = raw.get(tag);
+      if (!e || e.type !== 2) return undefined;
+      const b = e.offset === null ? entries.subarray(e.valuePos, e.valuePos + e.count) : await source.bytes(e.offset, Math.min(e.count, SMALL_TAG_BYTES), fetch);
+      let s = '';
+      for (const c of b) s += String.fromCharCode(c);
+      return s;
+    },
+    async scalar(tag, def) {
+      const v = await values(tag);
+      if (v && v.length > 0) return v[0];
+      if (def === undefined) throw formatError(`required TIFF tag ${tag} is missing`);
+      return def;
+    },
+    async blockArray(tag) {
+      const e = raw.get(tag);
+      if (!e) throw formatError(`required TIFF tag ${tag} (block offsets or byte counts) is missing`);
+      if (e.offset === null) return new TagArray(e.count, e.type, 0, le, await values(tag));
+      const len = TYPE_SIZE[e.type] * e.count;
+      // Small arrays are decoded whole (usually already in the COG head); huge ones stay lazy.
+      if (len <= SMALL_TAG_BYTES) return new TagArray(e.count, e.type, e.offset, le, decodeValues(await source.bytes(e.offset, len, fetch), e.type, e.count, le));
+      return new TagArray(e.count, e.type, e.offset, le);
+    },
   };
-  const scalar = async (tag: number, def?: number): Promise<number> => {
-    const v = await values(tag);
-    if (v && v.length > 0) return v[0];
-    if (def === undefined) throw formatError(`required TIFF tag ${tag} is missing`);
-    return def;
-  };
-  const blockArray = async (tag: number): Promise<TagArray> => {
-    const e = raw.get(tag);
-    if (!e) throw formatError(`required TIFF tag ${tag} (block offsets or byte counts) is missing`);
-    if (e.offset === null) return new TagArray(e.count, e.type, 0, le, await values(tag));
-    const len = TYPE_SIZE[e.type] * e.count;
-    // Small arrays are decoded whole (usually already in the COG head); huge ones stay lazy.
-    if (len <= SMALL_TAG_BYTES) return new TagArray(e.count, e.type, e.offset, le, decodeValues(await source.bytes(e.offset, len, fetch), e.type, e.count, le));
-    return new TagArray(e.count, e.type, e.offset, le);
-  };
+}
 
-  const width = await scalar(TAG.ImageWidth);
-  const height = await scalar(TAG.ImageLength);
+/** The fields of TiffHeader that describe one IFD's pixels and blocks. */
+type Layout = Pick<TiffHeader, 'width' | 'height' | 'tiled' | 'blockWidth' | 'blockHeight' | 'blocksAcross' | 'blocksDown' | 'samplesPerPixel' | 'bitsPerSample' | 'sampleFormat' | 'planar' | 'compression' | 'predictor' | 'offsets' | 'byteCounts'>;
+
+async function layoutOf(ifd: Ifd): Promise<Layout> {
+  const width = await ifd.scalar(TAG.ImageWidth);
+  const height = await ifd.scalar(TAG.ImageLength);
   if (!(width > 0 && height > 0)) throw formatError(`image size ${width}x${height}`);
-  const samplesPerPixel = await scalar(TAG.SamplesPerPixel, 1);
-  const bps = (await values(TAG.BitsPerSample)) ?? [1];
-  const formats = (await values(TAG.SampleFormat)) ?? [1];
-  const tiled = raw.has(TAG.TileOffsets);
-  const blockWidth = tiled ? await scalar(TAG.TileWidth) : width;
-  const blockHeight = tiled ? await scalar(TAG.TileLength) : Math.min(await scalar(TAG.RowsPerStrip, height), height);
+  const samplesPerPixel = await ifd.scalar(TAG.SamplesPerPixel, 1);
+  const bps = (await ifd.values(TAG.BitsPerSample)) ?? [1];
+  const formats = (await ifd.values(TAG.SampleFormat)) ?? [1];
+  const tiled = ifd.has(TAG.TileOffsets);
+  const blockWidth = tiled ? await ifd.scalar(TAG.TileWidth) : width;
+  const blockHeight = tiled ? await ifd.scalar(TAG.TileLength) : Math.min(await ifd.scalar(TAG.RowsPerStrip, height), height);
   if (!(blockWidth > 0 && blockHeight > 0)) throw formatError(`block size ${blockWidth}x${blockHeight}`);
-  const planar = await scalar(TAG.PlanarConfiguration, 1);
-  const offsets = await blockArray(tiled ? TAG.TileOffsets : TAG.StripOffsets);
-  const byteCounts = await blockArray(tiled ? TAG.TileByteCounts : TAG.StripByteCounts);
+  const planar = await ifd.scalar(TAG.PlanarConfiguration, 1);
+  const offsets = await ifd.blockArray(tiled ? TAG.TileOffsets : TAG.StripOffsets);
+  const byteCounts = await ifd.blockArray(tiled ? TAG.TileByteCounts : TAG.StripByteCounts);
   const blocksAcross = Math.ceil(width / blockWidth);
   const blocksDown = Math.ceil(height / blockHeight);
   const perPlane = blocksAcross * blocksDown;
   if (offsets.count < perPlane * (planar === 2 ? samplesPerPixel : 1) || byteCounts.count !== offsets.count) {
     throw formatError(`IFD lists ${offsets.count} offsets and ${byteCounts.count} byte counts for ${perPlane} blocks per plane`);
   }
+  return {
+    width, height, tiled, blockWidth, blockHeight, blocksAcross, blocksDown, samplesPerPixel, bitsPerSample: bps[0], sampleFormat: formats[0], planar,
+    compression: await ifd.scalar(TAG.Compression, 1), predictor: await ifd.scalar(TAG.Predictor, 1), offsets, byteCounts,
+  };
+}
+
+/** Parses the header and first IFD; `fetch` supplies bytes past the prefetched head. */
+export async function parseTiff(source: ByteSource, fetch: RangeFetcher): Promise<TiffHeader> {
+  let head: Uint8Array;
+  try {
+    head = await source.bytes(0, 16, fetch);
+  } catch {
+    throw formatError('not a TIFF: shorter than a TIFF header');
+  }
+  const order = String.fromCharCode(head[0], head[1]);
+  if (order !== 'II' && order !== 'MM') throw formatError(`not a TIFF: byte-order mark ${JSON.stringify(order)}`);
+  const le = order === 'II';
+  const hv = new DataView(head.buffer, head.byteOffset, head.byteLength);
+  const magic = hv.getUint16(2, le);
+  if (magic !== 42 && magic !== 43) throw formatError(`not a TIFF: magic number ${magic}`);
+  const big = magic === 43;
+  if (big && (hv.getUint16(4, le) !== 8 || hv.getUint16(6, le) !== 0)) throw formatError('BigTIFF header with an offset size other than 8');
+  const ifdOffset = big ? Number(hv.getBigUint64(8, le)) : hv.getUint32(4, le);
+  if (ifdOffset < 8) throw formatError(`first IFD offset ${ifdOffset} is inside the header`);
+
+  const ifd = await readIfd(source, fetch, ifdOffset, le, big);
+  const layout = await layoutOf(ifd);
 
   const geoKeys = new Map<number, number | string | number[]>();
-  const dir = await values(TAG.GeoKeyDirectory);
+  const dir = await ifd.values(TAG.GeoKeyDirectory);
   if (dir && dir.length >= 4) {
-    const doubles = (await values(TAG.GeoDoubleParams)) ?? [];
-    const asciiParams = (await ascii(TAG.GeoAsciiParams)) ?? '';
+    const doubles = (await ifd.values(TAG.GeoDoubleParams)) ?? [];
+    const asciiParams = (await ifd.ascii(TAG.GeoAsciiParams)) ?? '';
     const nKeys = dir[3];
     for (let k = 0; k < nKeys && 4 + k * 4 + 3 < dir.length; k++) {
       const [id, loc, count, off] = dir.slice(4 + k * 4, 8 + k * 4);
@@ -260,34 +305,40 @@ export async function parseTiff(source: ByteSource, fetch: RangeFetcher): Promis
     }
   }
   // GDAL_NODATA is ASCII ("0", "-9999", "nan"); NaN is kept so sparse blocks fill with it.
-  const nodataText = (await ascii(TAG.GdalNodata))?.replace(/\0/g, '').trim();
+  const nodataText = (await ifd.ascii(TAG.GdalNodata))?.replace(/\0/g, '').trim();
   let nodata: number | undefined;
   if (nodataText !== undefined && /^[-+]?nan$/i.test(nodataText)) nodata = NaN;
   else if (nodataText !== undefined && Number.isFinite(Number.parseFloat(nodataText))) nodata = Number.parseFloat(nodataText);
 
-  return {
+  const header: TiffHeader = {
     littleEndian: le,
     bigTiff: big,
-    width,
-    height,
-    tiled,
-    blockWidth,
-    blockHeight,
-    blocksAcross,
-    blocksDown,
-    samplesPerPixel,
-    bitsPerSample: bps[0],
-    sampleFormat: formats[0],
-    planar,
-    compression: await scalar(TAG.Compression, 1),
-    predictor: await scalar(TAG.Predictor, 1),
-    offsets,
-    byteCounts,
-    modelPixelScale: await values(TAG.ModelPixelScale),
-    modelTiepoint: await values(TAG.ModelTiepoint),
-    modelTransformation: await values(TAG.ModelTransformation),
+    ...layout,
+    modelPixelScale: await ifd.values(TAG.ModelPixelScale),
+    modelTiepoint: await ifd.values(TAG.ModelTiepoint),
+    modelTransformation: await ifd.values(TAG.ModelTransformation),
     geoKeys,
     nodata,
     source,
   };
+  header.mask = await maskOf(header, ifd.next, fetch);
+  return header;
+}
+
+/**
+ * The full-resolution transparency mask GDAL writes as the IFD right after the image's (a
+ * PER_DATASET mask: 0 = no data), as a header of its own, or undefined when that IFD is
+ * something else (an overview) or there is none. Its blocks decode like the image's.
+ */
+async function maskOf(h: TiffHeader, next: number, fetch: RangeFetcher): Promise<TiffHeader | undefined> {
+  if (next === 0) return undefined;
+  if (next < 8) throw formatError(`next IFD offset ${next} is inside the header`);
+  // Only the entry table first: an overview's values are never read.
+  const ifd = await readIfd(h.source, fetch, next, h.littleEndian, h.bigTiff, false);
+  const subfile = await ifd.scalar(TAG.NewSubfileType, 0);
+  if ((subfile & SUBFILE_MASK) === 0 || (subfile & 1) !== 0) return undefined;
+  const layout = await layoutOf(ifd);
+  if (layout.width !== h.width || layout.height !== h.height) return undefined;
+  if (layout.samplesPerPixel !== 1) throw formatError(`mask IFD with ${layout.samplesPerPixel} samples per pixel`);
+  return { ...h, ...layout, nodata: undefined, mask: undefined };
 }

@@ -71,11 +71,20 @@ export function blocksCovering(t: TiffHeader, w: PixelWindow): number[] {
   return out;
 }
 
-/** Copies the window's pixels out of its decoded blocks (`blocks` maps index → samples). */
-export function assembleWindow(t: TiffHeader, w: PixelWindow, blocks: ReadonlyMap<number, Samples>, epsg: number, extraNodata: readonly number[] = []): WindowRead {
+/** The decoded blocks of an image's internal mask that cover a window (index → 0/1 samples). */
+export interface MaskBlocks {
+  header: TiffHeader;
+  blocks: ReadonlyMap<number, Samples>;
+}
+
+/**
+ * Copies the window's pixels out of its decoded blocks (`blocks` maps index → samples); with
+ * `mask` (the file's internal mask), a pixel whose mask sample is 0 is PIXEL_NODATA.
+ */
+export function assembleWindow(t: TiffHeader, w: PixelWindow, blocks: ReadonlyMap<number, Samples>, epsg: number, extraNodata: readonly number[] = [], mask?: MaskBlocks): WindowRead {
   const n = w.width * w.height;
   const values = new Float64Array(n).fill(NaN);
-  const mask = new Uint8Array(n).fill(PIXEL_OUTSIDE);
+  const states = new Uint8Array(n).fill(PIXEL_OUTSIDE);
   let valid = 0;
   const c = clip(t, w);
   if (c) {
@@ -100,16 +109,43 @@ export function assembleWindow(t: TiffHeader, w: PixelWindow, blocks: ReadonlyMa
           const v = samples[i];
           values[k] = v;
           // The same rule as isNodata, inlined for the hot loop.
-          if (Number.isNaN(v) || v === nodata || (extra !== null && extra.includes(v))) mask[k] = PIXEL_NODATA;
+          if (Number.isNaN(v) || v === nodata || (extra !== null && extra.includes(v))) states[k] = PIXEL_NODATA;
           else {
-            mask[k] = PIXEL_VALID;
+            states[k] = PIXEL_VALID;
             valid++;
           }
         }
       }
     }
+    if (mask) valid -= applyMask(mask, w, c, states);
   }
-  return { ...w, epsg, values, mask, valid };
+  return { ...w, epsg, values, mask: states, valid };
+}
+
+/** Marks PIXEL_NODATA where the internal mask is 0; returns how many valid pixels that took. */
+function applyMask(m: MaskBlocks, w: PixelWindow, [c0, r0, c1, r1]: [number, number, number, number], states: Uint8Array): number {
+  const t = m.header;
+  let dropped = 0;
+  for (let row = r0; row < r1; row++) {
+    const by = Math.floor(row / t.blockHeight);
+    const inRow = row - by * t.blockHeight;
+    for (let col = c0; col < c1;) {
+      const bx = Math.floor(col / t.blockWidth);
+      const runEnd = Math.min(c1, (bx + 1) * t.blockWidth);
+      const samples = m.blocks.get(by * t.blocksAcross + bx);
+      if (!samples) throw new Error(`internal: mask block ${by * t.blocksAcross + bx} of the window was not read`);
+      let i = inRow * t.blockWidth + (col - bx * t.blockWidth);
+      if (i + (runEnd - col - 1) >= samples.length) throw formatError(`mask pixel ${runEnd - 1},${row} is beyond its decoded block`);
+      let k = (row - w.row0) * w.width + (col - w.col0);
+      for (; col < runEnd; col++, i++, k++) {
+        if (samples[i] === 0 && states[k] === PIXEL_VALID) {
+          states[k] = PIXEL_NODATA;
+          dropped++;
+        }
+      }
+    }
+  }
+  return dropped;
 }
 
 /** The `size` × `size` window whose centre pixel (index size/2, rounded down) is (col, row). */

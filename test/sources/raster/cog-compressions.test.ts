@@ -1,8 +1,9 @@
 /**
  * COG compressions beyond the original four (docs/cog.md): ZSTD read with known pixel values
- * from real COGs that `gdal_translate` makes here, and the compressions no registry provider
- * serves (LERC, JPEG, WebP, LZMA) refused as a `format` error naming the compression, before
- * any block is fetched, which a connector turns into source_format_mismatch.
+ * from real COGs that `gdal_translate` makes here, internal masks applied, and the compressions
+ * no registry provider serves (LERC, JPEG, WebP, LZMA) refused as a `format` error naming the
+ * compression, before any block is fetched, which a connector turns into
+ * source_format_mismatch.
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -94,6 +95,39 @@ describe('COG compressions', { skip: GDAL_SKIP }, () => {
       up.switches = { corrupt: { prefix: '/zstd/garbled.tif', mode: 'blocks' } };
       await assert.rejects(fresh().readPoint(url('/zstd/garbled.tif'), 47.5, 15.5), (e: unknown) => isFormat(e) && /ZSTD/.test(e.message));
     });
+  });
+
+  describe('an internal mask (GDAL PER_DATASET, 1 bit per pixel)', () => {
+    // Zero in a checkerboard of 16-pixel squares, no GDAL_NODATA: only the mask says "no data".
+    const masked: RasterSpec = { ...u8geo, values: (c, r) => (((c >> 4) + (r >> 4)) % 3 === 0 ? 0 : 1 + ((c + r) % 200)) };
+    for (const compress of ['DEFLATE', 'ZSTD']) {
+      it(`${compress} COG with -mask: pixels the mask excludes are nodata, the rest values`, async () => {
+        const path = `/mask/${compress}.tif`;
+        up.files.set(path, gdalTranslate(masked, ['-of', 'COG', '-co', `COMPRESS=${compress}`, '-co', 'BLOCKSIZE=128', '-mask', '1']));
+        const reader = fresh();
+        const h = await reader.header(url(path));
+        assert.ok(h?.tiff.mask, 'the mask IFD is found');
+        assert.equal(h.tiff.nodata, undefined);
+        const w = await reader.window(h, pixelWindow(90, 100, 60), 4326);
+        let want = 0;
+        for (let r = 0; r < 60; r++) {
+          for (let c = 0; c < 60; c++) {
+            const v = masked.values(90 + c, 100 + r);
+            assert.equal(w.values[r * 60 + c], v);
+            assert.equal(w.mask[r * 60 + c], v === 0 ? 1 : 0, `(${90 + c},${100 + r})`);
+            if (v !== 0) want++;
+          }
+        }
+        assert.equal(w.valid, want);
+        up.reset();
+        const cold = fresh();
+        const at = await cold.header(url(path));
+        assert.ok(at);
+        assert.deepEqual(await cold.pixel(at, 5, 5, 4326), { kind: 'nodata', raw: 0, col: 5, row: 5, epsg: 4326 });
+        assert.deepEqual(await cold.pixel(at, 20, 5, 4326), { kind: 'value', value: masked.values(20, 5), col: 20, row: 5, epsg: 4326 });
+        assert.equal(up.count(path), 3, 'the head, the image block and the mask block');
+      });
+    }
   });
 
   describe('compressions no registry provider serves are refused, naming the compression', () => {
