@@ -8,6 +8,9 @@ import { ARCHETYPE_K, MIN_PIXELS_PER_ARCHETYPE } from '../primitives/rasters/arc
 import { KMEANS_MAX_ITERATIONS } from '../primitives/rasters/archetype-kmeans.js';
 import { PLACE_RADIUS_M, REGION_MAX_CELLS } from '../primitives/rasters/archetype-region.js';
 import { FIELDS_AT_ONCE, TESSERA_FIRST_YEAR, TESSERA_MAX_PIXELS_PER_SIDE, TESSERA_MAX_TILES } from '../primitives/rasters/tessera-field.js';
+import { CUBES_AT_ONCE, MAX_CUBE_SLICES } from '../primitives/rasters/cube-recipe.js';
+import { RASTER_BUNDLE_LIMITS } from '../primitives/rasters/raster-bundle.js';
+import { TEMPO_UNIT_S } from '../protocol/tslot.js';
 import { MAX_PIXELS_PER_SIDE, NATIVE_RESOLUTION_M, RASTER_BANDS, RASTERS_AT_ONCE } from '../primitives/rasters/recipe.js';
 import { RASTER_SEARCH_DAYS } from '../sources/sentinel2-raster.js';
 import { MAX_FUTURE_SKEW_S } from '../primitives/write/fact-rules.js';
@@ -52,7 +55,8 @@ export const LIMITS = {
     bands: RASTER_BANDS, max_pixels_per_side: MAX_PIXELS_PER_SIDE, pixel_size_m: NATIVE_RESOLUTION_M, scene_search_days: RASTER_SEARCH_DAYS,
     cell_anchors: MAX_ANCHORS, rasters_at_once: RASTERS_AT_ONCE,
   },
-  raster_bundle: { min: 2, max: 64 },
+  band_cube: { max_slices: MAX_CUBE_SLICES, slot_days: TEMPO_UNIT_S.medium / 86_400, max_pixels_per_side: MAX_PIXELS_PER_SIDE, bands: RASTER_BANDS, cubes_at_once: CUBES_AT_ONCE, slices_read_at_once: RASTERS_AT_ONCE },
+  raster_bundle: RASTER_BUNDLE_LIMITS,
   tessera_field: { max_pixels_per_side: TESSERA_MAX_PIXELS_PER_SIDE, max_tiles: TESSERA_MAX_TILES, first_year: TESSERA_FIRST_YEAR, fields_at_once: FIELDS_AT_ONCE },
   region_archetype_map: {
     k: ARCHETYPE_K, min_pixels_per_archetype: MIN_PIXELS_PER_ARCHETYPE, max_iterations: KMEANS_MAX_ITERATIONS, max_cells: REGION_MAX_CELLS,

@@ -126,3 +126,61 @@ export function parseRasterToken(prefix: string, token: unknown): RasterToken {
   if (!/^[a-z2-7]{52}$/.test(derivation)) throw invalidArgument('token', 'derivation_cid is not 52 lowercase base32 characters (the fact_cid of the derivation record)');
   return { aoi_cid: aoi, band, tslot: Number(tslot), derivation_cid: derivation };
 }
+
+/** The parts of a cube token (docs/rasters.md, "band_cube"). */
+export interface CubeToken {
+  aoi_cid: string;
+  band: string;
+  /** The tslot range asked for, both ends included. */
+  lo: number;
+  hi: number;
+  derivation_cid: string;
+}
+
+/** `<prefix>:cube:<aoi_cid>:<band>:<lo>..<hi>:<derivation_cid>`: the area, the band, the tslot range and the signed cube record's fact_cid. */
+export function cubeToken(prefix: string, t: CubeToken): string {
+  return `${prefix}:cube:${t.aoi_cid}:${t.band}:${t.lo}..${t.hi}:${t.derivation_cid}`;
+}
+
+/** Parse a cube token (every refusal is invalid_argument on `token`). */
+export function parseCubeToken(prefix: string, token: unknown): CubeToken {
+  const head = `${prefix}:cube:`;
+  const shape = `expected ${head}<aoi_cid>:<band>:<lo>..<hi>:<derivation_cid>`;
+  if (typeof token !== 'string' || token.length > 400 || !token.startsWith(head)) throw invalidArgument('token', shape);
+  const parts = token.slice(head.length).split(':');
+  if (parts.length !== 4) throw invalidArgument('token', `${shape} (4 parts after ${head}, got ${parts.length})`);
+  const [aoi, band, range, derivation] = parts;
+  if (!ENTITY_CID.test(aoi)) throw invalidArgument('token', `aoi_cid ${JSON.stringify(aoi.slice(0, 40))} is not 26 lowercase base32 characters`);
+  if (!RASTER_BAND.test(band)) throw invalidArgument('token', `band ${JSON.stringify(band.slice(0, 40))} is not a band key`);
+  const ends = range.split('..');
+  if (ends.length !== 2 || !ends.every((e) => TSLOT_TEXT.test(e) && Number.isSafeInteger(Number(e))) || Number(ends[0]) > Number(ends[1])) {
+    throw invalidArgument('token', `tslot range ${JSON.stringify(range.slice(0, 40))} is not <lo>..<hi> with lo <= hi`);
+  }
+  if (!/^[a-z2-7]{52}$/.test(derivation)) throw invalidArgument('token', 'derivation_cid is not 52 lowercase base32 characters (the fact_cid of the cube record)');
+  return { aoi_cid: aoi, band, lo: Number(ends[0]), hi: Number(ends[1]), derivation_cid: derivation };
+}
+
+/** The parts of a raster set token (docs/rasters.md, "raster_bundle"). */
+export interface RastersetToken {
+  /** The 26-character anchor of the members' sorted derivation_cids: the same set has the same set_cid. */
+  set_cid: string;
+  derivation_cid: string;
+}
+
+/** `<prefix>:rasterset:<set_cid>:<derivation_cid>`. */
+export function rastersetToken(prefix: string, t: RastersetToken): string {
+  return `${prefix}:rasterset:${t.set_cid}:${t.derivation_cid}`;
+}
+
+/** Parse a raster set token (every refusal is invalid_argument on `token`). */
+export function parseRastersetToken(prefix: string, token: unknown): RastersetToken {
+  const head = `${prefix}:rasterset:`;
+  const shape = `expected ${head}<set_cid>:<derivation_cid>`;
+  if (typeof token !== 'string' || token.length > 400 || !token.startsWith(head)) throw invalidArgument('token', shape);
+  const parts = token.slice(head.length).split(':');
+  if (parts.length !== 2) throw invalidArgument('token', `${shape} (2 parts after ${head}, got ${parts.length})`);
+  const [set, derivation] = parts;
+  if (!ENTITY_CID.test(set)) throw invalidArgument('token', `set_cid ${JSON.stringify(set.slice(0, 40))} is not 26 lowercase base32 characters`);
+  if (!/^[a-z2-7]{52}$/.test(derivation)) throw invalidArgument('token', 'derivation_cid is not 52 lowercase base32 characters (the fact_cid of the set record)');
+  return { set_cid: set, derivation_cid: derivation };
+}

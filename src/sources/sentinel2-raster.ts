@@ -100,6 +100,14 @@ export function coversBox(item: StacItem, box: LatLngBox): boolean {
   return pts.every(([lng, lat]) => lng >= w && lng <= e && lat >= s && lat <= n);
 }
 
+/** Why no scene was chosen from the searches of `[from, to]` (`seenAny`: some item lay over the box centre). */
+function noScene(from: number, to: number, seenAny: boolean): BoxSceneChoice {
+  const searched = { from: isoSecond(from), to: isoSecond(to) };
+  const span = `${searched.from.slice(0, 10)} to ${searched.to.slice(0, 10)}`;
+  if (!seenAny) return { kind: 'none', reason: 'no_scene_near_date', detail: `no Sentinel-2 L2A scene over the box centre from ${span}`, searched };
+  return { kind: 'none', reason: 'outside_coverage', detail: `no Sentinel-2 L2A scene from ${span} covers the whole box (the box may straddle two tiles' footprints, or lie at a swath edge)`, searched };
+}
+
 function sceneOf(item: StacItem): BoxScene {
   const cc = item.properties['eo:cloud_cover'];
   const baseline = item.properties['s2:processing_baseline'] ?? item.properties['sentinel:processing_baseline'];
@@ -132,6 +140,12 @@ export function sceneOrder(targetMs: number, centreZone: number, assetKey: strin
 export interface Sentinel2Raster {
   /** The scene for `box` near `targetMs` (never after `nowMs`) that has `assetKey`, or why there is none. */
   chooseScene(box: LatLngBox, assetKey: string, targetMs: number, nowMs: number, o: ReadOptions): Promise<BoxSceneChoice>;
+  /**
+   * The scene for `box` captured within `[fromMs, toMs]` (one search, no widening; band_cube's
+   * time slots), in the same order with `targetMs` as the date; `no_scene_near_date` when nothing
+   * lies over the box centre in the window.
+   */
+  chooseSceneIn(box: LatLngBox, assetKey: string, fromMs: number, toMs: number, targetMs: number, o: ReadOptions): Promise<BoxSceneChoice>;
   /** The grid of `assetKey` of the chosen scene (its COG header: one range request, then cached). */
   assetGrid(scene: BoxScene, assetKey: string, o: ReadOptions): Promise<AssetGrid>;
   /** The grid of the COG at `href` (a rebuild knows the href from the record, not the item). */
@@ -153,6 +167,16 @@ export function sentinel2Raster(client: UpstreamClient, base: string, reader: Co
     return h;
   }
 
+  /** One search of `[from, to]`: how many items it saw, and those covering the box in choice order. */
+  async function searchWindow(box: LatLngBox, assetKey: string, from: number, to: number, targetMs: number, o: ReadOptions): Promise<{ seen: number; covering: BoxScene[] }> {
+    const lat = (box.min_lat + box.max_lat) / 2;
+    const lng = (box.min_lng + box.max_lng) / 2;
+    searches++;
+    const items = await stacSearch(client, base, { collection: COLLECTION, lat, lng, startMs: from, endMs: to, limit: SEARCH_LIMIT }, o);
+    const covering = items.filter((it) => it.assets[assetKey] !== undefined && coversBox(it, box)).map(sceneOf).filter((s) => Number.isFinite(s.capturedMs));
+    return { seen: items.length, covering: covering.sort(sceneOrder(targetMs, utmZoneOf(lng), assetKey)) };
+  }
+
   async function gridAt(href: string, epsgHint: number | undefined, o: ReadOptions) {
     const h = await header(href, epsgHint, o);
     const geo = h.geo(epsgHint);
@@ -164,9 +188,6 @@ export function sentinel2Raster(client: UpstreamClient, base: string, reader: Co
       return searches;
     },
     async chooseScene(box, assetKey, targetMs, nowMs, o) {
-      const lat = (box.min_lat + box.max_lat) / 2;
-      const lng = (box.min_lng + box.max_lng) / 2;
-      const order = sceneOrder(targetMs, utmZoneOf(lng), assetKey);
       let seenAny = false;
       let from = targetMs;
       let to = targetMs;
@@ -174,16 +195,16 @@ export function sentinel2Raster(client: UpstreamClient, base: string, reader: Co
         from = Math.max(0, targetMs - days * DAY_MS);
         to = Math.min(nowMs, targetMs + days * DAY_MS);
         if (to < from) break;
-        searches++;
-        const items = await stacSearch(client, base, { collection: COLLECTION, lat, lng, startMs: from, endMs: to, limit: SEARCH_LIMIT }, o);
-        seenAny ||= items.length > 0;
-        const covering = items.filter((it) => it.assets[assetKey] !== undefined && coversBox(it, box)).map(sceneOf).filter((s) => Number.isFinite(s.capturedMs));
-        if (covering.length > 0) return { kind: 'scene', scene: covering.sort(order)[0], candidates: covering.length };
+        const found = await searchWindow(box, assetKey, from, to, targetMs, o);
+        seenAny ||= found.seen > 0;
+        if (found.covering.length > 0) return { kind: 'scene', scene: found.covering[0], candidates: found.covering.length };
       }
-      const searched = { from: isoSecond(from), to: isoSecond(to) };
-      const span = `${searched.from.slice(0, 10)} to ${searched.to.slice(0, 10)}`;
-      if (!seenAny) return { kind: 'none', reason: 'no_scene_near_date', detail: `no Sentinel-2 L2A scene over the box centre from ${span}`, searched };
-      return { kind: 'none', reason: 'outside_coverage', detail: `no Sentinel-2 L2A scene from ${span} covers the whole box (the box may straddle two tiles' footprints, or lie at a swath edge)`, searched };
+      return noScene(from, to, seenAny);
+    },
+    async chooseSceneIn(box, assetKey, fromMs, toMs, targetMs, o) {
+      const found = await searchWindow(box, assetKey, fromMs, toMs, targetMs, o);
+      if (found.covering.length > 0) return { kind: 'scene', scene: found.covering[0], candidates: found.covering.length };
+      return noScene(fromMs, toMs, found.seen > 0);
     },
     async assetGrid(scene, assetKey, o) {
       const href = assetUrl(scene.item, assetKey, base);

@@ -4,6 +4,7 @@ import { AREA_EMBEDDING_OPS } from './area-embeddings.js';
 import { ASK_OPS } from './ask.js';
 import { BACKFILL_OPS } from './backfill.js';
 import { corpusStatsOp, verifyReceiptOp } from './core.js';
+import { CUBE_OPS } from './cubes.js';
 import { DEVICE_OPS } from './devices.js';
 import { DERIVE_OPS } from './derive.js';
 import { ENTITY_OPS } from './entities.js';
@@ -24,7 +25,7 @@ import { VECTOR_OPS } from './vectors.js';
 // Every read taking a `scope` runs only with a bearer for it (scopes.ts, docs/scopes.md); the
 // bearer's own issuance names a scope too, and is authenticated by the key's signature instead.
 export const OPERATIONS: Operation[] = [
-  ...[locateOp, recallOp, corpusStatsOp, verifyReceiptOp, ...READS_MORE_OPS, ...SCENE_OPS, ...VECTOR_OPS, ...TOKEN_OPS, ...BACKFILL_OPS, ...SHORTCUT_OPS, ...ASK_OPS, huntOp, ...MEMORY_OPS, ...DERIVE_OPS, ...ENTITY_OPS, ...INSIGHT_OPS, ...FIELD_OPS, ...RASTER_OPS, ...AREA_EMBEDDING_OPS].map(guardScopedRead),
+  ...[locateOp, recallOp, corpusStatsOp, verifyReceiptOp, ...READS_MORE_OPS, ...SCENE_OPS, ...VECTOR_OPS, ...TOKEN_OPS, ...BACKFILL_OPS, ...SHORTCUT_OPS, ...ASK_OPS, huntOp, ...MEMORY_OPS, ...DERIVE_OPS, ...ENTITY_OPS, ...INSIGHT_OPS, ...FIELD_OPS, ...RASTER_OPS, ...AREA_EMBEDDING_OPS, ...CUBE_OPS].map(guardScopedRead),
   scopeBearerOp,
   ...DEVICE_OPS,
 ];

@@ -20,16 +20,16 @@ import { defineOperation, type Operation } from '../operations.js';
 import { OneOf } from '../schemas/inputs.js';
 import { Closed, Nullable, ServedFact, Signed } from '../schemas/responses.js';
 
-const Box = Closed({
+export const Box = Closed({
   min_lat: Type.Number({ minimum: -90, maximum: 90 }),
   min_lng: Type.Number({ minimum: -180, maximum: 180 }),
   max_lat: Type.Number({ minimum: -90, maximum: 90 }),
   max_lng: Type.Number({ minimum: -180, maximum: 180 }),
 }, 'a lat/lng box (WGS 84 degrees); kept to 7 decimals (the canonical box)');
-const Geotransform = Type.Array(Type.Number(), { minItems: 6, maxItems: 6, description: 'GDAL order: [x of the top-left corner, pixel width, 0, y of the top-left corner, 0, -pixel height], in the EPSG code\'s units (metres)' });
+export const Geotransform = Type.Array(Type.Number(), { minItems: 6, maxItems: 6, description: 'GDAL order: [x of the top-left corner, pixel width, 0, y of the top-left corner, 0, -pixel height], in the EPSG code\'s units (metres)' });
 const PixelWindow = Closed({ col0: Type.Integer(), row0: Type.Integer(), width: Type.Integer({ minimum: 1 }), height: Type.Integer({ minimum: 1 }) });
-const RasterToken = Type.String({ minLength: 10, maxLength: 400, description: 'svc:raster:<aoi_cid>:<band>:<tslot>:<derivation_cid>' });
-const b32 = Type.String({ pattern: '^[a-z2-7]+$' });
+export const RasterToken = Type.String({ minLength: 10, maxLength: 400, description: 'svc:raster:<aoi_cid>:<band>:<tslot>:<derivation_cid>' });
+export const b32 = Type.String({ pattern: '^[a-z2-7]+$' });
 
 const RasterAnswer = Signed({
   status: Type.Literal('raster'),
@@ -74,6 +74,13 @@ const AbsenceAnswer = Signed({
   }),
 });
 
+/** A band_raster request (also a raster_bundle item). */
+export const BandRasterInput = Type.Object({
+  bbox: Box,
+  band: OneOf(RASTER_BANDS),
+  observed_on: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'YYYY-MM-DD: choose the scene near this day' })),
+}, { additionalProperties: false });
+
 export const bandRasterOp = defineOperation({
   name: 'band_raster',
   method: 'POST',
@@ -85,11 +92,7 @@ export const bandRasterOp = defineOperation({
     + 'Answer {status: raster, token (svc:raster:…; resolve with POST /v1/raster/resolve), record (svc:fact: handle of the signed derivation record), derivation_cid, artifact_cid, artifact_url (GET: the grid file application/x.svc-grid-f32.v1, layout in docs/rasters.md), width, height, epsg, geotransform, pixel_size_m, scene, cells (cell anchors with their pixel windows), receipt (its field segment binds aoi_cid and derivation_cid)}, '
     + 'or {status: absence, absence {reason: outside_coverage | no_scene_near_date | no_data, detail}} when there is nothing to make: never a grid of zeros. The same box and band asked again answer the same token.',
   tags: ['read'],
-  input: Type.Object({
-    bbox: Box,
-    band: OneOf(RASTER_BANDS),
-    observed_on: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'YYYY-MM-DD: choose the scene near this day' })),
-  }, { additionalProperties: false }),
+  input: BandRasterInput,
   output: Type.Union([RasterAnswer, AbsenceAnswer]),
   mcp: 'full',
   run: (ctx, input, call) => bandRaster(ctx, input, call),

@@ -10,7 +10,7 @@ import type { ServiceContext } from '../context/context.js';
 
 const CID_RE = /^[a-z2-7]{52}$/;
 /** Token kinds whose artifacts resolve (and rebuild) at a route of their own (docs/rasters.md). */
-const OWN_ROUTES: Record<string, string> = { tessera: '/v1/tessera_field/resolve', archetypes: '/v1/region_archetype_map/resolve' };
+const OWN_ROUTES: Record<string, string> = { cube: '/v1/cube/resolve', tessera: '/v1/tessera_field/resolve', archetypes: '/v1/region_archetype_map/resolve' };
 
 /** The literal call that rebuilds an artifact from its token. */
 function rebuildCall(token: string) {
@@ -22,12 +22,13 @@ function rebuildCall(token: string) {
 /** artifact_not_found for `cid`, with what is known about it. */
 function notFound(cid: string, info: ArtifactInfo | null, prefix: string): SvcError {
   if (info && info.rebuild) {
-    return new SvcError('artifact_not_found', `artifact ${cid} was evicted at ${info.evicted_at ?? 'an earlier time'} to keep the artifact store within its size bound; rebuild it (byte for byte) with POST /v1/raster/resolve {token: ${JSON.stringify(info.rebuild)}}`, {
-      cid, state: 'evicted', evicted_at: info.evicted_at, media_type: info.media_type, size: info.size, rebuild: rebuildCall(info.rebuild),
+    const call = rebuildCall(info.rebuild);
+    return new SvcError('artifact_not_found', `artifact ${cid} was evicted at ${info.evicted_at ?? 'an earlier time'} to keep the artifact store within its size bound; rebuild it (byte for byte) with POST ${call.path} {token: ${JSON.stringify(info.rebuild)}}`, {
+      cid, state: 'evicted', evicted_at: info.evicted_at, media_type: info.media_type, size: info.size, rebuild: call,
     });
   }
   if (info) return new SvcError('artifact_not_found', `artifact ${cid} was evicted and this responder kept no way to rebuild it`, { cid, state: 'evicted', evicted_at: info.evicted_at });
-  return new SvcError('artifact_not_found', `no artifact ${cid} was ever stored here; if you hold the ${prefix}:raster: token that named it, POST /v1/raster/resolve {token} rebuilds it`, {
+  return new SvcError('artifact_not_found', `no artifact ${cid} was ever stored here; if you hold the ${prefix}:raster: token that named it, POST /v1/raster/resolve {token} rebuilds it (a ${prefix}:cube: token: POST /v1/cube/resolve)`, {
     cid, state: 'unknown', rebuild: { method: 'POST', path: '/v1/raster/resolve', body: { token: `<the ${prefix}:raster: token that named the artifact>` } },
   });
 }

@@ -90,7 +90,7 @@ function tooLarge(band: RasterBand, width: number, height: number): unknown {
 }
 
 /** A quick estimate of the box in native pixels, before any upstream request (the exact window is checked once the grid is known). */
-function roughPixels(box: LatLngBox, band: RasterBand): { width: number; height: number } {
+export function roughPixels(box: LatLngBox, band: RasterBand): { width: number; height: number } {
   const res = NATIVE_RESOLUTION_M[band];
   const midLat = ((box.min_lat + box.max_lat) / 2) * (Math.PI / 180);
   return { width: Math.ceil(((box.max_lng - box.min_lng) * 111_320 * Math.cos(midLat)) / res), height: Math.ceil(((box.max_lat - box.min_lat) * 110_574) / res) };

@@ -49,8 +49,20 @@ export interface BandRasterRecord {
   source_versions: Record<string, string>;
 }
 
-/** The signed record for `value`: an existing one with the same value (asked before), else a fresh one through the write path. */
-export async function keepDerivation(ctx: ServiceContext, value: BandRasterRecord): Promise<StoredFact> {
+/** How a record is signed: the primitive minting it, its recipe, its sources and the derivation args. */
+export interface RecordMeta {
+  primitive: string;
+  fn: string;
+  sources: string[];
+  args: Record<string, unknown>;
+}
+
+/**
+ * The signed record for `value` in the band `raster.derivation`: an existing one with the same
+ * value (asked before), else a fresh one through the write path. band_raster, band_cube and
+ * raster_bundle records share the band; the value's `recipe` tells them apart.
+ */
+export async function keepRecord(ctx: ServiceContext, value: object, meta: RecordMeta): Promise<StoredFact> {
   const subject = `svc:entity:${anchorId(value)}`;
   const cid = contentId(value);
   const prior = await ctx.store.latest({ cell: subject, bands: [DERIVATION_BAND], tslot: 0, scope: null });
@@ -58,13 +70,25 @@ export async function keepDerivation(ctx: ServiceContext, value: BandRasterRecor
   const same = prior.find((f) => contentId(f.body.value) === cid);
   if (same) return same;
   const body = mintedBody(ctx, {
-    kind: 'primary', cell: subject, band: DERIVATION_BAND, tslot: 0, value, unit: 'record', provenance: `${ctx.config.prefix}.band_raster`,
-    derivation: { fn: BAND_RASTER_RECIPE, sources: [value.scene.source], args: { scene: value.scene.id, asset: value.scene.asset } },
+    kind: 'primary', cell: subject, band: DERIVATION_BAND, tslot: 0, value, unit: 'record', provenance: `${ctx.config.prefix}.${meta.primitive}`,
+    derivation: { fn: meta.fn, sources: meta.sources, args: meta.args },
   });
-  const res = await mintFacts(ctx, [body], 'band_raster');
+  const res = await mintFacts(ctx, [body], meta.primitive);
   const stored = await ctx.store.getFact(res.fact_cids[0]);
   if (!stored) throw new Error(`internal: derivation record ${res.fact_cids[0]} was accepted but cannot be read back`);
   return stored;
+}
+
+/** The signed record of a band_raster value. */
+export function keepDerivation(ctx: ServiceContext, value: BandRasterRecord): Promise<StoredFact> {
+  return keepRecord(ctx, value, { primitive: 'band_raster', fn: BAND_RASTER_RECIPE, sources: [value.scene.source], args: { scene: value.scene.id, asset: value.scene.asset } });
+}
+
+/** Whether a stored fact is a record of the band `raster.derivation` made by `recipe`. */
+export function isRecordOf(f: StoredFact | null, recipe: string): boolean {
+  if (!f || f.band !== DERIVATION_BAND) return false;
+  const v = f.body.value as { recipe?: unknown } | null;
+  return typeof v === 'object' && v !== null && v.recipe === recipe;
 }
 
 /**
@@ -73,7 +97,5 @@ export async function keepDerivation(ctx: ServiceContext, value: BandRasterRecor
  * PostgreSQL possibly another one, with its own key).
  */
 export function isBandRasterRecord(f: StoredFact | null): f is StoredFact & { body: { value: BandRasterRecord } } {
-  if (!f || f.band !== DERIVATION_BAND) return false;
-  const v = f.body.value as Partial<BandRasterRecord> | null;
-  return typeof v === 'object' && v !== null && v.recipe === BAND_RASTER_RECIPE;
+  return isRecordOf(f, BAND_RASTER_RECIPE);
 }

@@ -29,11 +29,21 @@ export interface GridRecipe {
   nodata: readonly number[];
 }
 
-/** The grid bytes of `r` and how many samples have data; only the COG blocks covering the window are read. */
-export async function makeGrid(s2: Sentinel2Raster, r: GridRecipe, o: ReadOptions): Promise<{ bytes: Uint8Array; valid: number }> {
+/**
+ * The reflectance of every pixel of `r.window` (DN × scale + offset in double precision, NaN where
+ * there is no data; writers round to float32) and how many samples have data. band_cube reads
+ * each of its slices through this too, so a slice and a raster of the same window agree.
+ */
+export async function readReflectance(s2: Sentinel2Raster, r: Omit<GridRecipe, 'geotransform'>, o: ReadOptions): Promise<{ values: Float64Array; valid: number }> {
   const read = await s2.readWindow(r.href, r.window, r.epsg, r.nodata, o);
   const values = new Float64Array(read.values.length);
   for (let i = 0; i < values.length; i++) values[i] = read.mask[i] === PIXEL_VALID ? read.values[i] * r.scale + r.offset : Number.NaN;
+  return { values, valid: read.valid };
+}
+
+/** The grid bytes of `r` and how many samples have data; only the COG blocks covering the window are read. */
+export async function makeGrid(s2: Sentinel2Raster, r: GridRecipe, o: ReadOptions): Promise<{ bytes: Uint8Array; valid: number }> {
+  const { values, valid } = await readReflectance(s2, r, o);
   const bytes = encodeGrid({ width: r.window.width, height: r.window.height, epsg: r.epsg, geotransform: r.geotransform, values });
-  return { bytes, valid: read.valid };
+  return { bytes, valid };
 }

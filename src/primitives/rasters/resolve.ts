@@ -10,6 +10,7 @@ import { bytesCid } from '../../protocol/cid.js';
 import { SvcError } from '../../protocol/errors.js';
 import type { Receipt } from '../../protocol/receipt.js';
 import { parseRasterToken } from '../../protocol/token-grammar.js';
+import type { StoredFact } from '../../store/contract.js';
 import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { serveFact, type ServedFact } from '../facts/facts-view.js';
 import { isBandRasterRecord, type BandRasterRecord } from './derivation.js';
@@ -62,8 +63,9 @@ async function rebuild(ctx: ServiceContext, v: BandRasterRecord, token: string, 
   await ctx.store.artifacts.put(GRID_MEDIA_TYPE, bytes, token);
 }
 
-export async function resolveRaster(ctx: ServiceContext, input: { token: string }, o: { deadline: number }): Promise<RasterResolveAnswer> {
-  const t = parseRasterToken(ctx.config.prefix, input.token);
+/** The band_raster record a raster token names, checked against the token's claims. */
+export async function rasterRecord(ctx: ServiceContext, token: string): Promise<StoredFact & { body: { value: BandRasterRecord } }> {
+  const t = parseRasterToken(ctx.config.prefix, token);
   const f = await ctx.store.getFact(t.derivation_cid);
   if (!isBandRasterRecord(f)) {
     throw new SvcError('cid_not_found', `token: no raster derivation record ${t.derivation_cid} is stored here (records are per responder)`, { field: 'token', derivation_cid: t.derivation_cid });
@@ -74,19 +76,28 @@ export async function resolveRaster(ctx: ServiceContext, input: { token: string 
   if (claimed.aoi_cid !== signed.aoi_cid || claimed.band !== signed.band || claimed.tslot !== signed.tslot) {
     throw new SvcError('token_claim_mismatch', `token: states ${JSON.stringify(claimed)} but the signed record has ${JSON.stringify(signed)}`, { field: 'token', claimed, signed });
   }
-  const token = input.token;
-  let state: 'stored' | 'rebuilt' = 'stored';
-  if ((await ctx.store.artifacts.info(v.artifact.cid))?.state !== 'stored') {
-    let inflight = rebuilds.get(ctx);
-    if (!inflight) rebuilds.set(ctx, (inflight = new Map()));
-    let p = inflight.get(v.artifact.cid);
-    if (!p) {
-      p = rebuild(ctx, v, token, o.deadline).finally(() => inflight.delete(v.artifact.cid));
-      inflight.set(v.artifact.cid, p);
-    }
-    await p;
-    state = 'rebuilt';
+  return f;
+}
+
+/** Whether the artifact of `v` is held (`stored`) or had to be made again from the record (`rebuilt`). */
+export async function ensureRasterArtifact(ctx: ServiceContext, v: BandRasterRecord, token: string, deadline: number): Promise<'stored' | 'rebuilt'> {
+  if ((await ctx.store.artifacts.info(v.artifact.cid))?.state === 'stored') return 'stored';
+  let inflight = rebuilds.get(ctx);
+  if (!inflight) rebuilds.set(ctx, (inflight = new Map()));
+  let p = inflight.get(v.artifact.cid);
+  if (!p) {
+    p = rebuild(ctx, v, token, deadline).finally(() => inflight.delete(v.artifact.cid));
+    inflight.set(v.artifact.cid, p);
   }
+  await p;
+  return 'rebuilt';
+}
+
+export async function resolveRaster(ctx: ServiceContext, input: { token: string }, o: { deadline: number }): Promise<RasterResolveAnswer> {
+  const f = await rasterRecord(ctx, input.token);
+  const v = f.body.value;
+  const token = input.token;
+  const state = await ensureRasterArtifact(ctx, v, token, o.deadline);
   const record = await serveFact(ctx, f);
   return {
     token, aoi_cid: v.aoi_cid, band: v.band, tslot: v.tslot, derivation_cid: f.fact_cid, record,
