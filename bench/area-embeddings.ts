@@ -110,7 +110,7 @@ async function main(): Promise<void> {
     const norm = Math.sqrt(s);
     for (let d = 0; d < dim; d++) x[i * dim + d] /= norm;
   }
-  const [res, kmMs] = await timed(async () => kmeans(x, n, dim, 6, kmeansSeed('a'.repeat(26), 6)));
+  const [res, kmMs] = await timed(() => kmeans(x, n, dim, 6, kmeansSeed('a'.repeat(26), 6)));
 
   const stat = (xs: number[]) => ({ ms_median: ms(median(xs)), ms_rounds: xs.map(ms) });
   console.log(JSON.stringify({

@@ -4,7 +4,7 @@ import { FIELD_LIMITS } from '../primitives/fields/field-boundaries.js';
 import { FIND_SIMILAR_K } from '../primitives/reads/similar.js';
 import { HUNT_MAX_AREA_KM2 } from '../primitives/hunt/region.js';
 import { MAX_ANCHORS } from '../primitives/rasters/geometry.js';
-import { ARCHETYPE_K, MIN_PIXELS_PER_ARCHETYPE } from '../primitives/rasters/archetype-map.js';
+import { ARCHETYPE_K, MAPS_AT_ONCE, MIN_PIXELS_PER_ARCHETYPE } from '../primitives/rasters/archetype-map.js';
 import { KMEANS_MAX_ITERATIONS } from '../primitives/rasters/archetype-kmeans.js';
 import { PLACE_RADIUS_M, REGION_MAX_CELLS } from '../primitives/rasters/archetype-region.js';
 import { FIELDS_AT_ONCE, TESSERA_FIRST_YEAR, TESSERA_MAX_PIXELS_PER_SIDE, TESSERA_MAX_TILES } from '../primitives/rasters/tessera-field.js';
@@ -60,7 +60,7 @@ export const LIMITS = {
   tessera_field: { max_pixels_per_side: TESSERA_MAX_PIXELS_PER_SIDE, max_tiles: TESSERA_MAX_TILES, first_year: TESSERA_FIRST_YEAR, fields_at_once: FIELDS_AT_ONCE },
   region_archetype_map: {
     k: ARCHETYPE_K, min_pixels_per_archetype: MIN_PIXELS_PER_ARCHETYPE, max_iterations: KMEANS_MAX_ITERATIONS, max_cells: REGION_MAX_CELLS,
-    place_radius_m: PLACE_RADIUS_M, max_pixels_per_side: TESSERA_MAX_PIXELS_PER_SIDE,
+    place_radius_m: PLACE_RADIUS_M, max_pixels_per_side: TESSERA_MAX_PIXELS_PER_SIDE, maps_at_once: MAPS_AT_ONCE,
   },
   stream_tick_s: { min: 5, max: 300, default: 15 },
   readable_token_min_decimals: 5,

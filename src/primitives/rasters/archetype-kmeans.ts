@@ -62,6 +62,13 @@ export interface KMeansResult {
   converged: boolean;
 }
 
+/**
+ * Called between passes: the caller may yield to other work there (a pass over a full field takes
+ * tens of milliseconds) or stop the computation by throwing. It never changes the result.
+ */
+export type Pause = () => Promise<void>;
+const noPause: Pause = async () => {};
+
 /** Squared Euclidean distance from vector `i` of `x` to centre `c`: Σ (x − c)², four running sums added pairwise. */
 function dist2(x: Float32Array, i: number, c: Float64Array, dim: number): number {
   const o = i * dim;
@@ -115,7 +122,7 @@ function weighted(d2: Float64Array, total: number, u: number): number {
 }
 
 /** Greedy k-means++: the k starting centres, or null when fewer than k distinct vectors exist. */
-export function seeds(x: Float32Array, n: number, dim: number, k: number, rng: Xoshiro128): Float64Array[] | null {
+export async function seeds(x: Float32Array, n: number, dim: number, k: number, rng: Xoshiro128, pause: Pause = noPause): Promise<Float64Array[] | null> {
   const row = (i: number) => Float64Array.from(x.subarray(i * dim, (i + 1) * dim));
   const centres: Float64Array[] = [row(Math.min(n - 1, Math.floor(rng.uniform() * n)))];
   const d2 = new Float64Array(n);
@@ -130,6 +137,7 @@ export function seeds(x: Float32Array, n: number, dim: number, k: number, rng: X
     let bestPot = Infinity;
     let bestIdx = -1;
     for (let t = 0; t < trials; t++) {
+      await pause();
       const idx = weighted(d2, total, rng.uniform());
       const c = row(idx);
       let pot = 0;
@@ -157,9 +165,9 @@ export function seeds(x: Float32Array, n: number, dim: number, k: number, rng: X
  * the distance to the own centre, a lower bound on the distance to any other, both moved by how
  * far the centres moved); the rest are assigned to the nearest centre, ties to the lower index.
  */
-export function kmeans(x: Float32Array, n: number, dim: number, k: number, seed: Uint8Array): KMeansResult | null {
+export async function kmeans(x: Float32Array, n: number, dim: number, k: number, seed: Uint8Array, pause: Pause = noPause): Promise<KMeansResult | null> {
   const rng = new Xoshiro128(seed);
-  const centres = seeds(x, n, dim, k, rng);
+  const centres = await seeds(x, n, dim, k, rng, pause);
   if (!centres) return null;
   const labels = new Int32Array(n);
   const upper = new Float64Array(n);
@@ -225,6 +233,7 @@ export function kmeans(x: Float32Array, n: number, dim: number, k: number, seed:
       centres[j] = next[j];
     }
     if (iterations >= KMEANS_MAX_ITERATIONS) break;
+    await pause();
     iterations++;
     for (let j = 0; j < k; j++) {
       let m = Infinity;

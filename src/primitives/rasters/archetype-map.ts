@@ -14,6 +14,7 @@ import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { toHex } from '../../protocol/bytes.js';
 import type { Receipt } from '../../protocol/receipt.js';
 import { BoundedCache } from '../../lib/cache.js';
+import { Pool } from '../../lib/pool.js';
 import type { StoredFact } from '../../store/contract.js';
 import { issueReceipt, type ServiceContext } from '../context/context.js';
 import type { Affine, LatLngBox } from './geometry.js';
@@ -23,7 +24,7 @@ import { regionOfSigned, resolveRegion, type PlaceBlock, type Region, type Regio
 import { pixelCentres } from './tessera-assemble.js';
 import { checkYear, fieldForBox, fieldSamples, type FieldOutcome } from './tessera-field.js';
 import { pixelVector, type EmbeddingField } from './tessera-format.js';
-import { ARCHETYPE_RECIPE, areaToken, isRecordOf, keepRecord, type FieldRecord } from './tessera-record.js';
+import { ARCHETYPE_RECIPE, areaToken, isRecordOf, keepRecord, TESSERA_FIELD_RECIPE, type FieldRecord } from './tessera-record.js';
 import { checkDeadline } from './upstream.js';
 
 export const ARCHETYPE_K = { min: 2, max: 16, default: 6 } as const;
@@ -155,7 +156,7 @@ export interface Clustering {
 }
 
 /** The region's pixels of `f`, normalised and clustered; the map's bytes when there is one. */
-export function cluster(f: EmbeddingField, region: Region, aoi: string, k: number): Clustering {
+export async function cluster(f: EmbeddingField, region: Region, aoi: string, k: number, deadline: number): Promise<Clustering> {
   const n = f.width * f.height;
   const { lat, lng } = pixelCentres(f);
   const dim = f.channels;
@@ -177,7 +178,16 @@ export function cluster(f: EmbeddingField, region: Region, aoi: string, k: numbe
   }
   const valid = idx.length;
   if (valid < MIN_PIXELS_PER_ARCHETYPE * k) return { region_pixels: regionPixels, valid_pixels: valid, result: 'inconclusive', reason: 'too_few_pixels' };
-  const r = kmeans(x.subarray(0, valid * dim), valid, dim, k, kmeansSeed(aoi, k));
+  // Between passes: let other requests run, and stop once the request's deadline has passed.
+  const pause = () => new Promise<void>((resolve, reject) => setImmediate(() => {
+    try {
+      checkDeadline(deadline, 'region_archetype_map');
+      resolve();
+    } catch (e) {
+      reject(e);
+    }
+  }));
+  const r = await kmeans(x.subarray(0, valid * dim), valid, dim, k, kmeansSeed(aoi, k), pause);
   if (!r) return { region_pixels: regionPixels, valid_pixels: valid, result: 'inconclusive', reason: 'too_few_distinct' };
   const values = new Float64Array(n).fill(Number.NaN);
   idx.forEach((p, i) => {
@@ -191,12 +201,23 @@ export function cluster(f: EmbeddingField, region: Region, aoi: string, k: numbe
   return { region_pixels: regionPixels, valid_pixels: valid, result: 'map', iterations: r.iterations, converged: r.converged, inertia: round6(r.inertia), archetypes, bytes };
 }
 
-/** Request (aoi_cid, year, k) → the record made for it, per responder. */
-const made = new WeakMap<ServiceContext, BoundedCache<string, string>>();
-function madeOf(ctx: ServiceContext): BoundedCache<string, string> {
-  let m = made.get(ctx);
-  if (!m) made.set(ctx, (m = new BoundedCache('archetype_map_records', { max: 1024, ttlMs: 10 * 60_000 })));
-  return m;
+/** Maps clustered at once per process (each holds its field and ~33 MiB of normalised vectors at the cap). */
+export const MAPS_AT_ONCE = 2;
+
+type Made = { kind: 'absence'; absence: ArchetypeAbsence['absence'] } | { kind: 'record'; f: StoredFact & { body: { value: ArchetypeRecord } }; field: StoredFact & { body: { value: FieldRecord } } };
+
+interface PerContext {
+  pool: Pool;
+  /** Identical requests in flight are made once. */
+  inflight: Map<string, Promise<Made>>;
+  /** Request (aoi_cid, year, k) → the record made for it. */
+  made: BoundedCache<string, string>;
+}
+const perContext = new WeakMap<ServiceContext, PerContext>();
+function stateOf(ctx: ServiceContext): PerContext {
+  let s = perContext.get(ctx);
+  if (!s) perContext.set(ctx, (s = { pool: new Pool(MAPS_AT_ONCE), inflight: new Map(), made: new BoundedCache('archetype_map_records', { max: 1024, ttlMs: 10 * 60_000 }) }));
+  return s;
 }
 
 function regionBlock(region: Region): RegionBlock {
@@ -232,34 +253,16 @@ export function checkK(k: number): void {
   if (!Number.isInteger(k) || k < ARCHETYPE_K.min || k > ARCHETYPE_K.max) throw invalidArgument('k', `${k} is not an integer in ${ARCHETYPE_K.min}..${ARCHETYPE_K.max}`);
 }
 
-/** POST /v1/region_archetype_map. */
-export async function regionArchetypeMap(ctx: ServiceContext, input: ArchetypeRequest, o: { deadline: number }): Promise<ArchetypeAnswer> {
-  const k = input.k;
-  checkK(k);
-  checkYear(ctx, input.year);
-  const region = await resolveRegion(ctx, input);
-  const block = regionBlock(region);
-  const memo = madeOf(ctx);
-  const key = `${region.aoi_cid}|${input.year}|${k}`;
-  const known = memo.get(key);
-  if (known) {
-    const f = await ctx.store.getFact(known);
-    const field = isRecordOf<ArchetypeRecord>(f, ARCHETYPE_RECIPE) ? await ctx.store.getFact(f.body.value.field.derivation_cid) : null;
-    if (isRecordOf<ArchetypeRecord>(f, ARCHETYPE_RECIPE) && isRecordOf<FieldRecord>(field, 'tessera_field@1')) {
-      if (f.body.value.artifact) await ensureArchetypeArtifact(ctx, f, o.deadline);
-      return archetypeAnswer(ctx, block, f, field);
-    }
-  }
-  const out = await fieldForBox(ctx, region.bbox, input.year, o.deadline);
-  if (out.kind === 'absence') {
-    return { status: 'absence', aoi_cid: region.aoi_cid, region: block, year: input.year, k, absence: out.absence, receipt: issueReceipt(ctx, 'region_archetype_map', [], []) };
-  }
-  const samples = await fieldSamples(ctx, out, o.deadline);
-  const c = cluster(samples, region, region.aoi_cid, k);
-  checkDeadline(o.deadline, 'region_archetype_map');
+/** The field, the clustering and the signed record of a region (or the field's absence). */
+async function make(ctx: ServiceContext, region: Region, year: number, k: number, deadline: number): Promise<Made> {
+  const out = await fieldForBox(ctx, region.bbox, year, deadline);
+  if (out.kind === 'absence') return { kind: 'absence', absence: out.absence };
+  const samples = await fieldSamples(ctx, out, deadline);
+  const c = await cluster(samples, region, region.aoi_cid, k, deadline);
+  checkDeadline(deadline, 'region_archetype_map');
   const fv = out.record;
   const record: ArchetypeRecord = {
-    recipe: ARCHETYPE_RECIPE, region: region.signed, aoi_cid: region.aoi_cid, year: input.year, k,
+    recipe: ARCHETYPE_RECIPE, region: region.signed, aoi_cid: region.aoi_cid, year, k,
     field: { derivation_cid: out.fact.fact_cid, artifact_cid: fv.artifact.cid, aoi_cid: fv.aoi_cid },
     method: { ...ARCHETYPE_METHOD, seed: toHex(kmeansSeed(region.aoi_cid, k)) },
     region_pixels: c.region_pixels, valid_pixels: c.valid_pixels, result: c.result,
@@ -272,10 +275,40 @@ export async function regionArchetypeMap(ctx: ServiceContext, input: ArchetypeRe
       }),
     source_versions: fv.source_versions,
   };
-  const fact = await keepRecord(ctx, record as unknown as ArchetypeRecord & Record<string, unknown>, 'region_archetype_map', { k, year: input.year, field: out.fact.fact_cid });
+  const fact = await keepRecord(ctx, record as unknown as ArchetypeRecord & Record<string, unknown>, 'region_archetype_map', { k, year, field: out.fact.fact_cid });
   if (c.bytes) await ctx.store.artifacts.put(GRID_MEDIA_TYPE, c.bytes, areaToken(ctx.config.prefix, 'archetypes', { aoi_cid: region.aoi_cid, n: k, derivation_cid: fact.fact_cid }));
-  memo.set(key, fact.fact_cid);
-  return archetypeAnswer(ctx, block, fact as StoredFact & { body: { value: ArchetypeRecord } }, out.fact as StoredFact & { body: { value: FieldRecord } });
+  stateOf(ctx).made.set(`${region.aoi_cid}|${year}|${k}`, fact.fact_cid);
+  return { kind: 'record', f: fact as StoredFact & { body: { value: ArchetypeRecord } }, field: out.fact as StoredFact & { body: { value: FieldRecord } } };
+}
+
+/** POST /v1/region_archetype_map. */
+export async function regionArchetypeMap(ctx: ServiceContext, input: ArchetypeRequest, o: { deadline: number }): Promise<ArchetypeAnswer> {
+  const k = input.k;
+  checkK(k);
+  checkYear(ctx, input.year);
+  const region = await resolveRegion(ctx, input);
+  const block = regionBlock(region);
+  const st = stateOf(ctx);
+  const key = `${region.aoi_cid}|${input.year}|${k}`;
+  const known = st.made.get(key);
+  if (known) {
+    const f = await ctx.store.getFact(known);
+    const field = isRecordOf<ArchetypeRecord>(f, ARCHETYPE_RECIPE) ? await ctx.store.getFact(f.body.value.field.derivation_cid) : null;
+    if (isRecordOf<ArchetypeRecord>(f, ARCHETYPE_RECIPE) && isRecordOf<FieldRecord>(field, TESSERA_FIELD_RECIPE)) {
+      if (f.body.value.artifact) await ensureArchetypeArtifact(ctx, f, o.deadline);
+      return archetypeAnswer(ctx, block, f, field);
+    }
+  }
+  let p = st.inflight.get(key);
+  if (!p) {
+    p = st.pool.run(() => make(ctx, region, input.year, k, o.deadline)).finally(() => st.inflight.delete(key));
+    st.inflight.set(key, p);
+  }
+  const m = await p;
+  if (m.kind === 'absence') {
+    return { status: 'absence', aoi_cid: region.aoi_cid, region: block, year: input.year, k, absence: m.absence, receipt: issueReceipt(ctx, 'region_archetype_map', [], []) };
+  }
+  return archetypeAnswer(ctx, block, m.f, m.field);
 }
 
 /** Rebuilds in flight per responder (one evicted map asked for twice at once is made once). */
@@ -304,12 +337,12 @@ export async function ensureArchetypeArtifact(ctx: ServiceContext, f: StoredFact
 async function rebuildMap(ctx: ServiceContext, f: StoredFact & { body: { value: ArchetypeRecord } }, deadline: number): Promise<void> {
   const v = f.body.value;
   const field = await ctx.store.getFact(v.field.derivation_cid);
-  if (!isRecordOf<FieldRecord>(field, 'tessera_field@1')) {
+  if (!isRecordOf<FieldRecord>(field, TESSERA_FIELD_RECIPE)) {
     throw new SvcError('cid_not_found', `the field record ${v.field.derivation_cid} this map was made from is not stored here`, { derivation_cid: v.field.derivation_cid });
   }
   const token = areaToken(ctx.config.prefix, 'tessera', { aoi_cid: field.body.value.aoi_cid, n: field.body.value.year, derivation_cid: field.fact_cid });
   const samples = await fieldSamples(ctx, { kind: 'field', fact: field, record: field.body.value, token }, deadline);
-  const c = cluster(samples, regionOfSigned(ctx, v.region), v.aoi_cid, v.k);
+  const c = await cluster(samples, regionOfSigned(ctx, v.region), v.aoi_cid, v.k, deadline);
   const cid = c.bytes ? bytesCid(c.bytes) : null;
   const same = cid === v.artifact!.cid && c.archetypes!.every((a, i) => a.centroid_cid === v.archetypes![i].centroid_cid && a.pixels === v.archetypes![i].pixels);
   if (!same) {

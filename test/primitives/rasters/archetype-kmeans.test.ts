@@ -101,9 +101,9 @@ describe('archetype k-means', () => {
     assert.notDeepEqual(kmeansSeed(aoi, 6), kmeansSeed(aoi, 7));
   });
 
-  it('recovers planted clusters exactly, largest first, with unit centroids', () => {
+  it('recovers planted clusters exactly, largest first, with unit centroids', async () => {
     const { x, truth } = planted(3000, 4, 0.05);
-    const r = kmeans(x, 3000, DIM, 4, kmeansSeed('a'.repeat(26), 4))!;
+    const r = (await kmeans(x, 3000, DIM, 4, kmeansSeed('a'.repeat(26), 4)))!;
     assert.ok(r.converged);
     assert.ok(samePartition(r.labels, truth));
     const sizes = [0, 1, 2, 3].map((z) => truth.filter((t) => t === z).length).sort((a, b) => b - a);
@@ -114,29 +114,37 @@ describe('archetype k-means', () => {
     }
   });
 
-  it('the bounded passes reach the same partition as plain Lloyd from the same k-means++ seeds', () => {
+  it('the bounded passes reach the same partition as plain Lloyd from the same k-means++ seeds', async () => {
     for (const [k, noise, text] of [[5, 0.8, 'a'], [8, 1.5, 'b'], [3, 3, 'c']] as const) {
       const n = 2000;
       const { x } = planted(n, 6, noise, text);
       const seed = kmeansSeed(text.repeat(26), k);
-      const start = seeds(x, n, DIM, k, new Xoshiro128(seed))!;
-      const r = kmeans(x, n, DIM, k, seed)!;
+      const start = (await seeds(x, n, DIM, k, new Xoshiro128(seed)))!;
+      const r = (await kmeans(x, n, DIM, k, seed))!;
       assert.ok(samePartition(r.labels, plainLloyd(x, n, k, start)), `k ${k}, noise ${noise}`);
     }
   });
 
-  it('is repeatable bit for bit, and another seed may give another start', () => {
+  it('is repeatable bit for bit, and pausing between passes changes nothing', async () => {
     const { x } = planted(1500, 5, 1.2, 'rep');
-    const a = kmeans(x, 1500, DIM, 5, kmeansSeed('q'.repeat(26), 5))!;
-    const b = kmeans(x, 1500, DIM, 5, kmeansSeed('q'.repeat(26), 5))!;
+    const a = (await kmeans(x, 1500, DIM, 5, kmeansSeed('q'.repeat(26), 5)))!;
+    let pauses = 0;
+    const b = (await kmeans(x, 1500, DIM, 5, kmeansSeed('q'.repeat(26), 5), async () => {
+      pauses++;
+      await new Promise((r) => setImmediate(r));
+    }))!;
     assert.deepEqual(a, b);
+    assert.ok(pauses >= a.iterations);
+    await assert.rejects(kmeans(x, 1500, DIM, 5, kmeansSeed('q'.repeat(26), 5), async () => {
+      throw new Error('stop');
+    }), /stop/);
     assert.ok(a.iterations <= KMEANS_MAX_ITERATIONS);
   });
 
-  it('refuses data with fewer distinct vectors than k', () => {
+  it('refuses data with fewer distinct vectors than k', async () => {
     const x = new Float32Array(100 * DIM);
     for (let i = 0; i < 100; i++) x[i * DIM + (i % 2)] = 1;
-    assert.equal(kmeans(x, 100, DIM, 3, kmeansSeed('z'.repeat(26), 3)), null);
-    assert.ok(kmeans(x, 100, DIM, 2, kmeansSeed('z'.repeat(26), 2)));
+    assert.equal(await kmeans(x, 100, DIM, 3, kmeansSeed('z'.repeat(26), 3)), null);
+    assert.ok(await kmeans(x, 100, DIM, 2, kmeansSeed('z'.repeat(26), 2)));
   });
 });

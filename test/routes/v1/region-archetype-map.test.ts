@@ -131,7 +131,10 @@ describe('region_archetype_map on a field with three clear archetypes', () => {
     assert.equal(await t.service.store.log.size(), size);
     const other = await build({ upstreams: up.upstreams }, {}, { now: () => TESSERA_NOW });
     try {
-      const o = (await map({ bbox: BOX, k: 3 }, other)).body;
+      const before = await other.service.store.log.size();
+      const [o, o2] = (await Promise.all([map({ bbox: BOX, k: 3 }, other), map({ bbox: BOX, k: 3 }, other)])).map((x) => x.body);
+      assert.equal(o2.derivation_cid, o.derivation_cid, 'identical requests at once are made once');
+      assert.equal(await other.service.store.log.size(), before + 2, 'one field record and one map record');
       assert.equal(o.artifact_cid, first.artifact_cid);
       assert.deepEqual(o.archetypes, first.archetypes);
       assert.deepEqual([o.inertia, o.iterations, o.aoi_cid], [first.inertia, first.iterations, first.aoi_cid]);
