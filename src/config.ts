@@ -29,6 +29,11 @@ export interface Config {
   /** Operator keys that may revoke any key (docs/security.md); listing a key to write gives it no such power. */
   revokerKeys: string[];
   upstreams: Record<string, string>;
+  /**
+   * Open-Meteo customer key (SVC_OPEN_METEO_API_KEY): when set, every Open-Meteo connector calls
+   * the `customer-` host of its API and sends `apikey=` (the free hosts are non-commercial only).
+   */
+  openMeteoApiKey?: string;
   logLevel: string;
   segmentMaxBytes: number;
   /**
@@ -100,6 +105,7 @@ export const CONFIG_VARS: readonly VarSpec[] = [
   { name: 'SVC_RATE_LIMIT_BURST', default: '120', description: 'per-IP burst' },
   { name: 'SVC_TIMEOUT_SECS', default: '40', description: 'gateway timeout, clamped to 1..600' },
   { name: 'SVC_MATERIALIZER_TIMEOUT_SECS', default: '14', description: 'upstream timeout per request, clamped to 2..240' },
+  { name: 'SVC_OPEN_METEO_API_KEY', default: '', description: 'Open-Meteo customer API key (commercial use): when set, every Open-Meteo connector (forecast, archive, air quality, elevation, flood, marine) calls the customer-<api>.open-meteo.com host of its API and sends apikey=; unset: the free hosts, non-commercial use only (docs/sources.md)' },
   { name: 'SVC_BODY_LIMIT_BYTES', default: '4194304', description: 'largest accepted request body' },
   { name: 'SVC_ATTESTER_KEYS', default: '', description: 'operator-listed attester public keys (b32, comma-separated)' },
   { name: 'SVC_REVOKED_KEYS', default: '', description: 'revoked attester keys (b32, comma-separated)' },
@@ -158,6 +164,14 @@ function optionalCount(env: NodeJS.ProcessEnv, name: string): number | undefined
 
 const SCOPE_MEMBER_RE = /^(user_id|agent_id|run_id|org_id):.{1,200}$/s;
 const KEY_RE = /^[a-z2-7]{52}$/;
+
+/** SVC_OPEN_METEO_API_KEY: printable ASCII without spaces (it travels in a query string), or unset. */
+function openMeteoApiKey(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = (env.SVC_OPEN_METEO_API_KEY ?? '').trim();
+  if (raw === '') return undefined;
+  if (!/^[\x21-\x7e]{1,256}$/.test(raw)) throw new ConfigError('SVC_OPEN_METEO_API_KEY: expected 1..256 printable ASCII characters without spaces');
+  return raw;
+}
 
 /** SVC_SCOPE_KEYS: a JSON object of scope member → b32 keys (unset or empty: no bindings). */
 function scopeKeys(env: NodeJS.ProcessEnv): Record<string, string[]> {
@@ -238,6 +252,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     deviceKeys: list(env, 'SVC_DEVICE_KEYS'),
     revokerKeys: list(env, 'SVC_REVOKER_KEYS'),
     upstreams,
+    openMeteoApiKey: openMeteoApiKey(env),
     logLevel: env.SVC_LOG_LEVEL || 'info',
     segmentMaxBytes: int(env, 'SVC_SEGMENT_MAX_BYTES', 1024 ** 3, 4096, 1024 ** 3),
     attesterDailyFacts: optionalCount(env, 'SVC_ATTESTER_DAILY_FACTS'),

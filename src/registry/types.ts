@@ -15,7 +15,9 @@ export type ValueKind = 'scalar' | 'vector' | 'categorical' | 'record';
 export type ProvenanceClass = 'direct_sensor' | 'deterministic_index' | 'model_output' | 'human_curated' | 'unclassified';
 export type PrivacyClass = 'public' | 'restricted';
 export type ProtocolLevel = 'L0' | 'L1' | 'L2' | 'L3';
-export type SourceProtocol = 'open-meteo-json' | 'stac+cog' | 'cog' | 'soilgrids-rest' | 'ornl-modis-rest' | 'npy-tiles' | 'pmtiles';
+export type SourceProtocol =
+  | 'open-meteo-json' | 'stac+cog' | 'cog' | 'soilgrids-rest' | 'ornl-modis-rest' | 'npy-tiles' | 'pmtiles'
+  | 'nasa-power-rest' | 'pvgis-rest' | 'thredds-ncss-csv' | 'metno-rest';
 export type AlgorithmKind = 'solo' | 'combined' | 'embedding';
 /** Which end of the primary band is a hotspot: highest first, lowest first, largest magnitude first. */
 export type HuntRank = 'desc' | 'asc' | 'abs_desc';
@@ -33,7 +35,9 @@ export const PROVENANCE_CLASSES: readonly ProvenanceClass[] = ['direct_sensor', 
 export const PRIVACY_CLASSES: readonly PrivacyClass[] = ['public', 'restricted'];
 /** L0/L1 reads, L2 writes by operator and device keys, L3 writes by the responder key alone. */
 export const PROTOCOL_LEVELS: readonly ProtocolLevel[] = ['L0', 'L1', 'L2', 'L3'];
-export const SOURCE_PROTOCOLS: readonly SourceProtocol[] = ['open-meteo-json', 'stac+cog', 'cog', 'soilgrids-rest', 'ornl-modis-rest', 'npy-tiles', 'pmtiles'];
+export const SOURCE_PROTOCOLS: readonly SourceProtocol[] = [
+  'open-meteo-json', 'stac+cog', 'cog', 'soilgrids-rest', 'ornl-modis-rest', 'npy-tiles', 'pmtiles', 'nasa-power-rest', 'pvgis-rest', 'thredds-ncss-csv', 'metno-rest',
+];
 export const ALGORITHM_KINDS: readonly AlgorithmKind[] = ['solo', 'combined', 'embedding'];
 export const HUNT_RANKS: readonly HuntRank[] = ['desc', 'asc', 'abs_desc'];
 /** Questions are classified into one of 26 declared topics (docs/ask.md, "Routing"; docs/reads.md, "Registries"). */

@@ -8,17 +8,25 @@ import type { ConnectorDeps, ConnectorFactory, Materializer } from './contract.j
 import { ftwConnector } from './ftw.js';
 import { UpstreamClient } from './http.js';
 import { JSON_CONNECTORS } from './json-connectors.js';
+import { openMeteoCustomerUrl } from './open-meteo-key.js';
+import { POINT_CONNECTORS } from './point-connectors.js';
 import { RASTER_CONNECTORS } from './raster-connectors.js';
 import { spiEra5 } from './spi.js';
 
 export const USER_AGENT = 'svc-responder/0.1 (verifiable geospatial memory; +https://github.com/svc)';
 
-/** Base URL of a registry source: SVC_UPSTREAM_<KEY>_URL when set, else its public endpoint. */
+/**
+ * Base URL of a registry source: SVC_UPSTREAM_<KEY>_URL when set, else its public endpoint (for an
+ * Open-Meteo source with SVC_OPEN_METEO_API_KEY set, the customer host of that endpoint).
+ */
 export function sourceBaseUrl(config: Config, registry: Registry, sourceKey: string): string {
   const src = registry.sources.get(sourceKey);
   if (!src) throw new Error(`source ${sourceKey} is not in the registry`);
   const envKey = src.env.replace(/^SVC_UPSTREAM_/, '').replace(/_URL$/, '');
-  return (config.upstreams[envKey] ?? src.default_url).replace(/\/+$/, '');
+  const override = config.upstreams[envKey];
+  if (override !== undefined) return override.replace(/\/+$/, '');
+  const url = src.default_url.replace(/\/+$/, '');
+  return config.openMeteoApiKey && src.protocol === 'open-meteo-json' ? openMeteoCustomerUrl(url) : url;
 }
 
 /**
@@ -46,7 +54,7 @@ export function allowedUpstreams(config: Config, registry: Registry): string[] {
  * Every connector factory, in priority order. This module is the one place that lists them all
  * and no connector imports it: connectors depend only on contract.ts (and json-helpers.ts).
  */
-export const CONNECTORS: readonly ConnectorFactory[] = [...JSON_CONNECTORS, ...RASTER_CONNECTORS, spiEra5, ftwConnector];
+export const CONNECTORS: readonly ConnectorFactory[] = [...JSON_CONNECTORS, ...RASTER_CONNECTORS, spiEra5, ftwConnector, ...POINT_CONNECTORS];
 
 /** The shared client and every connector for this configuration. */
 export function buildMaterializers(config: Config, registry: Registry): { client: UpstreamClient; materializers: Materializer[] } {

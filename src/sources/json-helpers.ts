@@ -145,6 +145,16 @@ export function unitConverter(upstream: string, bandUnit: string): ((v: number) 
       return u === '%' || u === 'percent' ? same : null;
     case 'ug_m3':
       return u === 'μg/m³' || u === 'μg/m3' || u === 'ug/m³' || u === 'ug/m3' ? same : null;
+    case 'm':
+      if (u === 'm' || u === 'metre' || u === 'meter') return same;
+      if (u === 'ft' || u === 'feet') return (v) => v * 0.3048;
+      return null;
+    case 's':
+      return u === 's' || u === 'sec' || u === 'seconds' ? same : null;
+    case 'deg':
+      return u === '°' || u === 'deg' || u === 'degrees' ? same : null;
+    case 'm3_s':
+      return u === 'm³/s' || u === 'm3/s' ? same : null;
     default:
       return null;
   }

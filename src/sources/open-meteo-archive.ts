@@ -19,6 +19,7 @@ import {
   arrayAt, coord, dayOfTslot, failureOutcome, FormatMismatch, formatMismatch, measurementAt, objectAt, openMeteoRefusal, refOf,
   roundTo, SingleFlight, stringAt, unitConverter, type RangeMaterializer, type RangeOptions, type RangeStep,
 } from './json-helpers.js';
+import { withOpenMeteoKey } from './open-meteo-key.js';
 
 export const ARCHIVE_SOURCE = 'open_meteo_archive';
 export const ARCHIVE_VERSION = 'era5';
@@ -96,7 +97,7 @@ export function openMeteoArchive(deps: ConnectorDeps): RangeMaterializer {
   const fetchDays = (lat: string, lng: string, start: string, end: string, opts: RangeOptions): Promise<DailySeries> => {
     const url = `${base}/v1/archive?latitude=${lat}&longitude=${lng}&start_date=${start}&end_date=${end}&daily=${DAILY_LIST}&wind_speed_unit=ms&timezone=UTC`;
     return flights.run(url, opts.signal, async (signal) => {
-      const { data, res } = await deps.client.json(url, { deadline: opts.deadline, signal, acceptStatus: [400] });
+      const { data, res } = await deps.client.json(withOpenMeteoKey(url, deps.config), { deadline: opts.deadline, signal, acceptStatus: [400] });
       const refusal = openMeteoRefusal(res.status, data);
       if (refusal) throw new Error(refusal);
       return parseDaily(data, url);

@@ -9,6 +9,7 @@ import type { AbsenceReason, MaterializeOutcome, MaterializeRequest, ConnectorDe
 import {
   coord, failureOutcome, FormatMismatch, measurementAt, objectAt, openMeteoRefusal, refOf, roundTo, SingleFlight, stringAt, unitConverter, utcIso,
 } from './json-helpers.js';
+import { withOpenMeteoKey } from './open-meteo-key.js';
 
 /** What distinguishes one `current=` connector from another. */
 export interface CurrentSpec {
@@ -41,7 +42,7 @@ export function currentReader(deps: ConnectorDeps, spec: CurrentSpec) {
   const fetchBlock = (req: MaterializeRequest): Promise<CurrentBlock> => {
     const url = `${base}${spec.path}?latitude=${coord(req.center.lat)}&longitude=${coord(req.center.lng)}&current=${list}${spec.extraQuery}&timezone=UTC`;
     return flights.run(url, req.signal, async (signal) => {
-      const { data, res } = await deps.client.json(url, { deadline: req.deadline, signal, acceptStatus: [400] });
+      const { data, res } = await deps.client.json(withOpenMeteoKey(url, deps.config), { deadline: req.deadline, signal, acceptStatus: [400] });
       const refusal = openMeteoRefusal(res.status, data);
       if (refusal) throw new Error(refusal);
       const body = objectAt(data, 'body');

@@ -19,6 +19,7 @@
  */
 import type { MaterializeOutcome, Materializer, MaterializeRequest, ConnectorDeps } from './contract.js';
 import { arrayAt, coord, failureOutcome, FormatMismatch, measurementAt, objectAt } from './json-helpers.js';
+import { withOpenMeteoKey } from './open-meteo-key.js';
 
 const BAND = 'copdem30m.elevation_mean';
 const SOURCE = 'open_meteo';
@@ -117,7 +118,7 @@ export function openMeteoElevation(deps: ConnectorDeps): ElevationConnector {
   const batcher = new PointBatcher(
     async (points, deadline, signal) => {
       const url = `${base}/v1/elevation?latitude=${points.map((p) => p.lat).join(',')}&longitude=${points.map((p) => p.lng).join(',')}`;
-      const { data } = await deps.client.json(url, { deadline, signal });
+      const { data } = await deps.client.json(withOpenMeteoKey(url, deps.config), { deadline, signal });
       return arrayAt(objectAt(data, 'body').elevation, 'elevation');
     },
     ELEVATION_WINDOW_MS,

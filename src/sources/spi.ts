@@ -15,6 +15,7 @@
 import { TEMPO_UNIT_S, type Tempo } from '../protocol/tslot.js';
 import type { MaterializeOutcome, Materializer, MaterializeRequest, Provenance, ConnectorDeps } from './contract.js';
 import { coord, failureOutcome, FormatMismatch, measurementAt, openMeteoRefusal, refOf, roundTo, SingleFlight, stringAt, unitConverter } from './json-helpers.js';
+import { withOpenMeteoKey } from './open-meteo-key.js';
 import { ARCHIVE_SOURCE, ARCHIVE_VERSION, parseDaily, type DailySeries } from './open-meteo-archive.js';
 import { fitGamma, spiOf, SPI_CLIP } from './stats/spi-stats.js';
 
@@ -99,7 +100,7 @@ export function spiEra5(deps: ConnectorDeps): Materializer {
       const provenance: Provenance = { source: ARCHIVE_SOURCE, ref: refOf(url), captured_at: `${iso(w.target.end)}T00:00:00Z`, version: ARCHIVE_VERSION };
       try {
         const s = await flights.run(url, req.signal, async (signal) => {
-          const { data, res } = await deps.client.json(url, { deadline: req.deadline, signal, acceptStatus: [400] });
+          const { data, res } = await deps.client.json(withOpenMeteoKey(url, deps.config), { deadline: req.deadline, signal, acceptStatus: [400] });
           const refusal = openMeteoRefusal(res.status, data);
           if (refusal) throw new Error(refusal);
           return parseDaily(data, url);
