@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import type { Registry } from '../registry/registry.js';
 import type { ConnectorDeps, ConnectorFactory, Materializer } from './contract.js';
 import { ftwConnector } from './ftw.js';
+import { GLOBAL_LAYER_CONNECTORS } from './global-layers.js';
 import { UpstreamClient } from './http.js';
 import { JSON_CONNECTORS } from './json-connectors.js';
 import { openMeteoCustomerUrl } from './open-meteo-key.js';
@@ -54,7 +55,7 @@ export function allowedUpstreams(config: Config, registry: Registry): string[] {
  * Every connector factory, in priority order. This module is the one place that lists them all
  * and no connector imports it: connectors depend only on contract.ts (and json-helpers.ts).
  */
-export const CONNECTORS: readonly ConnectorFactory[] = [...JSON_CONNECTORS, ...RASTER_CONNECTORS, spiEra5, ftwConnector, ...POINT_CONNECTORS];
+export const CONNECTORS: readonly ConnectorFactory[] = [...JSON_CONNECTORS, ...RASTER_CONNECTORS, spiEra5, ftwConnector, ...POINT_CONNECTORS, ...GLOBAL_LAYER_CONNECTORS];
 
 /** The shared client and every connector for this configuration. */
 export function buildMaterializers(config: Config, registry: Registry): { client: UpstreamClient; materializers: Materializer[] } {

@@ -166,7 +166,8 @@ const RESPONSE = 'Response: SignedResponse (facts, receipt, bands_already_attest
 
 function content(spec: PlaceShortcutSpec): string {
   const fan = spec.defaultCells === 1 ? 'reads 1 cell by default (n_cells 2..64 samples a place with extent)' : `samples ${spec.defaultCells} cells over a place with extent by default (n_cells 1..64)`;
-  return `Composes locate → recall → aggregate over ${spec.bands.join(', ')}${spec.chooseBands ? ' (or the bands given)' : ''}; ${fan}. Give place (or name, q, query) or lat and lng${spec.cell64 ? ', or cell64' : ''}. ${RESPONSE}`;
+  const fallback = Object.entries(spec.fallback ?? {}).map(([b, f]) => ` Where ${b} is a signed absence at a cell, ${f.band} is read there too and joins bands (and stats, over those cells).`).join('');
+  return `Composes locate → recall → aggregate over ${spec.bands.join(', ')}${spec.chooseBands ? ' (or the bands given)' : ''}; ${fan}.${fallback} Give place (or name, q, query) or lat and lng${spec.cell64 ? ', or cell64' : ''}. ${RESPONSE}`;
 }
 
 function placeOps(): Operation[] {

@@ -29,6 +29,11 @@ export interface PlaceShortcutSpec {
   cell64?: boolean;
   mcp: 'core' | 'full';
   summary: string;
+  /**
+   * Where a band's fact at a cell is a signed absence, another band read at that cell instead
+   * (both facts are returned and signed by the envelope); `why` is the caveat's explanation.
+   */
+  fallback?: Readonly<Record<string, { band: string; why: string }>>;
 }
 
 /** The band sets of docs/shortcuts.md, "Place shortcuts". */
@@ -49,7 +54,16 @@ export const PLACE_SHORTCUTS: Readonly<Record<PlaceShortcutName, PlaceShortcutSp
     bands: ['weather.temperature_2m', 'weather.precipitation', 'weather.wind_speed_10m', 'weather.relative_humidity_2m', 'weather.cloud_cover'],
     defaultCells: 16, mcp: 'core', summary: 'Current weather at a place: temperature, precipitation, wind, humidity, cloud cover',
   },
-  elevation: { name: 'elevation', bands: ['copdem30m.elevation_mean'], defaultCells: 16, cell64: true, mcp: 'full', summary: 'Elevation (Copernicus DEM) at a place or cell' },
+  elevation: {
+    name: 'elevation', bands: ['copdem30m.elevation_mean'], defaultCells: 16, cell64: true, mcp: 'full',
+    summary: 'Elevation (Copernicus DEM) at a place or cell; over open water, GEBCO 2024 topobathymetry (negative below sea level)',
+    fallback: {
+      'copdem30m.elevation_mean': {
+        band: 'gebco.elevation_m',
+        why: 'the Copernicus DEM has no land value there (open water), so the GEBCO 2024 grid answers: 15 arc-seconds (about 460 m), metres relative to mean sea level, negative over the sea floor',
+      },
+    },
+  },
 };
 
 /** A place shortcut's input, as its schema admits it (POST: bands a CSV string or an array; GET: a CSV string). */
@@ -105,8 +119,21 @@ function tslotGroups(ctx: ServiceContext, bands: string[], tslot: number | undef
 }
 
 /** Read one cell: one recall per tslot group. */
-async function readCell(ctx: ServiceContext, name: string, cell: string, groups: Array<{ bands: string[]; tslot?: number }>, deadline?: number): Promise<RecallResult[]> {
+async function readGroups(ctx: ServiceContext, name: string, cell: string, groups: Array<{ bands: string[]; tslot?: number }>, deadline?: number): Promise<RecallResult[]> {
   return Promise.all(groups.map((g) => recall(ctx, { cell, bands: g.bands, ...(g.tslot !== undefined ? { tslot: g.tslot } : {}) }, { primitive: name, deadline })));
+}
+
+/** Read one cell, then the spec's fallback bands of those bands whose fact there is a signed absence. */
+async function readCell(
+  ctx: ServiceContext, spec: PlaceShortcutSpec, cell: string, groups: Array<{ bands: string[]; tslot?: number }>, tslot: number | undefined, deadline?: number,
+): Promise<RecallResult[]> {
+  const first = await readGroups(ctx, spec.name, cell, groups, deadline);
+  const fallback = spec.fallback;
+  if (!fallback) return first;
+  const instead = new Set<string>();
+  for (const r of first) for (const f of r.facts) if (f.kind === 'absence' && fallback[String(f.band)]) instead.add(fallback[String(f.band)]!.band);
+  if (instead.size === 0) return first;
+  return [...first, ...(await readGroups(ctx, spec.name, cell, tslotGroups(ctx, [...instead], tslot), deadline))];
 }
 
 /** Run a place shortcut: locate → recall per sampled cell → aggregate, under one envelope receipt. */
@@ -131,7 +158,7 @@ export async function placeShortcut(
   const deadline = opts.deadline;
   const results = await mapLimit(
     sampling.cells, READ_CONCURRENCY,
-    (cell) => readCell(ctx, name, cell, groups, deadline),
+    (cell) => readCell(ctx, spec, cell, groups, tslot, deadline),
     // Past the deadline no new cell starts: the answer signs what was read and lists the rest.
     () => deadline === undefined || Date.now() < deadline,
   );
@@ -171,6 +198,18 @@ export async function placeShortcut(
     perCell.set(cell, readings);
   });
 
+  // A fallback band read at some cell joins the answer's bands; its stats cover those cells only.
+  const fallbacks: Array<{ band: string; cells: string[] }> = [];
+  for (const [primary, fb] of Object.entries(spec.fallback ?? {})) {
+    if (!bands.includes(primary) || bands.includes(fb.band)) continue;
+    const cells = cellsRead.filter((c) => perCell.get(c)?.get(primary)?.kind === 'absence');
+    if (cells.length === 0) continue;
+    fallbacks.push({ band: fb.band, cells });
+    const where = cellsRead.length === 1 ? 'at the cell' : `at ${cells.length} of the ${cellsRead.length} cells read`;
+    caveats.push(`${fb.band} answers ${where}, where ${primary} is a signed absence: ${fb.why}.`);
+  }
+  const outBands = [...bands, ...fallbacks.map((f) => f.band)];
+
   caveats.push(...placeCaveats(resolved), ...samplingCaveats(sampling, cellsRead.length));
   if (tslot !== undefined && groups.some((g) => g.tslot === undefined)) {
     caveats.push(`tslot ${tslot} applies to the non-static bands; static bands (${groups.find((g) => g.tslot === undefined)!.bands.join(', ')}) have the single tslot 0.`);
@@ -192,7 +231,7 @@ export async function placeShortcut(
     shortcut: name,
     cell: resolved.loc.cell64,
     mode: sampling.mode,
-    bands,
+    bands: outBands,
     facts,
     receipt,
     bands_already_attested_at_cell: [...attested].sort(),
@@ -210,6 +249,7 @@ export async function placeShortcut(
       cells_pending: pending,
     };
     out.stats = Object.fromEntries(bands.map((b) => [b, bandStats(b, ctx.registry.bands.get(b), cellsRead.map((c) => perCell.get(c)?.get(b)))]));
+    for (const f of fallbacks) out.stats[f.band] = bandStats(f.band, ctx.registry.bands.get(f.band), f.cells.map((c) => perCell.get(c)?.get(f.band)));
   }
   return out;
 }
