@@ -20,6 +20,7 @@ const VALUES: Record<string, number> = {
   's1.vv_db': -18.2, 's1.vh_db': -24.5, 'water.gsw_occurrence': 6, 'copdem30m.elevation_mean': 171, 'precip.chirps_daily_mm': 12.4,
   'air.pm2_5': 31.5, 'air.nitrogen_dioxide': 19, 'air.ozone': 61, 'weather.temperature_2m': 8.4, 'weather.precipitation': 0.2,
   'weather.wind_speed_10m': 4.1, 'weather.relative_humidity_2m': 81, 'weather.cloud_cover': 64, 'landcover.esa_worldcover_2021': 50,
+  'river.discharge': 312.5, 'river.discharge_mean_1991_2020': 410.2, 'river.discharge_max_1991_2020': 3120,
 };
 const value = (band: string): Script => () => ({ status: 'value', value: VALUES[band], provenance: { source: 'fake', ref: band, captured_at: '2026-11-20T10:00:00Z' }, fn: 'fake@1' });
 // indices.ndbi fails upstream, so an answer has something missing to say.
