@@ -19,7 +19,8 @@ import { SvcError } from '../../protocol/errors.js';
 import { MemoryIndexer, mayProject } from './memory-index.js';
 import { buf, int, pgFault, rows } from './pg-db.js';
 import { encodeAt, type PendingBatch } from './pending-batch.js';
-import { nodesCompletedBy, type NodeRow, type PgLog } from './pg-log.js';
+import { nodesCompletedBy, type PgLog } from './pg-log.js';
+import { insertRows, Rows } from './sequencer-rows.js';
 import type { Tables } from './tables.js';
 import {
   beginLockedSql, CLIENT_SLACK_MS, isLostTransaction, LOCK_WAIT_MS, TCP_SETTINGS_SQL, watchLockWait, withDeadline, WRITER_STATEMENT_MS,
@@ -106,20 +107,6 @@ function newer(a: Newest, b: Newest): boolean {
 
 /** Supersession key: same cell, scope, tslot and band. */
 const keyOf = (x: ExpandedFact): string => JSON.stringify([x.fact.cell, x.scopeKey, x.fact.tslot, x.fact.band]);
-
-/** Index rows of one transaction, as column arrays for unnest(). */
-class Rows {
-  entries = { idx: [] as number[], leaf: [] as Buffer[], hash: [] as Buffer[], entry: [] as Buffer[], at: [] as string[] };
-  nodes: NodeRow[] = [];
-  facts = {
-    cid: [] as string[], cell: [] as string[], band: [] as string[], tslot: [] as number[], signed_at: [] as (string | null)[],
-    accepted_at: [] as string[], kind: [] as string[], pclass: [] as string[], attester: [] as string[], scope_key: [] as string[],
-    scope_json: [] as (string | null)[], body: [] as Buffer[], proof: [] as string[], log_index: [] as number[], position: [] as number[],
-    supersedes: [] as (string | null)[],
-  };
-  edges = { from: [] as string[], to: [] as string[], at: [] as string[] };
-  slots = { scope_key: [] as string[], cell: [] as string[], band: [] as string[], tslot: [] as number[], seen: new Set<string>() };
-}
 
 /** The one writer of a store: queues appends and commits them in groups under the schema's lock. */
 export class Sequencer {
@@ -367,7 +354,7 @@ export class Sequencer {
       results.push({ log_index: index, accepted_at: acceptedAt, tree_size: index + 1, duplicates });
     }
     for (const i of allDup) results[i].tree_size = size;
-    await this.insert(client, out, mem?.hasRows() ? mem : null);
+    await insertRows(client, this.t, out, mem?.hasRows() ? mem : null, bounded);
     return { results, size, nodes: out.nodes, entries: out.entries.idx.length, facts: out.facts.cid.length };
   }
 
@@ -423,54 +410,5 @@ export class Sequencer {
       newest.set(keyOf(list[i - 1]), { fact_cid: cid, attester, accepted_at: at, log_index: logIndex, position });
     }
     return { size, lastAcceptedAt: r.accepted_at ?? '', known, placements, newest };
-  }
-
-  /**
-   * Write the transaction's rows in one statement: a multi-row INSERT per table, as CTEs (the
-   * memory index's only when `mem` has rows, so ordinary ingest runs the plain statement).
-   */
-  private async insert(client: pg.PoolClient, r: Rows, mem: MemoryIndexer | null): Promise<void> {
-    const t = this.t;
-    if (r.entries.idx.length === 0) return;
-    const e = r.entries;
-    const f = r.facts;
-    const sl = r.slots;
-    await rows(
-      client,
-      `WITH e AS (
-         INSERT INTO ${t.entries} (idx, leaf_hash, entry_hash, entry, accepted_at)
-         SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[], $5::text[])),
-       n AS (
-         INSERT INTO ${t.nodes} (level, idx, hash) SELECT * FROM unnest($6::int[], $7::bigint[], $8::bytea[])),
-       f AS (
-         INSERT INTO ${t.facts} (fact_cid, cell, band, tslot, signed_at, accepted_at, kind, provenance_class, attester,
-           scope_key, scope_json, body, proof_json, log_index, position, supersedes)
-         SELECT * FROM unnest($9::text[], $10::text[], $11::text[], $12::bigint[], $13::text[], $14::text[], $15::text[], $16::text[],
-           $17::text[], $18::text[], $19::text[], $20::bytea[], $21::text[], $22::bigint[], $23::int[], $24::text[])),
-       d AS (
-         -- Only first placements are in the fact arrays, so duplicates add nothing.
-         INSERT INTO ${t.attesterDays} (attester, day, facts)
-         SELECT a, left(at, 10), count(*) FROM unnest($17::text[], $14::text[]) AS x(a, at) GROUP BY 1, 2
-         ON CONFLICT (attester, day) DO UPDATE SET facts = ${t.attesterDays}.facts + excluded.facts),
-       s AS (
-         INSERT INTO ${t.edges} (from_cid, to_cid, kind, created_at)
-         SELECT a, b, 'supersedes', c FROM unnest($25::text[], $26::text[], $27::text[]) AS x(a, b, c)
-         ON CONFLICT DO NOTHING),${mem ? `
-       ${MemoryIndexer.insertCtes(t, 32)},` : ''}
-       sl AS (
-         INSERT INTO ${t.sharedSlots} (scope_key, cell, band, tslot)
-         SELECT * FROM unnest($28::text[], $29::text[], $30::text[], $31::bigint[])
-         ON CONFLICT DO NOTHING)
-       SELECT 1`,
-      [
-        e.idx, e.leaf, e.hash, e.entry, e.at,
-        r.nodes.map((n) => n.level), r.nodes.map((n) => n.idx), r.nodes.map((n) => buf(n.hash)),
-        f.cid, f.cell, f.band, f.tslot, f.signed_at, f.accepted_at, f.kind, f.pclass, f.attester, f.scope_key, f.scope_json, f.body, f.proof, f.log_index, f.position, f.supersedes,
-        r.edges.from, r.edges.to, r.edges.at,
-        sl.scope_key, sl.cell, sl.band, sl.tslot,
-        ...(mem ? mem.insertParams() : []),
-      ],
-      bounded,
-    );
   }
 }

@@ -16,11 +16,11 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SvcError } from '../../protocol/errors.js';
 import { isoSeconds, type Scope } from '../../protocol/receipt.js';
-import { FullState, isDiskFull, storageFull, type StorageHealth } from '../disk-full.js';
+import { FullState, isDiskFull, type StorageHealth } from '../disk-full.js';
 import type {
   AppendBatch, AppendOnlyLog, AppendResult, CorpusStats, FactQuery, LogEntryV1, LogReader, Store, StoreConfig, StoredFact, WitnessRecord,
 } from '../contract.js';
-import { decodeLogEntry, scopeKey } from '../entry.js';
+import { decodeLogEntry } from '../entry.js';
 import { batchEntry, cidDigest } from './batch-entry.js';
 import { FactRows } from './fact-rows.js';
 import { IndexWriter } from './index-writer.js';
@@ -32,6 +32,7 @@ import { SqliteTransients } from './transients.js';
 import { SqliteDocuments } from './documents.js';
 import { SqliteGeoCache } from './geocache.js';
 import { SqliteArtifacts } from './artifacts.js';
+import { claimScopeOwner, writeAlone } from './outside-log.js';
 import { migrate, unpackAcceptedAt } from './schema.js';
 import { readerOf } from '../log-reader.js';
 
@@ -367,44 +368,21 @@ class SqliteStore implements Store {
 
   async addWitness(w: WitnessRecord): Promise<void> {
     this.assertOpen();
-    // Co-signatures are not in the log: commit pending applies so this write commits on its own.
-    try {
-      this.writer.commit();
-    } catch (err) {
-      throw this.commitFailed(err);
-    }
-    try {
-      this.q.insertWitness.run(w);
-    } catch (err) {
-      if (isDiskFull(err)) throw storageFull('index', err); // nothing kept: the witness submits again
-      throw err;
-    }
+    writeAlone(() => this.commitPending(), () => this.q.insertWitness.run(w), 'addWitness');
   }
 
   async claimScope(scope: Scope, claimant: string | null, exclude: string): Promise<string | null> {
     this.assertOpen();
-    const key = scopeKey(scope);
-    if (key === '') throw new TypeError('scope: expected at least one member set');
-    const recorded = this.q.claimOf.get(key);
-    if (recorded !== undefined) return recorded;
-    const derived = this.q.derivedOwner(key, exclude);
-    const owner = derived === undefined ? claimant : derived;
-    if (owner === null) return null;
-    // Claims are not in the log, so none may wait in the deferred transaction for a crash to
-    // lose: commit pending applies so this insert commits on its own, as addWitness does.
+    return claimScopeOwner(this.q, scope, claimant, exclude, isoSeconds(this.now()), () => this.commitPending());
+  }
+
+  /** Commit the deferred applies now (before a write kept outside the log). */
+  private commitPending(): void {
     try {
       this.writer.commit();
     } catch (err) {
       throw this.commitFailed(err);
     }
-    try {
-      this.q.insertClaim.run(key, owner, isoSeconds(this.now()));
-    } catch (err) {
-      if (isDiskFull(err)) throw storageFull('index', err); // nothing claimed: the caller may retry
-      throw internal('claimScope', err);
-    }
-    // Synchronous from the lookup on, so no other claim ran in between; read back regardless.
-    return this.q.claimOf.get(key) ?? null;
   }
 
   async witnesses(): Promise<WitnessRecord[]> {
