@@ -128,7 +128,8 @@ export class UpstreamClient {
     this.requests++;
     try {
       const res = await fetch(url, { method: o.method ?? 'GET', headers, body: o.body as BodyInit | undefined, signal: ac.signal, redirect: 'manual' });
-      if (res.status >= 300 && res.status < 400) {
+      // 304 Not Modified answers a conditional request: it is a status, not a redirect.
+      if (res.status >= 300 && res.status < 400 && res.status !== 304) {
         const loc = res.headers.get('location');
         // A redirect may not leave the allow-list.
         if (loc && this.isAllowed(new URL(loc, url).href)) return this.once(new URL(loc, url).href, o, timeoutMs);
