@@ -51,10 +51,12 @@ async function main(): Promise<void> {
         const body = r.json();
         if (r.statusCode !== 200 || body.status !== 'field') throw new Error(`tessera_field: ${r.statusCode} ${r.body.slice(0, 400)}`);
         const requests = up.requests.length;
-        const read = up.requests.filter((x) => x.path.endsWith('.npy')).reduce((n, x) => {
-          const m = /^bytes=(\d+)-(\d+)$/.exec(x.range ?? '');
-          return n + (m ? Number(m[2]) - Number(m[1]) + 1 : 0);
-        }, 0);
+        const read = up.requests
+          .filter((x) => x.path.endsWith('.npy'))
+          .reduce((n, x) => {
+            const m = /^bytes=(\d+)-(\d+)$/.exec(x.range ?? '');
+            return n + (m ? Number(m[2]) - Number(m[1]) + 1 : 0);
+          }, 0);
         const [, warm] = await timed(() => t.app.inject({ method: 'GET', url: QUERY }));
         // Rebuild from the record with cold tile headers.
         await t.service.store.artifacts.evict(body.artifact_cid);
@@ -71,7 +73,11 @@ async function main(): Promise<void> {
         rows.rebuild.push(rebuild);
         rows.map_warm_field.push(mapWarm);
         Object.assign(info, {
-          window: `${body.width} x ${body.height}`, artifact_bytes: body.bytes, upstream_requests: requests, npy_bytes_read: read, npy_bytes: npyBytes,
+          window: `${body.width} x ${body.height}`,
+          artifact_bytes: body.bytes,
+          upstream_requests: requests,
+          npy_bytes_read: read,
+          npy_bytes: npyBytes,
           map: { iterations: mb.iterations, converged: mb.converged, valid_pixels: mb.valid_pixels, archetype_pixels: mb.archetypes.map((a: { pixels: number }) => a.pixels), map_bytes: mb.bytes },
         });
       } finally {
@@ -103,7 +109,7 @@ async function main(): Promise<void> {
     let s = 0;
     for (let d = 0; d < dim; d++) {
       h = (Math.imul(h, 1103515245) + 12345) >>> 0;
-      const v = (h / 2 ** 32) - 0.5;
+      const v = h / 2 ** 32 - 0.5;
       x[i * dim + d] = v;
       s += v * v;
     }
@@ -113,22 +119,33 @@ async function main(): Promise<void> {
   const [res, kmMs] = await timed(() => kmeans(x, n, dim, 6, kmeansSeed('a'.repeat(26), 6)));
 
   const stat = (xs: number[]) => ({ ms_median: ms(median(xs)), ms_rounds: xs.map(ms) });
-  console.log(JSON.stringify({
-    bench: 'area-embeddings',
-    upstream_delay_ms_per_request: DELAY,
-    rounds: ROUNDS,
-    tile: { name: TESSERA_FINE.name, pixels: `${TESSERA_FINE.size} x ${TESSERA_FINE.size}`, resolution_m: TESSERA_FINE.res },
-    ...info,
-    field_cold_256: stat(rows.cold),
-    field_warm_256: stat(rows.warm),
-    field_rebuild_256: stat(rows.rebuild),
-    archetypes_k6_256_field_made: stat(rows.map_warm_field),
-    archetypes_k6_256_cold: stat(rows.map_cold),
-    kmeans_k6_random: {
-      vectors: n, dim, ms: ms(kmMs), iterations: res?.iterations, converged: res?.converged, max_iterations: KMEANS_MAX_ITERATIONS,
-      ms_per_iteration: res ? ms(kmMs / (res.iterations + 1)) : null,
-    },
-  }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        bench: 'area-embeddings',
+        upstream_delay_ms_per_request: DELAY,
+        rounds: ROUNDS,
+        tile: { name: TESSERA_FINE.name, pixels: `${TESSERA_FINE.size} x ${TESSERA_FINE.size}`, resolution_m: TESSERA_FINE.res },
+        ...info,
+        field_cold_256: stat(rows.cold),
+        field_warm_256: stat(rows.warm),
+        field_rebuild_256: stat(rows.rebuild),
+        archetypes_k6_256_field_made: stat(rows.map_warm_field),
+        archetypes_k6_256_cold: stat(rows.map_cold),
+        kmeans_k6_random: {
+          vectors: n,
+          dim,
+          ms: ms(kmMs),
+          iterations: res?.iterations,
+          converged: res?.converged,
+          max_iterations: KMEANS_MAX_ITERATIONS,
+          ms_per_iteration: res ? ms(kmMs / (res.iterations + 1)) : null,
+        },
+      },
+      null,
+      2,
+    ),
+  );
 }
 
 await main();

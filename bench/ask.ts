@@ -35,10 +35,12 @@ const intentAccuracy = readings.filter(({ x, u }) => u.routing.intent === x.inte
 const oosRouted = readings.filter(({ x, u }) => x.intent === 'out_of_scope' && !u.routing.out_of_scope).length;
 /** Accuracy now on the questions written after tuning, beside what their first run gave (recorded then). */
 const FIRST_RUN_TOP1: Record<string, number> = { holdout1: 0.906, holdout2: 0.889 };
-const holdouts = Object.fromEntries(Object.entries(FIRST_RUN_TOP1).map(([tag, first]) => {
-  const set = readings.filter(({ x }) => x.tags.includes(tag));
-  return [tag, { n: set.length, top1_accuracy_now: r3(set.filter(({ x, u }) => u.routing.topic === x.topic).length / set.length), top1_first_run: first }];
-}));
+const holdouts = Object.fromEntries(
+  Object.entries(FIRST_RUN_TOP1).map(([tag, first]) => {
+    const set = readings.filter(({ x }) => x.tags.includes(tag));
+    return [tag, { n: set.length, top1_accuracy_now: r3(set.filter(({ x, u }) => u.routing.topic === x.topic).length / set.length), top1_first_run: first }];
+  }),
+);
 
 // 2. Routing alone, and the full reading with place extraction: separate loops after a warm-up
 // round each (JIT), so one loop's garbage is not collected inside the other's timings.
@@ -65,10 +67,27 @@ const readTimes = timeEach((q) => understand(reg, q, NOW));
 
 // Plausible values per band (the registry refuses values outside a band's range).
 const VALUES: Record<string, number> = {
-  'indices.ndvi': 0.72, 'indices.evi': 0.48, 'indices.savi': 0.61, 'indices.ndmi': 0.12, 'indices.mndwi': -0.31, 'indices.ndwi': -0.4,
-  's1.vv_db': -18.2, 's1.vh_db': -24.5, 'water.gsw_occurrence': 6, 'copdem30m.elevation_mean': 171, 'precip.chirps_daily_mm': 12.4,
-  'air.pm2_5': 31.5, 'air.nitrogen_dioxide': 19, 'air.ozone': 61, 'weather.temperature_2m': 8.4, 'weather.precipitation': 0.2,
-  'weather.wind_speed_10m': 4.1, 'weather.relative_humidity_2m': 81, 'weather.cloud_cover': 64, 'landcover.esa_worldcover_2021': 50, 'indices.ndbi': -0.1,
+  'indices.ndvi': 0.72,
+  'indices.evi': 0.48,
+  'indices.savi': 0.61,
+  'indices.ndmi': 0.12,
+  'indices.mndwi': -0.31,
+  'indices.ndwi': -0.4,
+  's1.vv_db': -18.2,
+  's1.vh_db': -24.5,
+  'water.gsw_occurrence': 6,
+  'copdem30m.elevation_mean': 171,
+  'precip.chirps_daily_mm': 12.4,
+  'air.pm2_5': 31.5,
+  'air.nitrogen_dioxide': 19,
+  'air.ozone': 61,
+  'weather.temperature_2m': 8.4,
+  'weather.precipitation': 0.2,
+  'weather.wind_speed_10m': 4.1,
+  'weather.relative_humidity_2m': 81,
+  'weather.cloud_cover': 64,
+  'landcover.esa_worldcover_2021': 50,
+  'indices.ndbi': -0.1,
 };
 const outcome = (b: string) => ({ status: 'value' as const, value: VALUES[b], provenance: { source: 'fake', captured_at: '2026-11-20T10:00:00Z' }, fn: 'fake@1' });
 const instant = fakeConnector(Object.keys(VALUES), Object.fromEntries(Object.keys(VALUES).map((b) => [b, () => outcome(b)])));
@@ -76,8 +95,12 @@ const instant = fakeConnector(Object.keys(VALUES), Object.fromEntries(Object.key
 // 3. Warm ask over HTTP inject, and a warm recall of the same cell and bands.
 const warm = await build({}, {}, { materializers: [instant] });
 const WARM_QUESTIONS = [
-  'Is it flooded at 45.76, 4.83?', 'What is the air quality in Lyon, France?', 'How green is 東京?', 'What is the weather in São Paulo today?',
-  'Is the ground built-up in Nairobi?', 'What is the elevation of La Paz?',
+  'Is it flooded at 45.76, 4.83?',
+  'What is the air quality in Lyon, France?',
+  'How green is 東京?',
+  'What is the weather in São Paulo today?',
+  'Is the ground built-up in Nairobi?',
+  'What is the elevation of La Paz?',
 ];
 const inject = async (t: typeof warm, url: string, payload: unknown) => {
   const s = performance.now();
@@ -100,7 +123,14 @@ for (let i = 0; i < WARM_ITER / 2; i++) {
 }
 
 // 5. Reply sizes with verbose:false.
-const SIZE_QUESTIONS = ['What is the air quality in France?', 'Is it flooded at 45.76, 4.83?', 'Who is the mayor of Lyon?', 'Where are the floods in Bangladesh?', 'Where do you have data?', 'How green is Brazil?'];
+const SIZE_QUESTIONS = [
+  'What is the air quality in France?',
+  'Is it flooded at 45.76, 4.83?',
+  'Who is the mayor of Lyon?',
+  'Where are the floods in Bangladesh?',
+  'Where do you have data?',
+  'How green is Brazil?',
+];
 const sizes: Record<string, number> = {};
 for (const q of SIZE_QUESTIONS) sizes[q] = Buffer.byteLength((await inject(warm, '/v1/ask', { q })).body);
 const verboseCountry = Buffer.byteLength((await inject(warm, '/v1/ask', { q: SIZE_QUESTIONS[0], verbose: true })).body);
@@ -110,7 +140,7 @@ await warm.close();
 const delayed = fakeConnector(Object.keys(VALUES), Object.fromEntries(Object.keys(VALUES).map((b) => [b, slow(DELAY_MS, outcome(b)) as Script])));
 const cold = await build({ materializerTimeoutSecs: 10 }, {}, { materializers: [delayed] });
 let seq = 0;
-const fresh = () => `${(-33 + (seq++) * 0.0137).toFixed(5)}, 151.20000`;
+const fresh = () => `${(-33 + seq++ * 0.0137).toFixed(5)}, 151.20000`;
 await inject(cold, '/v1/ask', { q: `What is the weather at ${fresh()}?` }); // warm the code paths
 const coldRuns: Array<{ q: string; ms: number; bands: number }> = [];
 for (let i = 0; i < 6; i++) {
@@ -128,21 +158,35 @@ const coldMs = coldRuns.map((r) => r.ms);
 const pWarm = percentiles(askMs);
 const pRecall = percentiles(recallMs);
 const pFloodAsk = percentiles(floodAskMs);
-console.log(JSON.stringify({
-  bench: 'ask',
-  routing_quality: {
-    questions: conf.n, top1_accuracy: r3(conf.accuracy), intent_accuracy: r3(intentAccuracy), out_of_scope_routed: oosRouted,
-    holdouts,
-    per_topic: Object.fromEntries(Object.entries(conf.per_topic).map(([k, v]) => [k, { precision: r3(v.precision), recall: r3(v.recall), n: v.support }])),
-    top_confusions: conf.top_confusions,
-  },
-  routing_alone_ms: { ...routeTimes, target_p99_ms: 1 },
-  reading_with_place_extraction_ms: readTimes,
-  warm_ask_http_inject_ms: { ...pWarm, target_p99_ms: 30, questions: WARM_QUESTIONS.length },
-  warm_same_cell: { ask_flood_ms: pFloodAsk, recall_flood_bands_ms: pRecall, ask_over_recall_p50: r3(pFloodAsk.p50_ms / pRecall.p50_ms) },
-  cold_ask: {
-    upstream_delay_ms: DELAY_MS, runs: coldRuns.length, bands_per_ask: [...new Set(coldRuns.map((r) => r.bands))],
-    wall_ms: percentiles(coldMs), max_ms: r3(Math.max(...coldMs)), wall_over_one_delay_p50: r3(percentiles(coldMs).p50_ms / DELAY_MS), target_wall_ms: 350,
-  },
-  reply_bytes_verbose_false: { cap: ASK_REPLY_CAP_BYTES, max: Math.max(...Object.values(sizes)), by_question: sizes, country_verbose_true: verboseCountry },
-}, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      bench: 'ask',
+      routing_quality: {
+        questions: conf.n,
+        top1_accuracy: r3(conf.accuracy),
+        intent_accuracy: r3(intentAccuracy),
+        out_of_scope_routed: oosRouted,
+        holdouts,
+        per_topic: Object.fromEntries(Object.entries(conf.per_topic).map(([k, v]) => [k, { precision: r3(v.precision), recall: r3(v.recall), n: v.support }])),
+        top_confusions: conf.top_confusions,
+      },
+      routing_alone_ms: { ...routeTimes, target_p99_ms: 1 },
+      reading_with_place_extraction_ms: readTimes,
+      warm_ask_http_inject_ms: { ...pWarm, target_p99_ms: 30, questions: WARM_QUESTIONS.length },
+      warm_same_cell: { ask_flood_ms: pFloodAsk, recall_flood_bands_ms: pRecall, ask_over_recall_p50: r3(pFloodAsk.p50_ms / pRecall.p50_ms) },
+      cold_ask: {
+        upstream_delay_ms: DELAY_MS,
+        runs: coldRuns.length,
+        bands_per_ask: [...new Set(coldRuns.map((r) => r.bands))],
+        wall_ms: percentiles(coldMs),
+        max_ms: r3(Math.max(...coldMs)),
+        wall_over_one_delay_p50: r3(percentiles(coldMs).p50_ms / DELAY_MS),
+        target_wall_ms: 350,
+      },
+      reply_bytes_verbose_false: { cap: ASK_REPLY_CAP_BYTES, max: Math.max(...Object.values(sizes)), by_question: sizes, country_verbose_true: verboseCountry },
+    },
+    null,
+    2,
+  ),
+);

@@ -30,14 +30,26 @@ const ms = (x: number) => Number(x.toFixed(1));
 
 /** One scene per slot 687..692, mid-slot, clearer than every fixture item. */
 const ITEMS: S2ItemDef[] = ['2026-06-20', '2026-07-20', '2026-08-19', '2026-09-18', '2026-10-18', '2026-11-17'].map((day, i) => ({
-  idx: 20 + i, id: `S2B_33TWL_${day.replaceAll('-', '')}_9_L2A`, datetime: `${day}T10:00:00.000000Z`, cloud: 1, baseline: '05.11', applied: false, offset: -0.1, proj: 'properties',
+  idx: 20 + i,
+  id: `S2B_33TWL_${day.replaceAll('-', '')}_9_L2A`,
+  datetime: `${day}T10:00:00.000000Z`,
+  cloud: 1,
+  baseline: '05.11',
+  applied: false,
+  offset: -0.1,
+  proj: 'properties',
 }));
 const path = (d: S2ItemDef) => `/sentinel-cogs/sentinel-s2-l2a-cogs/33/T/WL/${d.datetime.slice(0, 4)}/${Number(d.datetime.slice(5, 7))}/${d.id}/B04.tif`;
 
 /** A smooth field plus noise in the low bits, so DEFLATE compresses it about as little as real reflectance. */
 function redCog(): Uint8Array {
   const spec: RasterSpec = {
-    width: SIDE, height: SIDE, type: 'u16', epsg: 32633, pixel: [10, 10], nodata: 0,
+    width: SIDE,
+    height: SIDE,
+    type: 'u16',
+    epsg: 32633,
+    pixel: [10, 10],
+    nodata: 0,
     origin: [S2_GRID.origin[0] - OFFSET * 10, S2_GRID.origin[1] + OFFSET * 10],
     values: (c, r) => {
       let h = (c * 374761393 + r * 668265263) | 0;
@@ -115,27 +127,43 @@ async function main(): Promise<void> {
     await up.close();
   }
   const coldMs = cold.map((c) => c.ms);
-  console.log(JSON.stringify({
-    bench: 'band-cube',
-    upstream_delay_ms_per_request: DELAY,
-    cogs: { count: ITEMS.length, same_bytes: true, width: SIDE, height: SIDE, tile: TILE, compression: 'deflate', made_by: gdalAvailable() ? 'gdal_translate -of COG' : 'in-test writer', bytes: fileBytes, made_in_ms: ms(madeMs) },
-    cold_6_slices: {
-      window: `${cold[0].width} x ${cold[0].height}`,
-      planes: cold[0].planes,
-      artifact_bytes: cold[0].bytes,
-      ms_median: ms(median(coldMs)),
-      ms_rounds: coldMs,
-      cpu_ms_median: ms(median(cold.map((c) => c.cpu_ms))),
-      upstream_requests: cold[0].requests,
-      bytes_read_from_cogs: cold[0].bytes_read,
-      cog_bytes: fileBytes,
-    },
-    repeat_same_request_ms_median: ms(median(repeat)),
-    rebuild_after_eviction_ms_median: ms(median(rebuild)),
-    rebuild_ms_rounds: rebuild.map(ms),
-    rebuild_cpu_ms_median: ms(median(rebuildCpu)),
-    rebuild_upstream_requests: rebuildRequests,
-  }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        bench: 'band-cube',
+        upstream_delay_ms_per_request: DELAY,
+        cogs: {
+          count: ITEMS.length,
+          same_bytes: true,
+          width: SIDE,
+          height: SIDE,
+          tile: TILE,
+          compression: 'deflate',
+          made_by: gdalAvailable() ? 'gdal_translate -of COG' : 'in-test writer',
+          bytes: fileBytes,
+          made_in_ms: ms(madeMs),
+        },
+        cold_6_slices: {
+          window: `${cold[0].width} x ${cold[0].height}`,
+          planes: cold[0].planes,
+          artifact_bytes: cold[0].bytes,
+          ms_median: ms(median(coldMs)),
+          ms_rounds: coldMs,
+          cpu_ms_median: ms(median(cold.map((c) => c.cpu_ms))),
+          upstream_requests: cold[0].requests,
+          bytes_read_from_cogs: cold[0].bytes_read,
+          cog_bytes: fileBytes,
+        },
+        repeat_same_request_ms_median: ms(median(repeat)),
+        rebuild_after_eviction_ms_median: ms(median(rebuild)),
+        rebuild_ms_rounds: rebuild.map(ms),
+        rebuild_cpu_ms_median: ms(median(rebuildCpu)),
+        rebuild_upstream_requests: rebuildRequests,
+      },
+      null,
+      2,
+    ),
+  );
 }
 
 await main();

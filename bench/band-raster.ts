@@ -38,7 +38,12 @@ const ms = (x: number) => Number(x.toFixed(1));
 /** Pixels of the bench COG: a smooth field plus noise in the low bits, so DEFLATE compresses it as little as real reflectance. */
 function bigRed(): Uint8Array {
   const spec: RasterSpec = {
-    width: SIDE, height: SIDE, type: 'u16', epsg: 32633, pixel: [10, 10], nodata: 0,
+    width: SIDE,
+    height: SIDE,
+    type: 'u16',
+    epsg: 32633,
+    pixel: [10, 10],
+    nodata: 0,
     origin: [S2_GRID.origin[0] - OFFSET * 10, S2_GRID.origin[1] + OFFSET * 10],
     values: (c, r) => {
       let h = (c * 374761393 + r * 668265263) | 0;
@@ -135,7 +140,11 @@ async function main(): Promise<void> {
       artifact_to_static_ratio_median: r.artifact.ratio_to_first_median,
       server_busy_median: { static_file: r.static_file.server_busy_median, artifact: r.artifact.server_busy_median },
       ratio_range: r.artifact.ratio_range,
-      server_cpu_us_per_request: { static_file: r.static_file.server_cpu_us_median, artifact: r.artifact.server_cpu_us_median, artifact_range_80_bytes: r.artifact_range_80_bytes.server_cpu_us_median },
+      server_cpu_us_per_request: {
+        static_file: r.static_file.server_cpu_us_median,
+        artifact: r.artifact.server_cpu_us_median,
+        artifact_range_80_bytes: r.artifact_range_80_bytes.server_cpu_us_median,
+      },
     };
   } finally {
     gen.close();
@@ -145,26 +154,32 @@ async function main(): Promise<void> {
   }
 
   const coldMs = cold.map((c) => c.ms);
-  console.log(JSON.stringify({
-    bench: 'band-raster',
-    upstream_delay_ms_per_request: DELAY,
-    cog: { width: SIDE, height: SIDE, tile: TILE, compression: 'deflate', made_by: gdalAvailable() ? 'gdal_translate -of COG' : 'in-test writer', bytes: fileBytes, made_in_ms: ms(madeMs) },
-    cold_512: {
-      window: `${cold[0].width} x ${cold[0].height}`,
-      ms_median: ms(median(coldMs)),
-      ms_rounds: coldMs,
-      target_ms: 600,
-      meets_target: median(coldMs) <= 600,
-      upstream_requests: cold[0].requests,
-      bytes_read_from_cog: cold[0].bytes_read,
-      cog_bytes: fileBytes,
-      share_of_file_read: Number((cold[0].bytes_read / fileBytes).toFixed(4)),
-    },
-    repeat_same_box_ms_median: ms(median(repeat)),
-    rebuild_after_eviction_ms_median: ms(median(rebuild)),
-    rebuild_ms_rounds: rebuild.map(ms),
-    artifact_get: get,
-  }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        bench: 'band-raster',
+        upstream_delay_ms_per_request: DELAY,
+        cog: { width: SIDE, height: SIDE, tile: TILE, compression: 'deflate', made_by: gdalAvailable() ? 'gdal_translate -of COG' : 'in-test writer', bytes: fileBytes, made_in_ms: ms(madeMs) },
+        cold_512: {
+          window: `${cold[0].width} x ${cold[0].height}`,
+          ms_median: ms(median(coldMs)),
+          ms_rounds: coldMs,
+          target_ms: 600,
+          meets_target: median(coldMs) <= 600,
+          upstream_requests: cold[0].requests,
+          bytes_read_from_cog: cold[0].bytes_read,
+          cog_bytes: fileBytes,
+          share_of_file_read: Number((cold[0].bytes_read / fileBytes).toFixed(4)),
+        },
+        repeat_same_box_ms_median: ms(median(repeat)),
+        rebuild_after_eviction_ms_median: ms(median(rebuild)),
+        rebuild_ms_rounds: rebuild.map(ms),
+        artifact_get: get,
+      },
+      null,
+      2,
+    ),
+  );
 }
 
 await main();

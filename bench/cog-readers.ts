@@ -58,7 +58,10 @@ interface Case {
   bytes: () => Uint8Array;
 }
 
-const cog = (spec: RasterSpec, ...co: string[]) => () => gdalTranslate(spec, ['-of', 'COG', '-co', `BLOCKSIZE=${TILE}`, '-co', 'OVERVIEWS=NONE', ...co.flatMap((c) => ['-co', c])]);
+const cog =
+  (spec: RasterSpec, ...co: string[]) =>
+  () =>
+    gdalTranslate(spec, ['-of', 'COG', '-co', `BLOCKSIZE=${TILE}`, '-co', 'OVERVIEWS=NONE', ...co.flatMap((c) => ['-co', c])]);
 const CASES: Case[] = [
   { name: 'gdal u16 DEFLATE predictor 2', spec: u16, bytes: cog(u16, 'COMPRESS=DEFLATE', 'PREDICTOR=STANDARD') },
   { name: 'gdal f32 DEFLATE predictor 3', spec: f32, bytes: cog(f32, 'COMPRESS=DEFLATE', 'PREDICTOR=FLOATING_POINT') },
@@ -111,10 +114,11 @@ async function serve(): Promise<FileServer> {
     origin: `http://127.0.0.1:${port}`,
     files,
     counter,
-    close: () => new Promise<void>((ok) => {
-      server.closeAllConnections();
-      server.close(() => ok());
-    }),
+    close: () =>
+      new Promise<void>((ok) => {
+        server.closeAllConnections();
+        server.close(() => ok());
+      }),
   };
 }
 
@@ -233,7 +237,11 @@ async function round(s: Subject, srv: FileServer, url: string, spec: RasterSpec,
 async function measure(subjects: Record<string, Subject>, srv: FileServer, url: string, spec: RasterSpec): Promise<Record<string, Run>> {
   const runs: Record<string, Run> = {};
   for (const name of Object.keys(subjects)) {
-    runs[name] = { t: { open: [], cold: [], warm: [], window: [] }, counts: { open: { requests: 0, bytes: 0 }, cold: { requests: 0, bytes: 0 }, warm: { requests: 0, bytes: 0 }, window: { requests: 0, bytes: 0 } }, checksum: 0 };
+    runs[name] = {
+      t: { open: [], cold: [], warm: [], window: [] },
+      counts: { open: { requests: 0, bytes: 0 }, cold: { requests: 0, bytes: 0 }, warm: { requests: 0, bytes: 0 }, window: { requests: 0, bytes: 0 } },
+      checksum: 0,
+    };
   }
   for (let i = -1; i < ROUNDS; i++) {
     for (const [name, s] of Object.entries(subjects)) {
@@ -254,10 +262,14 @@ function figures(run: Run): Figures | { refused: string } {
   if (run.refused !== undefined) return { refused: run.refused };
   const m = (op: Op) => ms(median(run.t[op]));
   return {
-    open_ms: m('open'), open: run.counts.open,
-    point_cold_ms: m('cold'), point_cold: run.counts.cold,
-    point_warm_ms: m('warm'), point_warm: run.counts.warm,
-    window_512_ms: m('window'), window_512: run.counts.window,
+    open_ms: m('open'),
+    open: run.counts.open,
+    point_cold_ms: m('cold'),
+    point_cold: run.counts.cold,
+    point_warm_ms: m('warm'),
+    point_warm: run.counts.warm,
+    window_512_ms: m('window'),
+    window_512: run.counts.window,
     window_checksum: Number(run.checksum.toPrecision(12)),
   };
 }
@@ -271,8 +283,12 @@ function ratios(a: Run, b: Run): Record<string, number> | null {
   const r = (x: number) => Number(x.toFixed(2));
   const per = (op: Op) => r(median(b.t[op].map((x, i) => x / a.t[op][i])));
   return {
-    open_ms: per('open'), point_cold_ms: per('cold'), point_warm_ms: per('warm'), window_512_ms: per('window'),
-    point_cold_bytes: r(b.counts.cold.bytes / a.counts.cold.bytes), window_512_bytes: r(b.counts.window.bytes / a.counts.window.bytes),
+    open_ms: per('open'),
+    point_cold_ms: per('cold'),
+    point_warm_ms: per('warm'),
+    window_512_ms: per('window'),
+    point_cold_bytes: r(b.counts.cold.bytes / a.counts.cold.bytes),
+    window_512_bytes: r(b.counts.window.bytes / a.counts.window.bytes),
   };
 }
 
@@ -340,11 +356,26 @@ async function main(): Promise<void> {
       fzstd: decodeRate(tiles, (b) => fzstdDecompress(b)),
     };
   }
-  console.log(JSON.stringify({
-    bench: 'cog-readers', rounds: ROUNDS, raster: `${SIDE}x${SIDE}, ${TILE}-pixel tiles, no overviews`, point: POINT, window: WINDOW,
-    geotiff: { version: GEOTIFF_VERSION, geotiff: 'fromUrl defaults (no block cache: every read is its own range requests)', geotiff_tuned: 'fromUrl with blockSize 65536 and cacheSize 100 (BlockedSource: cached 64 KiB blocks, adjacent ones coalesced) and the decoded-tile cache on' },
-    files, zstd_decoders: decoders,
-  }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        bench: 'cog-readers',
+        rounds: ROUNDS,
+        raster: `${SIDE}x${SIDE}, ${TILE}-pixel tiles, no overviews`,
+        point: POINT,
+        window: WINDOW,
+        geotiff: {
+          version: GEOTIFF_VERSION,
+          geotiff: 'fromUrl defaults (no block cache: every read is its own range requests)',
+          geotiff_tuned: 'fromUrl with blockSize 65536 and cacheSize 100 (BlockedSource: cached 64 KiB blocks, adjacent ones coalesced) and the decoded-tile cache on',
+        },
+        files,
+        zstd_decoders: decoders,
+      },
+      null,
+      2,
+    ),
+  );
 }
 
 await main();

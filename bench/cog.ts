@@ -74,7 +74,13 @@ async function main(): Promise<void> {
       const at200 = median(lat[DELAY][phase]);
       const at0 = median(lat[0][phase]);
       const trips = Math.round((at200 - at0) / DELAY);
-      return { requests: reqs[phase], round_trips: trips, ms_at_0ms_upstream: Number(at0.toFixed(2)), ms_at_200ms_upstream: Number(at200.toFixed(1)), overhead_ms: Number((at200 - trips * DELAY).toFixed(2)) };
+      return {
+        requests: reqs[phase],
+        round_trips: trips,
+        ms_at_0ms_upstream: Number(at0.toFixed(2)),
+        ms_at_200ms_upstream: Number(at200.toFixed(1)),
+        overhead_ms: Number((at200 - trips * DELAY).toFixed(2)),
+      };
     };
     results[k.name] = { cold: summary('cold'), warm: summary('warm') };
   }

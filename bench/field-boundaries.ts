@@ -99,7 +99,13 @@ for (let round = 0; round < ROUNDS; round++) {
     const c = await call(t, B10);
     cold.push({ ms: c.ms, requests: c.requests, bytes: c.body.read.bytes_read, fields: c.body.fields.length, tiles: c.body.read.tiles_covering, out: c.bytesOut });
     if (round === 0) {
-      sample = { area_km2: c.body.area.area_km2, zoom: c.body.read.zoom, tiles_covering: c.body.read.tiles_covering, tiles_present: c.body.read.tiles_present, ranges: srv.requests.slice(-c.requests).map((q) => q.range) };
+      sample = {
+        area_km2: c.body.area.area_km2,
+        zoom: c.body.read.zoom,
+        tiles_covering: c.body.read.tiles_covering,
+        tiles_present: c.body.read.tiles_present,
+        ranges: srv.requests.slice(-c.requests).map((q) => q.range),
+      };
       for (let i = 0; i < WARM + 3; i++) {
         const w = await call(t, B10);
         if (w.requests !== 0) throw new Error('a warm read sent a range request');
@@ -114,22 +120,28 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 await srv.close();
 
-console.log(JSON.stringify({
-  bench: 'field-boundaries',
-  fixture: { archive_bytes: archive.length, fields: fields.length, leaf_entries: 32, upstream_latency_ms: LATENCY_MS },
-  box_10km2: sample,
-  cold: {
-    wall_ms_median: Number(median(cold.map((c) => c.ms)).toFixed(1)),
-    wall_ms: cold.map((c) => Number(c.ms.toFixed(1))),
-    range_requests: median(cold.map((c) => c.requests)),
-    bytes_read: median(cold.map((c) => c.bytes)),
-    fields: cold[0]?.fields,
-    answer_bytes: cold[0]?.out,
-  },
-  warm: { ...percentiles(warmMs), range_requests: 0 },
-  neighbour_box_warm_header: {
-    wall_ms_median: Number(median(neighbour.map((c) => c.ms)).toFixed(1)),
-    range_requests: median(neighbour.map((c) => c.requests)),
-    bytes_read: median(neighbour.map((c) => c.bytes)),
-  },
-}, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      bench: 'field-boundaries',
+      fixture: { archive_bytes: archive.length, fields: fields.length, leaf_entries: 32, upstream_latency_ms: LATENCY_MS },
+      box_10km2: sample,
+      cold: {
+        wall_ms_median: Number(median(cold.map((c) => c.ms)).toFixed(1)),
+        wall_ms: cold.map((c) => Number(c.ms.toFixed(1))),
+        range_requests: median(cold.map((c) => c.requests)),
+        bytes_read: median(cold.map((c) => c.bytes)),
+        fields: cold[0]?.fields,
+        answer_bytes: cold[0]?.out,
+      },
+      warm: { ...percentiles(warmMs), range_requests: 0 },
+      neighbour_box_warm_header: {
+        wall_ms_median: Number(median(neighbour.map((c) => c.ms)).toFixed(1)),
+        range_requests: median(neighbour.map((c) => c.requests)),
+        bytes_read: median(neighbour.map((c) => c.bytes)),
+      },
+    },
+    null,
+    2,
+  ),
+);

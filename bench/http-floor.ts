@@ -30,7 +30,9 @@ pinSelf(0);
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-floor-'));
 const seed = P.blake3(P.utf8('bench operator'));
 const attester = P.b32encode(P.portableEd25519.publicKey(seed));
-const service = await openService(loadConfig({ SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_RPS: '1000000', SVC_RATE_LIMIT_BURST: '1000000' }, { dataDir, attesterKeys: [attester], timeoutSecs: 600 }), { materializers: [] });
+const service = await openService(loadConfig({ SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_RPS: '1000000', SVC_RATE_LIMIT_BURST: '1000000' }, { dataDir, attesterKeys: [attester], timeoutSecs: 600 }), {
+  materializers: [],
+});
 const app = await buildApp(service, { logger: { level: 'warn' } });
 const digest = P.blake3(P.utf8('floor'));
 let sameSize: RecallResult | undefined;
@@ -46,7 +48,12 @@ const gen = await LoadGenerator.start(1);
 try {
   const cell = P.cellOf(48.8566, 2.3522);
   const facts = ['copdem30m.elevation_mean', 'indices.ndvi'].map((band, i) => ({
-    kind: 'primary', cell, band, tslot: band === 'indices.ndvi' ? P.currentTslot('medium') : 0, value: 10 + i, unit: 'x',
+    kind: 'primary',
+    cell,
+    band,
+    tslot: band === 'indices.ndvi' ? P.currentTslot('medium') : 0,
+    value: 10 + i,
+    unit: 'x',
   }));
   const root = P.batchRoot(facts.map((f) => P.factDigest(f)));
   const signature = P.b32encode(P.portableEd25519.sign(P.attesterDigest(root, service.manifests.registry_cid, service.manifests.schema_cid), seed));
@@ -59,19 +66,32 @@ try {
   const body = JSON.stringify(input);
   for (let i = 0; i < 500; i++) await app.inject({ method: 'POST', url: '/v1/recall', headers: { 'content-type': 'application/json' }, payload: body });
 
-  const routes = [['/health', 'GET'], ['/floor/post-small', 'POST'], ['/floor/post-same-size', 'POST'], ['/floor/post-same-size-sign', 'POST'], ['/floor/recall-direct', 'POST'], ['/v1/recall', 'POST']] as const;
+  const routes = [
+    ['/health', 'GET'],
+    ['/floor/post-small', 'POST'],
+    ['/floor/post-same-size', 'POST'],
+    ['/floor/post-same-size-sign', 'POST'],
+    ['/floor/recall-direct', 'POST'],
+    ['/v1/recall', 'POST'],
+  ] as const;
   const specs = Object.fromEntries(routes.map(([path, method]) => [path, { url: address + path, method, body: method === 'POST' ? body : undefined, connections: 2, duration: SECONDS }]));
   const r = await pairedRounds(gen, specs, ROUNDS, process.pid);
-  console.log(JSON.stringify({
-    bench: 'http-floor',
-    rounds: ROUNDS,
-    seconds_per_load: SECONDS,
-    cores: canPinCores ? { server: 0, load_generator: 1 } : 'shared',
-    rps_median: Object.fromEntries(routes.map(([p]) => [p, r[p].rps_median])),
-    ratio_to_bare_median: Object.fromEntries(routes.map(([p]) => [p, r[p].ratio_to_first_median])),
-    server_cpu_us_per_request: Object.fromEntries(routes.map(([p]) => [p, r[p].server_cpu_us_median])),
-    server_busy: Object.fromEntries(routes.map(([p]) => [p, r[p].server_busy_median])),
-  }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        bench: 'http-floor',
+        rounds: ROUNDS,
+        seconds_per_load: SECONDS,
+        cores: canPinCores ? { server: 0, load_generator: 1 } : 'shared',
+        rps_median: Object.fromEntries(routes.map(([p]) => [p, r[p].rps_median])),
+        ratio_to_bare_median: Object.fromEntries(routes.map(([p]) => [p, r[p].ratio_to_first_median])),
+        server_cpu_us_per_request: Object.fromEntries(routes.map(([p]) => [p, r[p].server_cpu_us_median])),
+        server_busy: Object.fromEntries(routes.map(([p]) => [p, r[p].server_busy_median])),
+      },
+      null,
+      2,
+    ),
+  );
 } finally {
   gen.close();
   await app.close();

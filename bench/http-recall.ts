@@ -42,7 +42,17 @@ function closedUpstreams(): Record<string, string> {
 pinSelf(1);
 const serverArgs = [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', 'src/cli.ts', 'serve'];
 const server = spawnNodeOn(0, serverArgs, {
-  env: { ...process.env, ...closedUpstreams(), PORT: String(port), SVC_HOST: '127.0.0.1', SVC_DATA: data, SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_RPS: '1000000', SVC_RATE_LIMIT_BURST: '1000000', SVC_ATTESTER_KEYS: opKey },
+  env: {
+    ...process.env,
+    ...closedUpstreams(),
+    PORT: String(port),
+    SVC_HOST: '127.0.0.1',
+    SVC_DATA: data,
+    SVC_LOG_LEVEL: 'warn',
+    SVC_RATE_LIMIT_RPS: '1000000',
+    SVC_RATE_LIMIT_BURST: '1000000',
+    SVC_ATTESTER_KEYS: opKey,
+  },
   stdio: 'inherit',
 });
 const gen = await LoadGenerator.start(1);
@@ -65,11 +75,19 @@ try {
   const values: Record<string, number> = { 'copdem30m.elevation_mean': 35, 'weather.temperature_2m': 11.5, 'indices.ndvi': 0.42, 'air.pm2_5': 9.5 };
   const facts = Object.entries(values).map(([band, value]) => ({
     // Facts in the bands' current slots: a warm read must not try to refresh them.
-    kind: 'primary', cell, band, tslot: band === 'copdem30m.elevation_mean' ? 0 : band === 'indices.ndvi' ? P.currentTslot('medium') : P.currentTslot('fast'), value,
+    kind: 'primary',
+    cell,
+    band,
+    tslot: band === 'copdem30m.elevation_mean' ? 0 : band === 'indices.ndvi' ? P.currentTslot('medium') : P.currentTslot('fast'),
+    value,
   }));
   const root = P.batchRoot(facts.map((f) => P.factDigest(f)));
   const sig = P.b32encode(P.portableEd25519.sign(P.attesterDigest(root, manifests.registry_cid, manifests.schema_cid), opSeed));
-  const att = await fetch(`${base}/v1/attest`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ batch_root: Array.from(root), attester: opKey, signature: sig, facts }) });
+  const att = await fetch(`${base}/v1/attest`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ batch_root: Array.from(root), attester: opKey, signature: sig, facts }),
+  });
   if (!att.ok) throw new Error(`attest failed: ${await att.text()}`);
   // Two of the four bands: the answer is served warm and carries two facts with their receipts.
   const body = JSON.stringify({ cell, bands: ['copdem30m.elevation_mean', 'indices.ndvi'] });
@@ -117,32 +135,44 @@ try {
     await (await fetch(`${base}/v1/recall`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).arrayBuffer();
     rest.push(performance.now() - t0);
     t0 = performance.now();
-    await (await fetch(`${base}/mcp`, { method: 'POST', headers: mcpHeaders, body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'svc_recall', arguments: JSON.parse(body) } }) })).arrayBuffer();
+    await (
+      await fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: mcpHeaders,
+        body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'svc_recall', arguments: JSON.parse(body) } }),
+      })
+    ).arrayBuffer();
     mcp.push(performance.now() - t0);
   }
   const restP = percentiles(rest);
   const mcpP = percentiles(mcp);
-  console.log(JSON.stringify({
-    bench: 'http-recall',
-    rounds: ROUNDS,
-    seconds_per_load: SECONDS,
-    cores: canPinCores ? { server: 0, load_generator: 1 } : 'shared',
-    recall_response_bytes: responseBytes,
-    bare_health_rps: max.bare.rps_median,
-    warm_recall_rps: max.recall.rps_median,
-    ratio_recall_over_bare: max.recall.ratio_to_first_median,
-    ratio_range: max.recall.ratio_range,
-    server_cpu_us_per_request: { bare: max.bare.server_cpu_us_median, recall: max.recall.server_cpu_us_median },
-    // Capacity on one core from CPU time per request: does not depend on how fast the load generator is.
-    cpu_ratio_recall_over_bare: max.bare.server_cpu_us_median && max.recall.server_cpu_us_median ? Number((max.bare.server_cpu_us_median / max.recall.server_cpu_us_median).toFixed(3)) : undefined,
-    server_busy: { bare: max.bare.server_busy_median, recall: max.recall.server_busy_median },
-    ed25519_sign_per_s: { node_crypto: signNode.ops_per_s, libsodium_server: signServer.ops_per_s },
-    half_load: { target_rps: half, ...halfLoad },
-    half_load_one_connection: halfLoad1,
-    bare_route_at_half_load: bareHalf,
-    mcp_vs_rest_sequential: { rest: restP, mcp: mcpP, overhead_p50_ms: Number((mcpP.p50_ms - restP.p50_ms).toFixed(3)) },
-    targets: { ratio_recall_over_bare: '>= 0.5', half_load_p99_ms: '<= 2' },
-  }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        bench: 'http-recall',
+        rounds: ROUNDS,
+        seconds_per_load: SECONDS,
+        cores: canPinCores ? { server: 0, load_generator: 1 } : 'shared',
+        recall_response_bytes: responseBytes,
+        bare_health_rps: max.bare.rps_median,
+        warm_recall_rps: max.recall.rps_median,
+        ratio_recall_over_bare: max.recall.ratio_to_first_median,
+        ratio_range: max.recall.ratio_range,
+        server_cpu_us_per_request: { bare: max.bare.server_cpu_us_median, recall: max.recall.server_cpu_us_median },
+        // Capacity on one core from CPU time per request: does not depend on how fast the load generator is.
+        cpu_ratio_recall_over_bare: max.bare.server_cpu_us_median && max.recall.server_cpu_us_median ? Number((max.bare.server_cpu_us_median / max.recall.server_cpu_us_median).toFixed(3)) : undefined,
+        server_busy: { bare: max.bare.server_busy_median, recall: max.recall.server_busy_median },
+        ed25519_sign_per_s: { node_crypto: signNode.ops_per_s, libsodium_server: signServer.ops_per_s },
+        half_load: { target_rps: half, ...halfLoad },
+        half_load_one_connection: halfLoad1,
+        bare_route_at_half_load: bareHalf,
+        mcp_vs_rest_sequential: { rest: restP, mcp: mcpP, overhead_p50_ms: Number((mcpP.p50_ms - restP.p50_ms).toFixed(3)) },
+        targets: { ratio_recall_over_bare: '>= 0.5', half_load_p99_ms: '<= 2' },
+      },
+      null,
+      2,
+    ),
+  );
 } finally {
   gen.close();
   server.kill('SIGTERM');

@@ -62,16 +62,18 @@ try {
     scaling[`samples_${n}_ms`] = Math.round(performance.now() - s);
     if (r.cells_sampled !== n) throw new Error(`expected ${n} samples, got ${r.cells_sampled}`);
   }
-  console.log(JSON.stringify({
-    bench: 'hunt',
-    upstream_ms_per_read: UPSTREAM_MS,
-    cold: { cells: coldBody.cells_sampled, bands_per_cell: 2, upstream_calls: coldCalls, wall_ms: Math.round(coldMs), hotspots: coldBody.hotspots.length, target_ms: 700 },
-    warm: { runs: w.n, p50_ms: w.p50_ms, p99_ms: w.p99_ms, target_p99_ms: 50 },
-    warm_http: { runs: h.n, p50_ms: h.p50_ms, p99_ms: h.p99_ms, target_p99_ms: 50 },
-    scaling,
-    store: t.service.store.driver,
-    node: process.version,
-  }));
+  console.log(
+    JSON.stringify({
+      bench: 'hunt',
+      upstream_ms_per_read: UPSTREAM_MS,
+      cold: { cells: coldBody.cells_sampled, bands_per_cell: 2, upstream_calls: coldCalls, wall_ms: Math.round(coldMs), hotspots: coldBody.hotspots.length, target_ms: 700 },
+      warm: { runs: w.n, p50_ms: w.p50_ms, p99_ms: w.p99_ms, target_p99_ms: 50 },
+      warm_http: { runs: h.n, p50_ms: h.p50_ms, p99_ms: h.p99_ms, target_p99_ms: 50 },
+      scaling,
+      store: t.service.store.driver,
+      node: process.version,
+    }),
+  );
 } finally {
   await t.close();
 }

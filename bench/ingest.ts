@@ -170,9 +170,12 @@ function attestedFact(n: number, parents: readonly string[]): Record<string, unk
   const medium = P.currentTslot('medium') - (n % 29);
   const base = { cell, signed_at: '2026-01-01T00:00:00Z' };
   switch (n % 16) {
-    case 5: case 6: case 7:
+    case 5:
+    case 6:
+    case 7:
       return { ...base, kind: 'primary', band: 'indices.ndvi', tslot: medium, value: Math.round(((n % 110) / 100 - 0.2) * 1e4) / 1e4, unit: 'unitless' };
-    case 8: case 9:
+    case 8:
+    case 9:
       return { ...base, kind: 'primary', band: 'copdem30m.elevation_mean', tslot: 0, value: (n % 4000) - 50, unit: 'm_msl' };
     case 10:
       return { ...base, kind: 'primary', band: 'landcover.esa_worldcover_2021', tslot: 0, value: WORLDCOVER[n % WORLDCOVER.length], unit: 'class' };
@@ -182,8 +185,18 @@ function attestedFact(n: number, parents: readonly string[]): Record<string, unk
       return { ...base, kind: 'absence', band: 'soil.soc_0_30cm', tslot: 0, value: null, unit: 'g_kg', absence_reason: 'outside_coverage' };
     case 13:
       // A derivative and its parent share one cell (the write path refuses anything else).
-      return { ...base, cell: cellOf(70, -170 + (n % parents.length) * 0.01), kind: 'derivative', band: 'indices.ndvi', tslot: medium, value: (n % 100) / 100, unit: 'unitless', derivation: { fn: 'normalized_difference@1', sources: [], parents: [parents[n % parents.length]] } };
-    case 14: case 15:
+      return {
+        ...base,
+        cell: cellOf(70, -170 + (n % parents.length) * 0.01),
+        kind: 'derivative',
+        band: 'indices.ndvi',
+        tslot: medium,
+        value: (n % 100) / 100,
+        unit: 'unitless',
+        derivation: { fn: 'normalized_difference@1', sources: [], parents: [parents[n % parents.length]] },
+      };
+    case 14:
+    case 15:
       return { ...base, kind: 'primary', band: 'weather.precipitation', tslot: fast, value: (n % 500) / 10, unit: 'mm' };
     default:
       return { ...base, kind: 'primary', band: 'weather.temperature_2m', tslot: fast, value: Math.round(((n % 500) / 10 - 10) * 10) / 10, unit: 'degC' };
@@ -222,22 +235,40 @@ async function attest(name: string, size: number, count: number, concurrency: nu
   const svc = await openService(loadConfig(env, { dataDir, attesterKeys: [attestKey] }), { materializers: [] });
   try {
     // Parents for the derivative facts, stored before timing starts.
-    const seed = Array.from({ length: 64 }, (_, i) => ({ kind: 'primary', cell: cellOf(70, -170 + i * 0.01), band: 'weather.temperature_2m', tslot: P.currentTslot('fast'), value: i / 10, unit: 'degC' }));
+    const seed = Array.from({ length: 64 }, (_, i) => ({
+      kind: 'primary',
+      cell: cellOf(70, -170 + i * 0.01),
+      band: 'weather.temperature_2m',
+      tslot: P.currentTslot('fast'),
+      value: i / 10,
+      unit: 'degC',
+    }));
     const parents = (await acceptBatch(svc, signedBatch(svc, seed))).fact_cids;
-    const work = Array.from({ length: count }, () => signedBatch(svc, Array.from({ length: size }, () => attestedFact(factSeq++, parents))));
+    const work = Array.from({ length: count }, () =>
+      signedBatch(
+        svc,
+        Array.from({ length: size }, () => attestedFact(factSeq++, parents)),
+      ),
+    );
     let next = 0;
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    await Promise.all(Array.from({ length: concurrency }, async () => {
-      while (next < work.length) await acceptBatch(svc, work[next++]);
-    }));
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < work.length) await acceptBatch(svc, work[next++]);
+      }),
+    );
     const seconds = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
     const facts = size * count;
     const rules = await rulesCost(svc, work);
     const cpuPerFact = (cpu.user + cpu.system) / facts;
     return {
-      batch_size: size, concurrency, facts, seconds: round(seconds, 3), facts_per_s: Math.round(facts / seconds),
+      batch_size: size,
+      concurrency,
+      facts,
+      seconds: round(seconds, 3),
+      facts_per_s: Math.round(facts / seconds),
       cpu_us_per_fact: Math.round(cpuPerFact),
       quota: svc.config.attesterDailyFacts ?? null,
       rules_us_per_fact: round(rules / facts, 2),

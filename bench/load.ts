@@ -98,13 +98,18 @@ export async function pairedRounds(gen: LoadGenerator, specs: Record<string, Loa
       ratios[n].push(round[n].rps / round[names[0]].rps);
     }
   }
-  return Object.fromEntries(names.map((n) => [n, {
-    rps_median: Math.round(median(runs[n].map((x) => x.rps))),
-    ratio_to_first_median: Number(median(ratios[n]).toFixed(3)),
-    ratio_range: [Number(Math.min(...ratios[n]).toFixed(3)), Number(Math.max(...ratios[n]).toFixed(3))],
-    server_cpu_us_median: runs[n][0].server_cpu_us === undefined ? undefined : median(runs[n].map((x) => x.server_cpu_us!)),
-    // Share of the wall time the server was busy (rps × CPU per request): well below 1 means the
-    // load generator, not the server, set the pace, and the rps ratio understates the server.
-    server_busy_median: runs[n][0].server_cpu_us === undefined ? undefined : Number(median(runs[n].map((x) => (x.rps * x.server_cpu_us!) / 1e6)).toFixed(2)),
-  }]));
+  return Object.fromEntries(
+    names.map((n) => [
+      n,
+      {
+        rps_median: Math.round(median(runs[n].map((x) => x.rps))),
+        ratio_to_first_median: Number(median(ratios[n]).toFixed(3)),
+        ratio_range: [Number(Math.min(...ratios[n]).toFixed(3)), Number(Math.max(...ratios[n]).toFixed(3))],
+        server_cpu_us_median: runs[n][0].server_cpu_us === undefined ? undefined : median(runs[n].map((x) => x.server_cpu_us!)),
+        // Share of the wall time the server was busy (rps × CPU per request): well below 1 means the
+        // load generator, not the server, set the pace, and the rps ratio understates the server.
+        server_busy_median: runs[n][0].server_cpu_us === undefined ? undefined : Number(median(runs[n].map((x) => (x.rps * x.server_cpu_us!) / 1e6)).toFixed(2)),
+      },
+    ]),
+  );
 }

@@ -32,7 +32,11 @@ const ROUNDS = 300;
 
 async function measure(queries: string[], full: boolean): Promise<number[]> {
   const out: number[] = [];
-  for (const q of queries) for (let i = 0; i < 20; i++) { const r = await locator.resolveName(q); if (full) locateCore(g, r); } // warm-up (and sample memo)
+  for (const q of queries)
+    for (let i = 0; i < 20; i++) {
+      const r = await locator.resolveName(q);
+      if (full) locateCore(g, r);
+    } // warm-up (and sample memo)
   for (let round = 0; round < ROUNDS; round++) {
     for (const q of queries) {
       const s = performance.now();
@@ -80,19 +84,21 @@ await service.close();
 rmSync(dir, { recursive: true, force: true });
 
 const worstP99 = Math.max(...Object.values(tiers).map((t) => t.with_response.p99_ms));
-console.log(JSON.stringify({
-  bench: 'locate',
-  node: process.version,
-  gazetteer: {
-    ...g.stats,
-    startup_ms: Math.round(startupMs),
-    process_heap_delta_mb: Math.round(((mem1.heapUsed - mem0.heapUsed) / 1e6) * 10) / 10,
-    rss_delta_mb: Math.round(((mem1.rss - mem0.rss) / 1e6) * 10) / 10,
-  },
-  tiers,
-  direct_latlng: percentiles(direct),
-  primitive_embedded_with_store: percentiles(prim),
-  targets: { offline_p99_ms: 2, startup_ms: 1000 },
-  within_targets: { offline_p99: worstP99 <= 2, startup: startupMs <= 1000 },
-  ratios: { worst_tier_p99_to_target: Number((worstP99 / 2).toFixed(3)), startup_to_target: Number((startupMs / 1000).toFixed(3)) },
-}));
+console.log(
+  JSON.stringify({
+    bench: 'locate',
+    node: process.version,
+    gazetteer: {
+      ...g.stats,
+      startup_ms: Math.round(startupMs),
+      process_heap_delta_mb: Math.round(((mem1.heapUsed - mem0.heapUsed) / 1e6) * 10) / 10,
+      rss_delta_mb: Math.round(((mem1.rss - mem0.rss) / 1e6) * 10) / 10,
+    },
+    tiers,
+    direct_latlng: percentiles(direct),
+    primitive_embedded_with_store: percentiles(prim),
+    targets: { offline_p99_ms: 2, startup_ms: 1000 },
+    within_targets: { offline_p99: worstP99 <= 2, startup: startupMs <= 1000 },
+    ratios: { worst_tier_p99_to_target: Number((worstP99 / 2).toFixed(3)), startup_to_target: Number((startupMs / 1000).toFixed(3)) },
+  }),
+);

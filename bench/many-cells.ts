@@ -42,7 +42,11 @@ export async function manyCells(count = 256): Promise<ManyCells> {
   const w = await app.inject({ method: 'POST', url: '/v1/attest', payload: { batch_root: Array.from(root), attester, signature, facts } });
   if (w.statusCode !== 200) throw new Error(`attest failed: ${w.body}`);
   return {
-    app, service, dataDir, cells, facts,
+    app,
+    service,
+    dataDir,
+    cells,
+    facts,
     payload: { cells, bands: ['copdem30m.elevation_mean', 'soil.clay_0_30cm', 'geotessera'] },
     async close() {
       await app.close();

@@ -18,8 +18,13 @@ import { PATHS, startJsonUpstreams } from '../test/sources/fixtures/json-upstrea
 const DELAY_MS = 200;
 const BANDS = [
   'copdem30m.elevation_mean',
-  'weather.temperature_2m', 'weather.precipitation', 'weather.wind_speed_10m', 'weather.relative_humidity_2m', 'weather.cloud_cover',
-  'air.pm2_5', 'air.ozone',
+  'weather.temperature_2m',
+  'weather.precipitation',
+  'weather.wind_speed_10m',
+  'weather.relative_humidity_2m',
+  'weather.cloud_cover',
+  'air.pm2_5',
+  'air.ozone',
 ];
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -29,7 +34,7 @@ const fx = await startJsonUpstreams();
 for (const p of Object.values(PATHS)) fx.behave(p, { delayMs: DELAY_MS });
 const t = await build({ upstreams: fx.upstreams, materializerTimeoutSecs: 10 });
 let seq = 0;
-const freshCell = () => cellOf(-33 + (seq++) * 0.0137, 151.2);
+const freshCell = () => cellOf(-33 + seq++ * 0.0137, 151.2);
 const recall = async (cell: string, bands: string[]) => {
   const started = performance.now();
   const r = await t.app.inject({ method: 'POST', url: '/v1/recall', payload: { cell, bands } });
@@ -58,7 +63,11 @@ try {
   const started = performance.now();
   await Promise.all(Array.from({ length: 100 }, () => recall(cell, BANDS)));
   const burstMs = performance.now() - started;
-  const perPath = Object.fromEntries(Object.entries(PATHS).map(([k, p]) => [k, fx.count(p)]).filter(([, n]) => (n as number) > 0));
+  const perPath = Object.fromEntries(
+    Object.entries(PATHS)
+      .map(([k, p]) => [k, fx.count(p)])
+      .filter(([, n]) => (n as number) > 0),
+  );
   const burstRequests = fx.requests.length;
 
   // 3. Overhead beyond upstream latency: each connector directly, then a full cold recall.
@@ -86,33 +95,39 @@ try {
   const floorRuns: number[] = [];
   for (let i = 0; i < 5; i++) floorRuns.push(await recall(freshCell(), BANDS));
 
-  console.log(JSON.stringify({
-    bench: 'materialize',
-    upstream_delay_ms: DELAY_MS,
-    cold_recall_8_bands: {
-      bands: BANDS,
-      parallel_wall_ms: round(parallel),
-      parallel_best_ms: round(Math.min(...parallelRuns)),
-      parallel_runs_ms: parallelRuns.map(round),
-      sequential_sum_ms: round(sequentialSum),
-      speedup: round(sequentialSum / parallel),
-      target_ms: 250,
-      within_target: parallel <= 250,
-      zero_latency_upstream_wall_ms: round(median(floorRuns)),
-    },
-    concurrent_100_same_cold_cell: {
-      wall_ms: round(burstMs),
-      upstream_requests_by_path: perPath,
-      upstream_requests_total: burstRequests,
-      provider_calls: Object.keys(perPath).length,
-      target_requests_per_provider_call: 1,
-      within_target: Object.values(perPath).every((n) => n === 1),
-    },
-    overhead_beyond_upstream_ms: {
-      connector_direct_median: connectorOverhead,
-      cold_single_band_recall_median: recallOverhead,
-    },
-  }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        bench: 'materialize',
+        upstream_delay_ms: DELAY_MS,
+        cold_recall_8_bands: {
+          bands: BANDS,
+          parallel_wall_ms: round(parallel),
+          parallel_best_ms: round(Math.min(...parallelRuns)),
+          parallel_runs_ms: parallelRuns.map(round),
+          sequential_sum_ms: round(sequentialSum),
+          speedup: round(sequentialSum / parallel),
+          target_ms: 250,
+          within_target: parallel <= 250,
+          zero_latency_upstream_wall_ms: round(median(floorRuns)),
+        },
+        concurrent_100_same_cold_cell: {
+          wall_ms: round(burstMs),
+          upstream_requests_by_path: perPath,
+          upstream_requests_total: burstRequests,
+          provider_calls: Object.keys(perPath).length,
+          target_requests_per_provider_call: 1,
+          within_target: Object.values(perPath).every((n) => n === 1),
+        },
+        overhead_beyond_upstream_ms: {
+          connector_direct_median: connectorOverhead,
+          cold_single_band_recall_median: recallOverhead,
+        },
+      },
+      null,
+      2,
+    ),
+  );
 } finally {
   await t.close();
   await fx.close();

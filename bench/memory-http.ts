@@ -27,8 +27,11 @@ import { percentiles, seededRandom } from './harness.js';
 
 const { values: opt } = parseArgs({
   options: {
-    notes: { type: 'string', default: '100000' }, queries: { type: 'string', default: '500' },
-    concurrent: { type: 'string', default: '50' }, 'heavy-words': { type: 'string', default: '32' }, rounds: { type: 'string', default: '4' },
+    notes: { type: 'string', default: '100000' },
+    queries: { type: 'string', default: '500' },
+    concurrent: { type: 'string', default: '50' },
+    'heavy-words': { type: 'string', default: '32' },
+    rounds: { type: 'string', default: '4' },
   },
 });
 const NOTES = Number(opt.notes);
@@ -207,21 +210,30 @@ try {
     }
   }
   const all = [...kinds.text, ...kinds.text_filtered, ...kinds.hybrid, ...kinds.filters_only];
-  console.log(JSON.stringify({
-    bench: 'memory-http',
-    store: 'sqlite (embedded)',
-    notes: NOTES,
-    write: { notes_per_s: Math.round(NOTES / writeS), batch: BATCH, in_flight: 2, seconds: Math.round(writeS * 10) / 10 },
-    search_all: percentiles(all),
-    search_by_kind: Object.fromEntries(Object.entries(kinds).map(([k, v]) => [k, v.length > 0 ? percentiles(v) : { n: 0 }])),
-    searches_with_no_result: empty,
-    concurrent_heavy_search: {
-      concurrent: CONCURRENT, words: HEAVY_WORDS, rounds: ROUNDS, search_concurrency_limit: config.memorySearchConcurrency ?? null,
-      all: { ...percentiles(heavy), max_ms: Number(Math.max(...heavy).toFixed(3)) },
-      answered: answered.length > 0 ? { ...percentiles(answered), max_ms: Number(Math.max(...answered).toFixed(3)) } : { n: 0 },
-      refused: refusals,
-    },
-  }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        bench: 'memory-http',
+        store: 'sqlite (embedded)',
+        notes: NOTES,
+        write: { notes_per_s: Math.round(NOTES / writeS), batch: BATCH, in_flight: 2, seconds: Math.round(writeS * 10) / 10 },
+        search_all: percentiles(all),
+        search_by_kind: Object.fromEntries(Object.entries(kinds).map(([k, v]) => [k, v.length > 0 ? percentiles(v) : { n: 0 }])),
+        searches_with_no_result: empty,
+        concurrent_heavy_search: {
+          concurrent: CONCURRENT,
+          words: HEAVY_WORDS,
+          rounds: ROUNDS,
+          search_concurrency_limit: config.memorySearchConcurrency ?? null,
+          all: { ...percentiles(heavy), max_ms: Number(Math.max(...heavy).toFixed(3)) },
+          answered: answered.length > 0 ? { ...percentiles(answered), max_ms: Number(Math.max(...answered).toFixed(3)) } : { n: 0 },
+          refused: refusals,
+        },
+      },
+      null,
+      2,
+    ),
+  );
 } finally {
   await app.close();
   await service.close();

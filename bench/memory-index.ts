@@ -187,7 +187,7 @@ let clockS = Date.parse('2026-03-01T00:00:00Z') / 1000;
 const startS = clockS;
 const log = await openDiskLog({ dir: join(root, 'log'), signer: testSigner() });
 // Transaction time steps a second per append, so recorded_at bounds fall between entries.
-const store: Store = await createSqliteStore({ dataDir: root, scanCellLimit: 1000 }, log, { logger: () => {}, now: () => new Date((clockS++) * 1000) });
+const store: Store = await createSqliteStore({ dataDir: root, scanCellLimit: 1000 }, log, { logger: () => {}, now: () => new Date(clockS++ * 1000) });
 
 /** Append `total` records built by `make` (BATCH per batch), CONCURRENCY in flight; seconds spent in append. */
 async function load(what: string, total: number, make: () => AppendBatch): Promise<{ seconds: number; per_s: number; cpu_us_per_record: number }> {
@@ -200,9 +200,11 @@ async function load(what: string, total: number, make: () => AppendBatch): Promi
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     let next = 0;
-    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      while (next < work.length) await store.append(work[next++]);
-    }));
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < work.length) await store.append(work[next++]);
+      }),
+    );
     seconds += (performance.now() - t0) / 1000;
     const c = process.cpuUsage(cpu0);
     cpu += c.user + c.system;
@@ -240,7 +242,10 @@ const endS = clockS;
 // ---- reads ------------------------------------------------------------------------------------
 
 const queryScope = () => (rnd() < 0.5 ? null : pick(SCOPE_LIST));
-interface Tagged<T> { kind: string; q: T }
+interface Tagged<T> {
+  kind: string;
+  q: T;
+}
 const noteQueries: Tagged<NoteSearch>[] = Array.from({ length: QUERIES }, () => {
   const q: NoteSearch = { scope: queryScope(), text: words(between(1, 3)).join(' '), limit: rnd() < 0.1 ? 200 : 10 };
   const r = rnd();

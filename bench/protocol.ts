@@ -19,13 +19,21 @@ const digest = P.blake3(P.utf8('digest'));
 const sig = nodeEd25519.sign(digest, seed);
 const msg200 = new Uint8Array(200).map((_, i) => i);
 const fact = {
-  kind: 'primary', cell: P.cellOf(51.5, -0.12), band: 'weather.temperature_2m', tslot: 20412, value: 11.25, unit: 'degC',
-  provenance: 'open-meteo-forecast', derivation: { fn: 'open_meteo_current@1', sources: ['open-meteo:forecast'] },
-  signer: P.b32encode(pub), signed_at: '2026-11-22T10:00:00Z', schema_cid: P.contentId({ s: 1 }),
+  kind: 'primary',
+  cell: P.cellOf(51.5, -0.12),
+  band: 'weather.temperature_2m',
+  tslot: 20412,
+  value: 11.25,
+  unit: 'degC',
+  provenance: 'open-meteo-forecast',
+  derivation: { fn: 'open_meteo_current@1', sources: ['open-meteo:forecast'] },
+  signer: P.b32encode(pub),
+  signed_at: '2026-11-22T10:00:00Z',
+  schema_cid: P.contentId({ s: 1 }),
 };
 const factBytes = P.encodeCanonical(fact);
 // An embedding fact: 128 dequantized values (float32-exact, as geotessera writes them).
-const vectorFact = { ...fact, band: 'geotessera', unit: 'unitless', value: Array.from({ length: 128 }, (_, i) => Math.fround(((i * 37) % 255 - 127) * 0.0123)) };
+const vectorFact = { ...fact, band: 'geotessera', unit: 'unitless', value: Array.from({ length: 128 }, (_, i) => Math.fround((((i * 37) % 255) - 127) * 0.0123)) };
 const vectorBytes = P.encodeCanonical(vectorFact);
 // The responder's backend (libsodium signing when it loads), as `svc serve` signs receipts.
 const signer = { publicKey: pub, epoch: 0, sign: (d: Uint8Array) => serverEd25519.sign(d, seed) };

@@ -29,20 +29,22 @@ try {
     bytes = r.bytes;
   }
   const p = percentiles(samples);
-  console.log(JSON.stringify({
-    bench: 'recall_many',
-    cells: CELLS,
-    bands_per_cell: 3,
-    facts_per_call: facts.length,
-    runs: p.n,
-    p50_ms: p.p50_ms,
-    p99_ms: p.p99_ms,
-    mean_ms: Number((samples.reduce((s, x) => s + x, 0) / samples.length).toFixed(3)),
-    per_cell_p50_ms: Number((p.p50_ms / CELLS).toFixed(4)),
-    response_bytes: bytes,
-    store: service.store.driver,
-    node: process.version,
-  }));
+  console.log(
+    JSON.stringify({
+      bench: 'recall_many',
+      cells: CELLS,
+      bands_per_cell: 3,
+      facts_per_call: facts.length,
+      runs: p.n,
+      p50_ms: p.p50_ms,
+      p99_ms: p.p99_ms,
+      mean_ms: Number((samples.reduce((s, x) => s + x, 0) / samples.length).toFixed(3)),
+      per_cell_p50_ms: Number((p.p50_ms / CELLS).toFixed(4)),
+      response_bytes: bytes,
+      store: service.store.driver,
+      node: process.version,
+    }),
+  );
 } finally {
   await close();
 }

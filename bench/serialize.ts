@@ -23,12 +23,18 @@ import { rate } from './harness.js';
 const data = mkdtempSync(join(tmpdir(), 'svc-bench-serialize-'));
 const seed = P.blake3(P.utf8('bench operator'));
 const key = P.b32encode(P.portableEd25519.publicKey(seed));
-const service = await openService(loadConfig({ SVC_DATA: data, SVC_LOG_LEVEL: 'silent', SVC_ATTESTER_KEYS: key, SVC_UPSTREAM_PHOTON_URL: 'off', SVC_UPSTREAM_NOMINATIM_URL: 'off' }, {}), { materializers: [] });
+const service = await openService(loadConfig({ SVC_DATA: data, SVC_LOG_LEVEL: 'silent', SVC_ATTESTER_KEYS: key, SVC_UPSTREAM_PHOTON_URL: 'off', SVC_UPSTREAM_NOMINATIM_URL: 'off' }, {}), {
+  materializers: [],
+});
 try {
   const cell = P.cellOf(48.8566, 2.3522);
   const values: Record<string, number> = { 'copdem30m.elevation_mean': 35, 'weather.temperature_2m': 11.5, 'indices.ndvi': 0.42, 'air.pm2_5': 9.5 };
   const facts = Object.entries(values).map(([band, value]) => ({
-    kind: 'primary', cell, band, tslot: band === 'copdem30m.elevation_mean' ? 0 : band === 'indices.ndvi' ? P.currentTslot('medium') : P.currentTslot('fast'), value,
+    kind: 'primary',
+    cell,
+    band,
+    tslot: band === 'copdem30m.elevation_mean' ? 0 : band === 'indices.ndvi' ? P.currentTslot('medium') : P.currentTslot('fast'),
+    value,
   }));
   const root = P.batchRoot(facts.map((f) => P.factDigest(f)));
   const m = service.manifests;
@@ -42,22 +48,37 @@ try {
   const schemaSerializer = fastJson(recall.output as object);
   const outputs = { reply_serializer: toJson(answer), schema_serializer: schemaSerializer(answer), json_stringify: JSON.stringify(answer) };
   // Byte-equal to JSON.stringify, and equal as data (same fields and values, any key order).
-  const sorted = (v: unknown): unknown => (Array.isArray(v) ? v.map(sorted) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted((v as Record<string, unknown>)[k])])) : v);
+  const sorted = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sorted)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+          )
+        : v;
   const sameData = (a: string, b: string) => JSON.stringify(sorted(JSON.parse(a))) === JSON.stringify(sorted(JSON.parse(b)));
   const ops = {
     reply_serializer: rate(() => toJson(answer), 2000, 5),
     schema_serializer: rate(() => schemaSerializer(answer), 2000, 5),
     json_stringify: rate(() => JSON.stringify(answer), 2000, 5),
   };
-  console.log(JSON.stringify({
-    bench: 'serialize',
-    answer_bytes: outputs.reply_serializer.length,
-    same_bytes_as_json_stringify: { reply_serializer: outputs.reply_serializer === outputs.json_stringify, schema_serializer: outputs.schema_serializer === outputs.json_stringify },
-    same_data_as_json_stringify: { reply_serializer: sameData(outputs.reply_serializer, outputs.json_stringify), schema_serializer: sameData(outputs.schema_serializer, outputs.json_stringify) },
-    ops_per_s: Object.fromEntries(Object.entries(ops).map(([k, v]) => [k, v.ops_per_s])),
-    ratio_schema_over_reply: Number((ops.schema_serializer.ops_per_s / ops.reply_serializer.ops_per_s).toFixed(2)),
-    ratio_stringify_over_reply: Number((ops.json_stringify.ops_per_s / ops.reply_serializer.ops_per_s).toFixed(2)),
-  }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        bench: 'serialize',
+        answer_bytes: outputs.reply_serializer.length,
+        same_bytes_as_json_stringify: { reply_serializer: outputs.reply_serializer === outputs.json_stringify, schema_serializer: outputs.schema_serializer === outputs.json_stringify },
+        same_data_as_json_stringify: { reply_serializer: sameData(outputs.reply_serializer, outputs.json_stringify), schema_serializer: sameData(outputs.schema_serializer, outputs.json_stringify) },
+        ops_per_s: Object.fromEntries(Object.entries(ops).map(([k, v]) => [k, v.ops_per_s])),
+        ratio_schema_over_reply: Number((ops.schema_serializer.ops_per_s / ops.reply_serializer.ops_per_s).toFixed(2)),
+        ratio_stringify_over_reply: Number((ops.json_stringify.ops_per_s / ops.reply_serializer.ops_per_s).toFixed(2)),
+      },
+      null,
+      2,
+    ),
+  );
 } finally {
   await service.close();
   rmSync(data, { recursive: true, force: true });

@@ -63,7 +63,14 @@ let writeSeq = 0;
 /** A fresh signed batch of two facts (new values each time, so each is a real write). */
 function attestBody(m: Server['manifests']): string {
   const n = writeSeq++;
-  const facts = [0, 1].map((k) => ({ kind: 'primary', cell: cells[(n * 2 + k) % cells.length], band: 'weather.temperature_2m', tslot: 20_000 + (n % 500), value: Number(((n * 7 + k) % 500 / 10).toFixed(1)), unit: 'degC' }));
+  const facts = [0, 1].map((k) => ({
+    kind: 'primary',
+    cell: cells[(n * 2 + k) % cells.length],
+    band: 'weather.temperature_2m',
+    tslot: 20_000 + (n % 500),
+    value: Number((((n * 7 + k) % 500) / 10).toFixed(1)),
+    unit: 'degC',
+  }));
   const root = P.batchRoot(facts.map((f) => P.factDigest(f)));
   const signature = P.b32encode(nodeEd25519.sign(P.attesterDigest(root, m.registry_cid, m.schema_cid), seed));
   return JSON.stringify({ batch_root: Array.from(root), attester, signature, facts });
@@ -76,11 +83,14 @@ function mix(i: number, m: Server['manifests'], cids: string[]): Req {
   if (r < 9) return { method: 'POST', path: '/v1/recall', body: JSON.stringify({ cell, bands: ['copdem30m.elevation_mean'] }) };
   if (r < 12) {
     return {
-      method: 'POST', path: '/mcp', headers: { accept: 'application/json, text/event-stream' },
+      method: 'POST',
+      path: '/mcp',
+      headers: { accept: 'application/json, text/event-stream' },
       body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'svc_recall', arguments: { cell, bands: ['copdem30m.elevation_mean'] } } }),
     };
   }
-  if (r < 14) return { method: 'POST', path: '/v1/recall_many', body: JSON.stringify({ cells: Array.from({ length: 8 }, (_, k) => cells[(i + k) % cells.length]), bands: ['copdem30m.elevation_mean'] }) };
+  if (r < 14)
+    return { method: 'POST', path: '/v1/recall_many', body: JSON.stringify({ cells: Array.from({ length: 8 }, (_, k) => cells[(i + k) % cells.length]), bands: ['copdem30m.elevation_mean'] }) };
   if (r < 16) return { method: 'POST', path: '/v1/fetch', body: JSON.stringify({ cid: cids[i % cids.length] }) };
   if (r < 18) return { method: 'GET', path: '/v1/corpus_state_stats' };
   return { method: 'POST', path: '/v1/attest', body: attestBody(m) };
@@ -101,13 +111,20 @@ function agentFor(address: string): http.Agent {
 function send(port: number, address: string, req: Req): Promise<{ status: number; ms: number }> {
   const t0 = performance.now();
   return new Promise((resolve) => {
-    const r = http.request({
-      host: '127.0.0.1', port, method: req.method, path: req.path, agent: agentFor(address),
-      headers: { ...(req.body ? { 'content-type': 'application/json' } : {}), ...req.headers },
-    }, (res) => {
-      res.on('data', () => {});
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0 }));
-    });
+    const r = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: req.method,
+        path: req.path,
+        agent: agentFor(address),
+        headers: { ...(req.body ? { 'content-type': 'application/json' } : {}), ...req.headers },
+      },
+      (res) => {
+        res.on('data', () => {});
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0 }));
+      },
+    );
     r.on('error', (e: NodeJS.ErrnoException) => {
       transportErrors[e.code ?? e.message] = (transportErrors[e.code ?? e.message] ?? 0) + 1;
       resolve({ status: 0, ms: performance.now() - t0 });
@@ -119,14 +136,18 @@ function send(port: number, address: string, req: Req): Promise<{ status: number
 
 function address(i: number): string {
   // 127.0.1.1 … 127.0.254.254: every loopback source address is its own client to the limiter.
-  return `127.0.${1 + Math.floor(i / 254) % 254}.${1 + (i % 254)}`;
+  return `127.0.${1 + (Math.floor(i / 254) % 254)}.${1 + (i % 254)}`;
 }
 
 async function seedFacts(s: Server): Promise<string[]> {
   const facts = cells.map((cell, i) => ({ kind: 'primary', cell, band: 'copdem30m.elevation_mean', tslot: 0, value: 100 + i, unit: 'm_msl' }));
   const root = P.batchRoot(facts.map((f) => P.factDigest(f)));
   const signature = P.b32encode(nodeEd25519.sign(P.attesterDigest(root, s.manifests.registry_cid, s.manifests.schema_cid), seed));
-  const r = await fetch(`http://127.0.0.1:${s.port}/v1/attest`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ batch_root: Array.from(root), attester, signature, facts }) });
+  const r = await fetch(`http://127.0.0.1:${s.port}/v1/attest`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ batch_root: Array.from(root), attester, signature, facts }),
+  });
   if (!r.ok) throw new Error(`seed failed: ${await r.text()}`);
   return ((await r.json()) as { fact_cids: string[] }).fact_cids;
 }
@@ -151,14 +172,16 @@ async function measureMax(): Promise<number> {
     let i = 0;
     let warm = true;
     const warmUntil = performance.now() + 3000;
-    await Promise.all(Array.from({ length: 32 }, async (_, w) => {
-      while (performance.now() < until) {
-        const r = await send(s.port, address(w), mix(i++, s.manifests, cids));
-        if (r.status !== 200) throw new Error(`max phase: status ${r.status}`);
-        if (!warm) done++;
-        if (warm && performance.now() > warmUntil) warm = false;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 32 }, async (_, w) => {
+        while (performance.now() < until) {
+          const r = await send(s.port, address(w), mix(i++, s.manifests, cids));
+          if (r.status !== 200) throw new Error(`max phase: status ${r.status}`);
+          if (!warm) done++;
+          if (warm && performance.now() > warmUntil) warm = false;
+        }
+      }),
+    );
     return done / (MAX_PHASE_S - 3);
   } finally {
     await stopServer(s);
@@ -183,7 +206,9 @@ async function main(): Promise<void> {
   let ticks = 0;
   const streams = Array.from({ length: 4 }, (_, k) => {
     const r = http.get({ host: '127.0.0.1', port: s.port, path: '/v1/stream?interval_s=5', agent: false, localAddress: `127.0.255.${k + 1}` }, (res) => {
-      res.on('data', (b: Buffer) => { ticks += (b.toString().match(/^event: /gm) ?? []).length; });
+      res.on('data', (b: Buffer) => {
+        ticks += (b.toString().match(/^event: /gm) ?? []).length;
+      });
     });
     r.on('error', () => {});
     return r;
@@ -243,24 +268,31 @@ async function main(): Promise<void> {
   for (const a of agents.values()) a.destroy();
 
   const steady = windows.slice(2) as Array<{ rss_mb: number; fds: number; p99_ms: number }>;
-  console.log(JSON.stringify({
-    bench: 'soak',
-    seconds: SOAK_S,
-    max_rps_measured: Math.round(maxRps),
-    offered_rps: rate,
-    source_addresses: addresses,
-    requests_sent: sent,
-    dropped_client_side: dropped,
-    statuses,
-    transport_errors: transportErrors,
-    sse_events: ticks,
-    rss_mb: { first: (windows[1] as { rss_mb: number } | undefined)?.rss_mb, last: final.rss_mb, min_steady: Math.min(...steady.map((w) => w.rss_mb)), max_steady: Math.max(...steady.map((w) => w.rss_mb)) },
-    fds: { start: (windows[0] as { fds: number }).fds, last: final.fds, max: Math.max(...windows.map((w) => (w as { fds: number }).fds)) },
-    p99_ms_per_window: windows.slice(1).map((w) => (w as { p99_ms: number }).p99_ms),
-    rate_limit_probe: { seconds: Number(probeSeconds.toFixed(1)), sent: probe.sent, accepted: probe.ok, limited: probe.limited, bucket_allows: allowed },
-    windows,
-    node: process.version,
-  }));
+  console.log(
+    JSON.stringify({
+      bench: 'soak',
+      seconds: SOAK_S,
+      max_rps_measured: Math.round(maxRps),
+      offered_rps: rate,
+      source_addresses: addresses,
+      requests_sent: sent,
+      dropped_client_side: dropped,
+      statuses,
+      transport_errors: transportErrors,
+      sse_events: ticks,
+      rss_mb: {
+        first: (windows[1] as { rss_mb: number } | undefined)?.rss_mb,
+        last: final.rss_mb,
+        min_steady: Math.min(...steady.map((w) => w.rss_mb)),
+        max_steady: Math.max(...steady.map((w) => w.rss_mb)),
+      },
+      fds: { start: (windows[0] as { fds: number }).fds, last: final.fds, max: Math.max(...windows.map((w) => (w as { fds: number }).fds)) },
+      p99_ms_per_window: windows.slice(1).map((w) => (w as { p99_ms: number }).p99_ms),
+      rate_limit_probe: { seconds: Number(probeSeconds.toFixed(1)), sent: probe.sent, accepted: probe.ok, limited: probe.limited, bucket_allows: allowed },
+      windows,
+      node: process.version,
+    }),
+  );
 }
 
 await main();

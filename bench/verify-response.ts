@@ -66,24 +66,26 @@ try {
   const s = percentiles(served).p50_ms;
   const cliP50 = percentiles(cli).p50_ms;
   const startP50 = percentiles(startup).p50_ms;
-  console.log(JSON.stringify({
-    bench: 'verify_response',
-    cells: CELLS,
-    fact_checks: server.v.facts.length,
-    distinct_facts: distinct,
-    receipts: server.v.receipts.length,
-    response_bytes: text.length,
-    serve_p50_ms: s,
-    verify_server_backend_p50_ms: server.p.p50_ms,
-    verify_server_backend_facts_per_s: Math.round(server.v.facts.length / (server.p.p50_ms / 1000)),
-    verify_vs_serve: Number((server.p.p50_ms / s).toFixed(2)),
-    verify_portable_backend_ms: portable.p.p50_ms,
-    verify_portable_backend_facts_per_s: Math.round(portable.v.facts.length / (portable.p.p50_ms / 1000)),
-    cli_wall_p50_ms: cliP50,
-    cli_startup_p50_ms: startP50,
-    cli_facts_per_s_excluding_startup: Math.round(server.v.facts.length / (Math.max(1, cliP50 - startP50) / 1000)),
-    node: process.version,
-  }));
+  console.log(
+    JSON.stringify({
+      bench: 'verify_response',
+      cells: CELLS,
+      fact_checks: server.v.facts.length,
+      distinct_facts: distinct,
+      receipts: server.v.receipts.length,
+      response_bytes: text.length,
+      serve_p50_ms: s,
+      verify_server_backend_p50_ms: server.p.p50_ms,
+      verify_server_backend_facts_per_s: Math.round(server.v.facts.length / (server.p.p50_ms / 1000)),
+      verify_vs_serve: Number((server.p.p50_ms / s).toFixed(2)),
+      verify_portable_backend_ms: portable.p.p50_ms,
+      verify_portable_backend_facts_per_s: Math.round(portable.v.facts.length / (portable.p.p50_ms / 1000)),
+      cli_wall_p50_ms: cliP50,
+      cli_startup_p50_ms: startP50,
+      cli_facts_per_s_excluding_startup: Math.round(server.v.facts.length / (Math.max(1, cliP50 - startP50) / 1000)),
+      node: process.version,
+    }),
+  );
 } finally {
   await close();
 }

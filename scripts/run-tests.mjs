@@ -27,7 +27,15 @@ function run(list, env) {
 /** Drops the schemas route suites leave on PostgreSQL (restart tests keep theirs until here). */
 function dropRouteSchemas() {
   const sql = `DO $$ DECLARE s text; BEGIN FOR s IN SELECT nspname FROM pg_namespace WHERE nspname LIKE 'tr\\_%' LOOP EXECUTE format('DROP SCHEMA %I CASCADE', s); END LOOP; END $$;`;
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', `import pg from 'pg'; const c = new pg.Client({ connectionString: process.env.SVC_TEST_DATABASE_URL }); await c.connect(); await c.query(${JSON.stringify(sql)}); await c.end();`], { stdio: 'inherit' });
+  const r = spawnSync(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `import pg from 'pg'; const c = new pg.Client({ connectionString: process.env.SVC_TEST_DATABASE_URL }); await c.connect(); await c.query(${JSON.stringify(sql)}); await c.end();`,
+    ],
+    { stdio: 'inherit' },
+  );
   return r.status === 0;
 }
 

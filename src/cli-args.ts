@@ -22,9 +22,7 @@ export interface CommandSpec {
   positionals?: { min: number; max: number; names: string[] };
 }
 
-export type ParsedCommand =
-  | { run: true; values: Record<string, string | boolean | undefined>; positionals: string[] }
-  | { run: false; code: number };
+export type ParsedCommand = { run: true; values: Record<string, string | boolean | undefined>; positionals: string[] } | { run: false; code: number };
 
 /** Print a usage error for `spec` on stderr; the exit status to return. */
 export function usageError(spec: Pick<CommandSpec, 'name' | 'usage'>, message: string): number {

@@ -102,8 +102,13 @@ async function logCommand(args: string[]): Promise<number> {
 
 /** Usage of one command, for `svc help <command>`. */
 const USAGE_OF: Record<string, string> = {
-  serve: SERVE.usage, keygen: KEYGEN.usage, 'rotate-key': ROTATE_KEY.usage, log: LOG.usage,
-  verify: VERIFY_SPEC.usage, 'agent-key': AGENT_KEY_SPEC.usage, sign: SIGN_SPEC.usage,
+  serve: SERVE.usage,
+  keygen: KEYGEN.usage,
+  'rotate-key': ROTATE_KEY.usage,
+  log: LOG.usage,
+  verify: VERIFY_SPEC.usage,
+  'agent-key': AGENT_KEY_SPEC.usage,
+  sign: SIGN_SPEC.usage,
 };
 
 /** Run one command line (without `node` and the script); the exit status, or -1 while serving. */

@@ -73,7 +73,11 @@ async function getJson(url: string): Promise<any> {
 async function fetchEvidence(base: string, indices: number[]): Promise<LogEvidence> {
   const root = base.replace(/\/+$/, '');
   const sth = (await getJson(`${root}/v1/log/sth`)) as SignedTreeHead;
-  const ev: LogEvidence = { sth: { tree_size: sth.tree_size, root: sth.root, signed_at: sth.signed_at, responder: sth.responder, responder_key_epoch: sth.responder_key_epoch, signature: sth.signature }, entries: {}, inclusions: {} };
+  const ev: LogEvidence = {
+    sth: { tree_size: sth.tree_size, root: sth.root, signed_at: sth.signed_at, responder: sth.responder, responder_key_epoch: sth.responder_key_epoch, signature: sth.signature },
+    entries: {},
+    inclusions: {},
+  };
   for (const i of indices) {
     const e = await getJson(`${root}/v1/log/entries/${i}`);
     const p = await getJson(`${root}/v1/log/inclusion?index=${i}&tree_size=${sth.tree_size}`);
@@ -118,10 +122,14 @@ function factLine(f: FactReport): string {
 function print(v: ResponseVerdict, log: LogReport | undefined, o: Options): void {
   const ok = v.valid && v.trusted && (!log || (log.tree_head.ok && log.placements.every((p) => p.ok)));
   const signers = v.signers.join(', ') || '—';
-  console.log(`${ok ? 'valid' : 'INVALID'}: ${v.receipts.length} receipt(s), ${v.facts.length} fact(s), ${v.references.length} reference(s); signed by ${signers}${o.pubkey ? (v.trusted ? ' (the pinned key)' : '') : ' (key not pinned: pass --pubkey to require it)'}`);
+  console.log(
+    `${ok ? 'valid' : 'INVALID'}: ${v.receipts.length} receipt(s), ${v.facts.length} fact(s), ${v.references.length} reference(s); signed by ${signers}${o.pubkey ? (v.trusted ? ' (the pinned key)' : '') : ' (key not pinned: pass --pubkey to require it)'}`,
+  );
   for (const f of v.facts) console.log(factLine(f));
   if (log) {
-    console.log(`  log: tree head of size ${log.tree_head.tree_size} ${log.tree_head.ok ? 'verifies' : 'does NOT verify'}; ${log.placements.filter((p) => p.ok).length}/${log.placements.length} fact(s) placed${log.unplaced.length ? `, ${log.unplaced.length} without a log_index shown` : ''}`);
+    console.log(
+      `  log: tree head of size ${log.tree_head.tree_size} ${log.tree_head.ok ? 'verifies' : 'does NOT verify'}; ${log.placements.filter((p) => p.ok).length}/${log.placements.length} fact(s) placed${log.unplaced.length ? `, ${log.unplaced.length} without a log_index shown` : ''}`,
+    );
   }
   const errors = [...v.errors, ...(log?.tree_head.errors ?? []), ...(log?.placements.flatMap((p) => p.errors) ?? [])];
   if (errors.length > 0) console.log(`  ${errors.slice(0, 50).join('\n  ')}${errors.length > 50 ? `\n  … ${errors.length - 50} more (--json lists all)` : ''}`);

@@ -105,7 +105,11 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
     await verifyPageRoutes(scope, ctx.config.prefix);
   });
 
-  app.get('/openapi.json', { schema: { hide: true } }, jsonOnce(() => app.swagger()));
+  app.get(
+    '/openapi.json',
+    { schema: { hide: true } },
+    jsonOnce(() => app.swagger()),
+  );
   app.decorate('streams', streams);
   return app;
 }

@@ -49,7 +49,10 @@ export function toSvcError(err: unknown, bodyLimit?: number): SvcError {
   switch (e?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       // fastify's message carries no number; a client needs the cap to split its request.
-      return new SvcError('payload_too_large', bodyLimit === undefined ? 'body: larger than the size cap (see /v1/limits body_limit_bytes)' : `body: larger than the ${bodyLimit} byte cap`, { field: 'body', limit_bytes: bodyLimit ?? null });
+      return new SvcError('payload_too_large', bodyLimit === undefined ? 'body: larger than the size cap (see /v1/limits body_limit_bytes)' : `body: larger than the ${bodyLimit} byte cap`, {
+        field: 'body',
+        limit_bytes: bodyLimit ?? null,
+      });
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new SvcError('invalid_argument', 'content-type: unsupported media type (send application/json)', { field: 'content-type' }, { status: 415 });
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -60,7 +63,12 @@ export function toSvcError(err: unknown, bodyLimit?: number): SvcError {
     case 'FST_ERR_BAD_URL':
       return new SvcError('invalid_argument', 'path: not a valid URL (a percent-escape does not decode to UTF-8)', { field: 'path' }, { status: 400 });
     case 'FST_ERR_MAX_PARAM_LENGTH':
-      return new SvcError('invalid_argument', `path: a path parameter is longer than ${HTTP_LIMITS.max_path_param_chars} characters`, { field: 'path', max_chars: HTTP_LIMITS.max_path_param_chars }, { status: 414 });
+      return new SvcError(
+        'invalid_argument',
+        `path: a path parameter is longer than ${HTTP_LIMITS.max_path_param_chars} characters`,
+        { field: 'path', max_chars: HTTP_LIMITS.max_path_param_chars },
+        { status: 414 },
+      );
   }
   if (err instanceof SyntaxError || (e?.statusCode === 400 && /JSON/i.test(e.message ?? ''))) {
     return new SvcError('invalid_argument', `body: not valid JSON (${(err as Error).message})`, { field: 'body' }, { status: 400 });
@@ -82,7 +90,10 @@ export function errorHandler(err: unknown, req: FastifyRequest, reply: FastifyRe
   // The refusal's own wait when it names one (a quota window's rest); the rate limit's is 1 s.
   if (typeof se.details.retry_after === 'number') reply.header('Retry-After', String(se.details.retry_after));
   else if (se.code === 'rate_limited') reply.header('Retry-After', '1');
-  void reply.status(status).type('application/json').send(se.toEnvelope(req.url.split('?')[0]));
+  void reply
+    .status(status)
+    .type('application/json')
+    .send(se.toEnvelope(req.url.split('?')[0]));
 }
 
 /** 404 for unknown routes, in the same envelope (the message quotes a long path only in part: the answer must not outgrow the request). */

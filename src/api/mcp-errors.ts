@@ -14,7 +14,11 @@ import { toSvcError } from './errors.js';
  * own message and SDK clients add that text again on receipt, hence this type and not McpError.
  */
 export class RpcError extends Error {
-  constructor(readonly code: number, message: string, readonly data?: unknown) {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
     super(message);
   }
 }

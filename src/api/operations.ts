@@ -6,7 +6,6 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { ServiceContext } from '../primitives/context/context.js';
 
-
 export interface OperationCall {
   /** Request headers (REST) — e.g. If-None-Match; empty over MCP. */
   headers: Record<string, string | string[] | undefined>;
@@ -59,4 +58,3 @@ export interface Operation<I extends TSchema = TSchema> {
 export function defineOperation<I extends TSchema>(op: Operation<I>): Operation<I> {
   return op;
 }
-

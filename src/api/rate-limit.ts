@@ -73,7 +73,8 @@ export function installRateLimit(app: FastifyInstance, o: RateLimitOptions): Rat
   timer.unref();
   app.addHook('onClose', async () => clearInterval(timer));
   const perMinute = Math.round(o.rps * 60);
-  const refusal = () => new SvcError('rate_limited', `rate limit: ${perMinute} requests per minute per IP (burst ${o.burst}) exceeded`, { retry_after: 1, limit_per_minute: perMinute, burst: o.burst });
+  const refusal = () =>
+    new SvcError('rate_limited', `rate limit: ${perMinute} requests per minute per IP (burst ${o.burst}) exceeded`, { retry_after: 1, limit_per_minute: perMinute, burst: o.burst });
   // A callback hook (no promise per request); the path check needs no allocation.
   app.addHook('onRequest', (req, _reply, done) => {
     const q = req.url.indexOf('?');

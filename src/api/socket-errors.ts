@@ -24,9 +24,19 @@ function answerAndClose(socket: Socket, se: SvcError): void {
 export function clientErrorAsSvcError(code: string | undefined): SvcError {
   switch (code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new SvcError('invalid_argument', `request: not received in time (headers within ${HTTP_LIMITS.headers_timeout_s} s, the whole request within ${HTTP_LIMITS.request_timeout_s} s)`, { field: 'request', headers_timeout_s: HTTP_LIMITS.headers_timeout_s, request_timeout_s: HTTP_LIMITS.request_timeout_s }, { status: 408 });
+      return new SvcError(
+        'invalid_argument',
+        `request: not received in time (headers within ${HTTP_LIMITS.headers_timeout_s} s, the whole request within ${HTTP_LIMITS.request_timeout_s} s)`,
+        { field: 'request', headers_timeout_s: HTTP_LIMITS.headers_timeout_s, request_timeout_s: HTTP_LIMITS.request_timeout_s },
+        { status: 408 },
+      );
     case 'HPE_HEADER_OVERFLOW':
-      return new SvcError('invalid_argument', `headers: the request line and headers exceed ${HTTP_LIMITS.max_header_bytes} bytes`, { field: 'headers', max_bytes: HTTP_LIMITS.max_header_bytes }, { status: 431 });
+      return new SvcError(
+        'invalid_argument',
+        `headers: the request line and headers exceed ${HTTP_LIMITS.max_header_bytes} bytes`,
+        { field: 'headers', max_bytes: HTTP_LIMITS.max_header_bytes },
+        { status: 431 },
+      );
     case 'HPE_INVALID_METHOD':
       return new SvcError('invalid_argument', 'method: not an HTTP method', { field: 'method', reason: code }, { status: 400 });
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':

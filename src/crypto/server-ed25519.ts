@@ -24,7 +24,11 @@ function sodiumSigner(sodium: Sodium): (message: Uint8Array, seed: Uint8Array) =
   const expand = (seed: Uint8Array): Buffer => {
     if (seed.length === 32 && lastSeed.length === 32) {
       let same = true;
-      for (let i = 0; i < 32; i++) if (seed[i] !== lastSeed[i]) { same = false; break; }
+      for (let i = 0; i < 32; i++)
+        if (seed[i] !== lastSeed[i]) {
+          same = false;
+          break;
+        }
       if (same) return lastSk;
     }
     if (seed.length !== 32) throw new RangeError('ed25519 seed: expected 32 bytes');
@@ -62,6 +66,4 @@ export function loadSodiumSign(): ((message: Uint8Array, seed: Uint8Array) => Ui
 const sodiumSign = loadSodiumSign();
 
 /** node:crypto with libsodium signing when available. */
-export const serverEd25519: Ed25519Backend = sodiumSign
-  ? { ...nodeEd25519, name: 'libsodium sign + node:crypto verify', sign: sodiumSign }
-  : nodeEd25519;
+export const serverEd25519: Ed25519Backend = sodiumSign ? { ...nodeEd25519, name: 'libsodium sign + node:crypto verify', sign: sodiumSign } : nodeEd25519;

@@ -59,12 +59,18 @@ export function decodeCities(input: Uint8Array): CityTable {
   const interned = new Map<number, string>();
   const code = (): string => {
     const len = varint();
-    if (len > 6) { pos += len; return buf.toString('utf8', pos - len, pos); }
+    if (len > 6) {
+      pos += len;
+      return buf.toString('utf8', pos - len, pos);
+    }
     let key = len;
     for (let i = 0; i < len; i++) key = key * 256 + buf[pos + i];
     pos += len;
     let s = interned.get(key);
-    if (s === undefined) { s = buf.toString('utf8', pos - len, pos); interned.set(key, s); }
+    if (s === undefined) {
+      s = buf.toString('utf8', pos - len, pos);
+      interned.set(key, s);
+    }
     return s;
   };
   const cap = 140_000;
@@ -82,7 +88,10 @@ export function decodeCities(input: Uint8Array): CityTable {
   while (pos < buf.length) {
     const end = varint() + pos;
     if (n === cap) throw new Error('cities.pbf: more than 140000 places; raise the capacity');
-    name[n] = ''; country[n] = ''; admin1[n] = ''; featureCode[n] = '';
+    name[n] = '';
+    country[n] = '';
+    admin1[n] = '';
+    featureCode[n] = '';
     while (pos < end) {
       const key = varint();
       const tag = key >>> 3;
@@ -93,9 +102,16 @@ export function decodeCities(input: Uint8Array): CityTable {
       else if (tag === 7) featureCode[n] = code();
       else if (tag === 8) admin1[n] = code();
       else if (tag === 9) population[n] = varint();
-      else if (tag === 10) { lastLng += zigzag(varint()); lng[n] = lastLng / 1e5; }
-      else if (tag === 11) { lastLat += zigzag(varint()); lat[n] = lastLat / 1e5; }
-      else if (wire === 2) { const skip = varint(); pos += skip; } // (`pos += varint()` would read pos before the varint moves it)
+      else if (tag === 10) {
+        lastLng += zigzag(varint());
+        lng[n] = lastLng / 1e5;
+      } else if (tag === 11) {
+        lastLat += zigzag(varint());
+        lat[n] = lastLat / 1e5;
+      } else if (wire === 2) {
+        const skip = varint();
+        pos += skip;
+      } // (`pos += varint()` would read pos before the varint moves it)
       else if (wire === 0) varint();
       else throw new Error(`cities.pbf: unexpected wire type ${wire} at byte ${pos}`);
     }
@@ -122,7 +138,7 @@ export class CityGrid {
   }
 
   private static key(latCell: number, lngCell: number): number {
-    return (latCell + 90) * 360 + (((lngCell + 180) % 360) + 360) % 360;
+    return (latCell + 90) * 360 + ((((lngCell + 180) % 360) + 360) % 360);
   }
 
   /** Indices of cities within `radiusKm` (≤ ~100 km), with distances. */

@@ -96,8 +96,13 @@ function partOf(rawRings: number[][][]): Part {
   const xs = rings[0].map((p) => p[0]);
   if (Math.max(...xs) - Math.min(...xs) >= 359) rings = rawRings;
   const outer = rings[0];
-  let minLat = Infinity, maxLat = -Infinity, minLng = Infinity, maxLng = -Infinity;
-  let a2 = 0, cx = 0, cy = 0;
+  let minLat = Infinity,
+    maxLat = -Infinity,
+    minLng = Infinity,
+    maxLng = -Infinity;
+  let a2 = 0,
+    cx = 0,
+    cy = 0;
   for (let i = 0, j = outer.length - 1; i < outer.length; j = i++) {
     const [x0, y0] = outer[j];
     const [x1, y1] = outer[i];
@@ -162,7 +167,9 @@ const points = new WeakMap<Country, { lat: number; lng: number }>();
 export function countryPoint(c: Country): { lat: number; lng: number } {
   const hit = points.get(c);
   if (hit) return hit;
-  let sx = 0, sy = 0, sa = 0;
+  let sx = 0,
+    sy = 0,
+    sa = 0;
   const ref = c.main.cx;
   for (const p of c.cluster) {
     let x = p.cx;
@@ -181,7 +188,10 @@ export function countryPoint(c: Country): { lat: number; lng: number } {
     pt = { lat: target.lat, lng: wrapLng(target.lng) };
     for (const s of inside) {
       const d = (s.lat - target.lat) ** 2 + (s.lng - target.lng) ** 2;
-      if (d < bestD) { bestD = d; pt = { lat: s.lat, lng: wrapLng(s.lng) }; }
+      if (d < bestD) {
+        bestD = d;
+        pt = { lat: s.lat, lng: wrapLng(s.lng) };
+      }
     }
   }
   points.set(c, pt);
@@ -210,7 +220,10 @@ function features(file: string): CountryFeatures {
 const round4 = (rings: number[][][]) => rings.map((r) => r.map(([x, y]) => [Math.round(x * 1e4) / 1e4, Math.round(y * 1e4) / 1e4]));
 
 function planarGeometry(g: GeoJsonPolygon, round = false): GeoJsonPolygon {
-  const polys = (g.type === 'Polygon' ? [g.coordinates] : g.coordinates).filter((r) => r.length > 0 && r[0].length >= 4).map(planarCap).map((r) => (round ? round4(r) : r));
+  const polys = (g.type === 'Polygon' ? [g.coordinates] : g.coordinates)
+    .filter((r) => r.length > 0 && r[0].length >= 4)
+    .map(planarCap)
+    .map((r) => (round ? round4(r) : r));
   return polys.length === 1 ? { type: 'Polygon', coordinates: polys[0] } : { type: 'MultiPolygon', coordinates: polys };
 }
 
@@ -219,7 +232,8 @@ export function loadCountries(): Country[] {
   const fc = features('countries-50m.json');
   const coarse = new Map<string, GeoJsonPolygon>();
   for (const f of features('countries-110m.json').features) {
-    if (f.id !== undefined && f.geometry && (f.geometry.type === 'Polygon' || f.geometry.type === 'MultiPolygon')) coarse.set(String(f.id), planarGeometry(f.geometry as unknown as GeoJsonPolygon, true));
+    if (f.id !== undefined && f.geometry && (f.geometry.type === 'Polygon' || f.geometry.type === 'MultiPolygon'))
+      coarse.set(String(f.id), planarGeometry(f.geometry as unknown as GeoJsonPolygon, true));
   }
   const out: Country[] = [];
   for (const f of fc.features) {
@@ -237,7 +251,11 @@ export function loadCountries(): Country[] {
     const cluster = mainCluster(parts);
     const minLat = Math.min(...cluster.map((p) => p.box.min_lat));
     const maxLat = Math.max(...cluster.map((p) => p.box.max_lat));
-    const box = coverIntervals(cluster.flatMap((p) => seamIntervals(p.box.min_lng, p.box.max_lng)), minLat, maxLat);
+    const box = coverIntervals(
+      cluster.flatMap((p) => seamIntervals(p.box.min_lng, p.box.max_lng)),
+      minLat,
+      maxLat,
+    );
     const localized: Record<string, string> = {};
     const names = new Set<string>([neName]);
     for (const lang of COUNTRY_LANGUAGES) {
@@ -261,7 +279,11 @@ function seamIntervals(a: number, b: number): Array<readonly [number, number]> {
   if (b - a >= 360) return [[-180, 180]];
   const shift = a < -180 ? 360 : a > 180 ? -360 : 0;
   const [x, y] = [a + shift, b + shift];
-  if (y > 180) return [[x, 180], [-180, y - 360]];
+  if (y > 180)
+    return [
+      [x, 180],
+      [-180, y - 360],
+    ];
   return [[x, y]];
 }
 
@@ -275,13 +297,17 @@ const fullBoxes = new WeakMap<Country, Box>();
 function quickFullBox(c: Country, lat: number, lng: number): boolean {
   let b = fullBoxes.get(c);
   if (!b) {
-    let minLat = 90, maxLat = -90, minLng = Infinity, maxLng = -Infinity;
-    for (const rings of (c.pip as { coordinates: number[][][][] }).coordinates) for (const [x, y] of rings[0]) {
-      if (y < minLat) minLat = y;
-      if (y > maxLat) maxLat = y;
-      if (x < minLng) minLng = x;
-      if (x > maxLng) maxLng = x;
-    }
+    let minLat = 90,
+      maxLat = -90,
+      minLng = Infinity,
+      maxLng = -Infinity;
+    for (const rings of (c.pip as { coordinates: number[][][][] }).coordinates)
+      for (const [x, y] of rings[0]) {
+        if (y < minLat) minLat = y;
+        if (y > maxLat) maxLat = y;
+        if (x < minLng) minLng = x;
+        if (x > maxLng) maxLng = x;
+      }
     b = { min_lat: minLat, min_lng: minLng, max_lat: maxLat, max_lng: maxLng };
     fullBoxes.set(c, b);
   }

@@ -68,8 +68,9 @@ class Index {
     const cur = this.map.get(key);
     // Most keys name one place: store a bare number and allocate an array only on the second.
     if (cur === undefined) this.map.set(key, v);
-    else if (typeof cur === 'number') { if (cur !== v && cur !== -v - 1 && -cur - 1 !== v) this.map.set(key, [cur, v]); }
-    else if (!cur.includes(v)) cur.push(v);
+    else if (typeof cur === 'number') {
+      if (cur !== v && cur !== -v - 1 && -cur - 1 !== v) this.map.set(key, [cur, v]);
+    } else if (!cur.includes(v)) cur.push(v);
   }
   get(key: string): Ref[] {
     const cur = this.map.get(key);
@@ -152,7 +153,30 @@ function build(): Gazetteer {
     pushMap(countryKeys, c.alpha3.toLowerCase(), c.alpha2);
   });
   // Common short forms people write after a comma that the i18n aliases lack.
-  for (const [alias, a2] of [['uk', 'GB'], ['england', 'GB'], ['scotland', 'GB'], ['wales', 'GB'], ['britain', 'GB'], ['america', 'US'], ['u s a', 'US'], ['holland', 'NL'], ['czech republic', 'CZ'], ['ivory coast', 'CI'], ['burma', 'MM'], ['persia', 'IR'], ['drc', 'CD'], ['dr congo', 'CD'], ['uae', 'AE'], ['korea', 'KR'], ['swaziland', 'SZ'], ['macedonia', 'MK'], ['east timor', 'TL'], ['turkiye', 'TR'], ['cape verde', 'CV'], ['vatican', 'VA']] as const) {
+  for (const [alias, a2] of [
+    ['uk', 'GB'],
+    ['england', 'GB'],
+    ['scotland', 'GB'],
+    ['wales', 'GB'],
+    ['britain', 'GB'],
+    ['america', 'US'],
+    ['u s a', 'US'],
+    ['holland', 'NL'],
+    ['czech republic', 'CZ'],
+    ['ivory coast', 'CI'],
+    ['burma', 'MM'],
+    ['persia', 'IR'],
+    ['drc', 'CD'],
+    ['dr congo', 'CD'],
+    ['uae', 'AE'],
+    ['korea', 'KR'],
+    ['swaziland', 'SZ'],
+    ['macedonia', 'MK'],
+    ['east timor', 'TL'],
+    ['turkiye', 'TR'],
+    ['cape verde', 'CV'],
+    ['vatican', 'VA'],
+  ] as const) {
     pushMap(countryKeys, alias, a2);
     const idx = countries.findIndex((c) => c.alpha2 === a2);
     // Standalone too, except the constituent countries of GB, which are admin-1 regions here.
@@ -198,7 +222,20 @@ function build(): Gazetteer {
     index_keys: index.size,
   };
   return {
-    cities, grid, countries, countryByAlpha2, admin1, admin1ByKey, wide, pois, cityLocalized, countryKeys, admin1Keys, countryPop, admin1Pop, stats,
+    cities,
+    grid,
+    countries,
+    countryByAlpha2,
+    admin1,
+    admin1ByKey,
+    wide,
+    pois,
+    cityLocalized,
+    countryKeys,
+    admin1Keys,
+    countryPop,
+    admin1Pop,
+    stats,
     lookup: (key) => index.get(key),
     keysStartingWith(ch) {
       if (!byFirst) {

@@ -93,8 +93,16 @@ export async function photonSearch(http: JsonFetcher, base: string, q: string, d
     }
     const context = [p.city !== name ? p.city : undefined, p.state, p.country].filter((x) => typeof x === 'string' && x) as string[];
     out.push({
-      source: 'photon', name, label: [name, ...context].join(', '), lat, lng, kind, country, box,
-      osmId: osmRef(p.osm_type, p.osm_id), subtype: subtypeOf(kind, typeof p.type === 'string' ? p.type : undefined),
+      source: 'photon',
+      name,
+      label: [name, ...context].join(', '),
+      lat,
+      lng,
+      kind,
+      country,
+      box,
+      osmId: osmRef(p.osm_type, p.osm_id),
+      subtype: subtypeOf(kind, typeof p.type === 'string' ? p.type : undefined),
     });
   }
   return out;
@@ -143,10 +151,18 @@ export async function nominatimSearch(http: JsonFetcher, base: string, q: string
     const geojson = g && (g.type === 'Polygon' || g.type === 'MultiPolygon') && Array.isArray(g.coordinates) ? (g as GeoJsonPolygon) : undefined;
     const adminLevel = it.extratags?.admin_level ? Number(it.extratags.admin_level) : undefined;
     out.push({
-      source: 'nominatim', name, label: display || name, lat, lng, kind, box, geojson,
+      source: 'nominatim',
+      name,
+      label: display || name,
+      lat,
+      lng,
+      kind,
+      box,
+      geojson,
       country: it.address?.country_code?.toUpperCase(),
       importance: typeof it.importance === 'number' ? it.importance : undefined,
-      osmId: osmRef(it.osm_type, it.osm_id), subtype: subtypeOf(kind, it.addresstype ?? it.type, adminLevel),
+      osmId: osmRef(it.osm_type, it.osm_id),
+      subtype: subtypeOf(kind, it.addresstype ?? it.type, adminLevel),
     });
   }
   return out;

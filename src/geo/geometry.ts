@@ -73,7 +73,10 @@ export function coverIntervals(intervals: ReadonlyArray<readonly [number, number
     const end = merged[i][1];
     const nextStart = i + 1 < merged.length ? merged[i + 1][0] : merged[0][0] + 360;
     const gap = nextStart - end;
-    if (gap > bestGap) { bestGap = gap; gapAt = i; }
+    if (gap > bestGap) {
+      bestGap = gap;
+      gapAt = i;
+    }
   }
   if (merged.length === 0) return { min_lat: minLat, min_lng: -180, max_lat: maxLat, max_lng: 180 };
   const min_lng = gapAt + 1 < merged.length ? merged[gapAt + 1][0] : merged[0][0];
@@ -85,7 +88,10 @@ export function coverIntervals(intervals: ReadonlyArray<readonly [number, number
 function ringContains(ring: number[][], x: number, y: number): boolean {
   let inside = false;
   for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
-    const xi = ring[i][0], yi = ring[i][1], xj = ring[j][0], yj = ring[j][1];
+    const xi = ring[i][0],
+      yi = ring[i][1],
+      xj = ring[j][0],
+      yj = ring[j][1];
     if (yi > y !== yj > y && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) inside = !inside;
   }
   return inside;
@@ -97,7 +103,11 @@ export function pointInPolygon(geom: GeoJsonPolygon, lat: number, lng: number): 
   for (const rings of polys) {
     if (rings.length === 0 || !ringContains(rings[0], lng, lat)) continue;
     let inHole = false;
-    for (let k = 1; k < rings.length; k++) if (ringContains(rings[k], lng, lat)) { inHole = true; break; }
+    for (let k = 1; k < rings.length; k++)
+      if (ringContains(rings[k], lng, lat)) {
+        inHole = true;
+        break;
+      }
     if (!inHole) return true;
   }
   return false;
@@ -105,7 +115,13 @@ export function pointInPolygon(geom: GeoJsonPolygon, lat: number, lng: number): 
 
 /** GeoJSON of a box: a Polygon, or a MultiPolygon split at ±180 when it crosses the antimeridian. */
 export function boxPolygon(b: Box): GeoJsonPolygon {
-  const ring = (w: number, e: number) => [[w, b.min_lat], [e, b.min_lat], [e, b.max_lat], [w, b.max_lat], [w, b.min_lat]];
+  const ring = (w: number, e: number) => [
+    [w, b.min_lat],
+    [e, b.min_lat],
+    [e, b.max_lat],
+    [w, b.max_lat],
+    [w, b.min_lat],
+  ];
   if (b.min_lng <= b.max_lng) return { type: 'Polygon', coordinates: [ring(b.min_lng, b.max_lng)] };
   return { type: 'MultiPolygon', coordinates: [[ring(b.min_lng, 180)], [ring(-180, b.max_lng)]] };
 }

@@ -23,7 +23,10 @@ export function gridInfoFor(query: { resolution?: string } = {}): ReturnType<typ
   const n = /^\s*[+-]?\d+\s*$/.test(asked) ? Number(asked) : NaN;
   if (!(info.resolutions as readonly number[]).includes(n)) {
     throw new SvcError('invalid_resolution', `resolution: ${JSON.stringify(asked)} is not served; this responder serves resolution ${info.resolutions.join(', ')} only`, {
-      field: 'resolution', requested: asked, served: info.resolution, resolutions: info.resolutions,
+      field: 'resolution',
+      requested: asked,
+      served: info.resolution,
+      resolutions: info.resolutions,
     });
   }
   return info;

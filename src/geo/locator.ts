@@ -61,7 +61,10 @@ export class Spacer {
         this.last = Date.now();
       }
     });
-    this.tail = turn.then(() => {}, () => {});
+    this.tail = turn.then(
+      () => {},
+      () => {},
+    );
     return turn;
   }
 }
@@ -77,13 +80,17 @@ export function cacheKey(text: string): string {
 /** Nothing but the offline tables was consulted: no network geocoder is enabled on this responder. */
 function notFoundOffline(text: string): SvcError {
   return new SvcError('place_not_found', `place: ${JSON.stringify(text.slice(0, 120))} is not in the offline tables, and no network geocoder is enabled here to ask`, {
-    field: 'place', network: 'disabled', hint: 'Refine the name (add ", Region, Country"), pass lat and lng, or ask a responder with a network geocoder enabled.',
+    field: 'place',
+    network: 'disabled',
+    hint: 'Refine the name (add ", Region, Country"), pass lat and lng, or ask a responder with a network geocoder enabled.',
   });
 }
 
 function noMatch(text: string, why: string, details: Record<string, unknown> = {}): SvcError {
   return new SvcError('no_geocoder_match', `place: no geocoder tier knows ${JSON.stringify(text.slice(0, 120))} (${why})`, {
-    field: 'place', hint: 'Retrying the unchanged query does not help: refine the name (add ", Region, Country") or pass lat and lng.', ...details,
+    field: 'place',
+    hint: 'Retrying the unchanged query does not help: refine the name (add ", Region, Country") or pass lat and lng.',
+    ...details,
   });
 }
 
@@ -168,7 +175,10 @@ export function createLocator(opts: LocatorOptions): Locator {
       }
       if (answered === 0) {
         const down = new SvcError('source_fetch_failed', `place: every network geocoder failed for ${JSON.stringify(text.slice(0, 120))}`, {
-          field: 'place', failures, retryable: true, hint: 'The geocoders are unreachable; retry later or pass lat and lng.',
+          field: 'place',
+          failures,
+          retryable: true,
+          hint: 'The geocoders are unreachable; retry later or pass lat and lng.',
         });
         return fuzzyOr(g, text, down, 'network geocoders unreachable');
       }
@@ -176,10 +186,21 @@ export function createLocator(opts: LocatorOptions): Locator {
       // place, so the next request asks it again instead of being told "nobody knows" for a day.
       const partial = Object.keys(failures).length > 0;
       if (!partial) await cachePut(key, 'none', null, MISS_TTL_MS);
-      return fuzzyOr(g, text, noMatch(text, 'the offline tables and the network geocoders returned nothing', partial ? {
-        partial_failures: failures, retryable: true,
-        hint: 'A geocoder tier failed (see partial_failures) and may know the place: retry later, refine the name or pass lat and lng.',
-      } : {}));
+      return fuzzyOr(
+        g,
+        text,
+        noMatch(
+          text,
+          'the offline tables and the network geocoders returned nothing',
+          partial
+            ? {
+                partial_failures: failures,
+                retryable: true,
+                hint: 'A geocoder tier failed (see partial_failures) and may know the place: retry later, refine the name or pass lat and lng.',
+              }
+            : {},
+        ),
+      );
     },
   };
 }

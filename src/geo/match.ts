@@ -65,7 +65,16 @@ export function placeOf(g: Gazetteer, ref: Ref): Place {
       const admin1 = g.admin1ByKey.get(`${cc}.${t.admin1[i]}`);
       const pop = t.population[i];
       return {
-        via: 'embedded', ref, kind: 'city', name: t.name[i], lat: t.lat[i], lng: t.lng[i], country: cc, countries: [cc], admin1, population: pop,
+        via: 'embedded',
+        ref,
+        kind: 'city',
+        name: t.name[i],
+        lat: t.lat[i],
+        lng: t.lng[i],
+        country: cc,
+        countries: [cc],
+        admin1,
+        population: pop,
         label: admin1 ? `${t.name[i]}, ${admin1.name}, ${cc}` : `${t.name[i]}, ${cc}`,
         score: Math.log10(pop + 1) + (CITY_BONUS[t.featureCode[i]] ?? 0) + alias,
         id: `geonames:${t.geonameId[i]}`,
@@ -77,30 +86,76 @@ export function placeOf(g: Gazetteer, ref: Ref): Place {
       const pt = countryPoint(c);
       const pop = g.countryPop.get(c.alpha2) ?? 0;
       return {
-        via: 'country', ref, kind: 'country', name: c.name, label: c.name, lat: pt.lat, lng: pt.lng, country: c.alpha2, countries: [c.alpha2], box: c.box,
-        population: pop, score: Math.max(Math.log10(pop + 1), 4) + 1.5 + alias, id: `ne:country:${c.alpha3}`, localized: c.localized,
+        via: 'country',
+        ref,
+        kind: 'country',
+        name: c.name,
+        label: c.name,
+        lat: pt.lat,
+        lng: pt.lng,
+        country: c.alpha2,
+        countries: [c.alpha2],
+        box: c.box,
+        population: pop,
+        score: Math.max(Math.log10(pop + 1), 4) + 1.5 + alias,
+        id: `ne:country:${c.alpha3}`,
+        localized: c.localized,
       };
     }
     case 'admin1': {
       const a = g.admin1[ref.index];
       const pop = g.admin1Pop.get(`${a.country}.${a.code}`) ?? 0;
       return {
-        via: 'admin1', ref, kind: 'admin1', name: a.name, label: `${a.name}, ${a.country}`, lat: a.lat, lng: a.lng, country: a.country, countries: [a.country], admin1: a, box: a.box,
-        population: pop, score: Math.max(Math.log10(pop + 1), 3) - 0.7 + alias, id: `geonames:admin1:${a.country}.${a.code}`, localized: localizedOf(a.name, a.alts, a.country),
+        via: 'admin1',
+        ref,
+        kind: 'admin1',
+        name: a.name,
+        label: `${a.name}, ${a.country}`,
+        lat: a.lat,
+        lng: a.lng,
+        country: a.country,
+        countries: [a.country],
+        admin1: a,
+        box: a.box,
+        population: pop,
+        score: Math.max(Math.log10(pop + 1), 3) - 0.7 + alias,
+        id: `geonames:admin1:${a.country}.${a.code}`,
+        localized: localizedOf(a.name, a.alts, a.country),
       };
     }
     case 'wide': {
       const w = g.wide[ref.index];
       return {
-        via: 'wide_bbox_table', ref, kind: w.kind, name: w.name, label: `${w.name} (${w.kind.replace(/_/g, ' ')})`, lat: w.lat, lng: w.lng, country: w.countries[0], countries: w.countries, box: w.box,
-        score: 6 + 0.3 * Math.log10(boxAreaKm2(w.box) + 1) + alias, id: `wide:${w.name}`, localized: localizedOf(w.name, w.alts, w.countries[0]),
+        via: 'wide_bbox_table',
+        ref,
+        kind: w.kind,
+        name: w.name,
+        label: `${w.name} (${w.kind.replace(/_/g, ' ')})`,
+        lat: w.lat,
+        lng: w.lng,
+        country: w.countries[0],
+        countries: w.countries,
+        box: w.box,
+        score: 6 + 0.3 * Math.log10(boxAreaKm2(w.box) + 1) + alias,
+        id: `wide:${w.name}`,
+        localized: localizedOf(w.name, w.alts, w.countries[0]),
       };
     }
     case 'poi': {
       const p = g.pois[ref.index];
       return {
-        via: 'pois', ref, kind: p.kind, name: p.name, label: p.countries.length ? `${p.name}, ${p.countries[0]}` : p.name, lat: p.lat, lng: p.lng, country: p.countries[0], countries: p.countries,
-        score: 7 + alias, id: `poi:${p.name}`, localized: localizedOf(p.name, p.alts, p.countries[0]),
+        via: 'pois',
+        ref,
+        kind: p.kind,
+        name: p.name,
+        label: p.countries.length ? `${p.name}, ${p.countries[0]}` : p.name,
+        lat: p.lat,
+        lng: p.lng,
+        country: p.countries[0],
+        countries: p.countries,
+        score: 7 + alias,
+        id: `poi:${p.name}`,
+        localized: localizedOf(p.name, p.alts, p.countries[0]),
       };
     }
   }
@@ -201,7 +256,12 @@ export function matchOffline(g: Gazetteer, text: string): OfflineMatch | undefin
   if (!found) for (const v of variants(head)) if ((found = attempt(g, v))) break;
   if (!found && cls) {
     const core = stripClassWords(head, cls);
-    if (core) found = attempt(g, core, true) ?? variants(core).map((v) => attempt(g, v, true)).find(Boolean);
+    if (core)
+      found =
+        attempt(g, core, true) ??
+        variants(core)
+          .map((v) => attempt(g, v, true))
+          .find(Boolean);
   }
   // A code in lower case ("fr", "usa") is still a country code, but competes with names.
   if (parts.length === 1 && /^[a-z]{2,3}$/i.test(raw)) {
@@ -261,8 +321,10 @@ export function matchFuzzy(g: Gazetteer, text: string): OfflineMatch | undefined
   for (const k of g.keysStartingWith(head[0])) {
     if (Math.abs(k.length - head.length) > max) continue;
     const d = editDistance(head, k, max);
-    if (d < bestD) { bestD = d; keys = [k]; }
-    else if (d === bestD) keys.push(k);
+    if (d < bestD) {
+      bestD = d;
+      keys = [k];
+    } else if (d === bestD) keys.push(k);
   }
   if (bestD > max) return undefined;
   const places = dedupe(keys.flatMap((k) => g.lookup(k).map((r) => placeOf(g, r))));

@@ -19,7 +19,11 @@ export function normalizeName(s: string): string {
   // Fast paths for plain ASCII (most GeoNames names): native lower-casing, no Unicode tables.
   const lower = s.toLowerCase();
   if (CLEAN_RE.test(lower)) return lower;
-  if (ASCII_RE.test(lower)) return lower.replace(/['`]/g, '').replace(/[^a-z0-9]+/g, ' ').trim();
+  if (ASCII_RE.test(lower))
+    return lower
+      .replace(/['`]/g, '')
+      .replace(/[^a-z0-9]+/g, ' ')
+      .trim();
   return normalizeUnicode(s);
 }
 const CLEAN_RE = /^[a-z0-9]+(?: [a-z0-9]+)*$/;
@@ -67,7 +71,10 @@ export function detectClass(norm: string): FeatureClass | undefined {
 export function stripClassWords(norm: string, cls: FeatureClass): string {
   let t = ` ${norm} `;
   for (const w of cls.words) t = t.split(` ${w} `).join(' ');
-  return t.split(' ').filter((w) => w && !STOP_WORDS.has(w)).join(' ');
+  return t
+    .split(' ')
+    .filter((w) => w && !STOP_WORDS.has(w))
+    .join(' ');
 }
 
 /** True when the candidate's own name carries one of the class words (so "Mount Vernon" is no mismatch). */
@@ -79,7 +86,9 @@ export function nameHasClassWord(normName: string, cls: FeatureClass): boolean {
 /** Spelling variants tried when the exact key misses: saint/st, leading "the", "city of", "mt". */
 export function variants(norm: string): string[] {
   const out = new Set<string>();
-  const add = (s: string) => { if (s && s !== norm) out.add(s); };
+  const add = (s: string) => {
+    if (s && s !== norm) out.add(s);
+  };
   add(norm.replace(/^the /, ''));
   add(norm.replace(/^city of /, ''));
   add(norm.replace(/ city$/, ''));
@@ -116,12 +125,28 @@ export function editDistance(a: string, b: string, max: number): number {
 }
 
 const SCRIPTS: ReadonlyArray<readonly [RegExp, string]> = [
-  [/[\u3040-\u30ff]/, 'ja'], [/[\uac00-\ud7af\u1100-\u11ff]/, 'ko'], [/[\u4e00-\u9fff]/, 'zh'],
-  [/[\u0400-\u04ff]/, 'ru'], [/[\u0600-\u06ff]/, 'ar'], [/[\u0590-\u05ff]/, 'he'], [/[\u0370-\u03ff]/, 'el'],
-  [/[\u0900-\u097f]/, 'hi'], [/[\u0980-\u09ff]/, 'bn'], [/[\u0b80-\u0bff]/, 'ta'], [/[\u0c00-\u0c7f]/, 'te'],
-  [/[\u0c80-\u0cff]/, 'kn'], [/[\u0d00-\u0d7f]/, 'ml'], [/[\u0d80-\u0dff]/, 'si'], [/[\u0e00-\u0e7f]/, 'th'],
-  [/[\u0e80-\u0eff]/, 'lo'], [/[\u0f00-\u0fff]/, 'bo'], [/[\u1000-\u109f]/, 'my'], [/[\u1780-\u17ff]/, 'km'],
-  [/[\u10a0-\u10ff]/, 'ka'], [/[\u0530-\u058f]/, 'hy'], [/[\u1200-\u137f]/, 'am'],
+  [/[\u3040-\u30ff]/, 'ja'],
+  [/[\uac00-\ud7af\u1100-\u11ff]/, 'ko'],
+  [/[\u4e00-\u9fff]/, 'zh'],
+  [/[\u0400-\u04ff]/, 'ru'],
+  [/[\u0600-\u06ff]/, 'ar'],
+  [/[\u0590-\u05ff]/, 'he'],
+  [/[\u0370-\u03ff]/, 'el'],
+  [/[\u0900-\u097f]/, 'hi'],
+  [/[\u0980-\u09ff]/, 'bn'],
+  [/[\u0b80-\u0bff]/, 'ta'],
+  [/[\u0c00-\u0c7f]/, 'te'],
+  [/[\u0c80-\u0cff]/, 'kn'],
+  [/[\u0d00-\u0d7f]/, 'ml'],
+  [/[\u0d80-\u0dff]/, 'si'],
+  [/[\u0e00-\u0e7f]/, 'th'],
+  [/[\u0e80-\u0eff]/, 'lo'],
+  [/[\u0f00-\u0fff]/, 'bo'],
+  [/[\u1000-\u109f]/, 'my'],
+  [/[\u1780-\u17ff]/, 'km'],
+  [/[\u10a0-\u10ff]/, 'ka'],
+  [/[\u0530-\u058f]/, 'hy'],
+  [/[\u1200-\u137f]/, 'am'],
 ];
 
 /** A language tag for a non-Latin name by its script (country refines ar→fa, ru→uk, hi→ne); undefined for Latin. */

@@ -45,14 +45,27 @@ export function candidateOf(p: Place): LocateCandidate {
 export function fromOffline(g: Gazetteer, m: OfflineMatch): Resolution {
   const p = m.selected;
   const base = {
-    via: p.via, label: p.label, lat: p.lat, lng: p.lng, kind: p.kind, localized: p.localized, seed: p.id,
+    via: p.via,
+    label: p.label,
+    lat: p.lat,
+    lng: p.lng,
+    kind: p.kind,
+    localized: p.localized,
+    seed: p.id,
     selected: { label: p.label, kind: p.kind, is_high_confidence: m.high, reason: m.reason, score: Math.round(p.score * 1000) / 1000 },
     alternatives: m.alternatives.map(candidateOf),
   };
   switch (p.ref.kind) {
     case 'country': {
       const c = g.countries[p.ref.index];
-      return { ...base, box: c.box, boxSource: 'country_table', geojson: c.outline, sample: { shape: 'country', alpha2: c.alpha2 }, division: { division_id: p.id, subtype: 'country', country: c.alpha2 } };
+      return {
+        ...base,
+        box: c.box,
+        boxSource: 'country_table',
+        geojson: c.outline,
+        sample: { shape: 'country', alpha2: c.alpha2 },
+        division: { division_id: p.id, subtype: 'country', country: c.alpha2 },
+      };
     }
     case 'admin1':
       return { ...base, box: p.box, boxSource: 'admin1_table', sample: { shape: 'box' }, division: { division_id: p.id, subtype: 'region', country: p.country! } };
@@ -69,8 +82,21 @@ export function fromOffline(g: Gazetteer, m: OfflineMatch): Resolution {
 export function fromPoint(g: Gazetteer, lat: number, lng: number, label: string, near?: Place): Resolution {
   const country = countryAt(g.countries, lat, lng);
   const res: Resolution = {
-    via: 'direct_latlng', label, lat, lng, kind: 'coordinates', localized: near ? near.localized : {}, sample: { shape: 'point' }, seed: `${lat},${lng}`,
-    selected: { label, kind: 'coordinates', is_high_confidence: true, reason: near ? `coordinates given; nearest embedded place ${near.label}` : 'coordinates given; no embedded place within 25 km', score: 0 },
+    via: 'direct_latlng',
+    label,
+    lat,
+    lng,
+    kind: 'coordinates',
+    localized: near ? near.localized : {},
+    sample: { shape: 'point' },
+    seed: `${lat},${lng}`,
+    selected: {
+      label,
+      kind: 'coordinates',
+      is_high_confidence: true,
+      reason: near ? `coordinates given; nearest embedded place ${near.label}` : 'coordinates given; no embedded place within 25 km',
+      score: 0,
+    },
     alternatives: [],
   };
   if (country) res.division = { division_id: `ne:country:${country.alpha3}`, subtype: 'country', country: country.alpha2 };
@@ -104,9 +130,16 @@ export function fromNetwork(g: Gazetteer, places: NetPlace[], query: string): Re
   const geojson = best.geojson ? thinPolygon(best.geojson) : undefined;
   const subtype = best.subtype ?? subtypeOf(best.kind);
   const res: Resolution = {
-    via: best.source, label: best.label, lat: best.lat, lng: best.lng, kind: best.kind, localized: { und: best.name },
+    via: best.source,
+    label: best.label,
+    lat: best.lat,
+    lng: best.lng,
+    kind: best.kind,
+    localized: { und: best.name },
     // Photon is built from Nominatim's OSM database; its extent is the same OSM bounding box.
-    box, boxSource: box ? 'nominatim_boundingbox' : undefined, geojson,
+    box,
+    boxSource: box ? 'nominatim_boundingbox' : undefined,
+    geojson,
     sample: geojson ? { shape: 'geojson' } : box ? { shape: 'box' } : { shape: 'point' },
     seed: best.osmId ?? `${best.source}:${best.lat},${best.lng}`,
     selected: { label: best.label, kind: best.kind, is_high_confidence: high, reason, score: best.importance ?? 1 },

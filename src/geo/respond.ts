@@ -20,13 +20,17 @@ const cachedSamples = new BoundedCache<string, string[]>('locate_sample_cells', 
 
 function geojsonBox(g: GeoJsonPolygon): Box {
   const polys = g.type === 'Polygon' ? [g.coordinates] : g.coordinates;
-  let minLat = 90, maxLat = -90, minLng = 180, maxLng = -180;
-  for (const rings of polys) for (const [x, y] of rings[0] ?? []) {
-    if (y < minLat) minLat = y;
-    if (y > maxLat) maxLat = y;
-    if (x < minLng) minLng = x;
-    if (x > maxLng) maxLng = x;
-  }
+  let minLat = 90,
+    maxLat = -90,
+    minLng = 180,
+    maxLng = -180;
+  for (const rings of polys)
+    for (const [x, y] of rings[0] ?? []) {
+      if (y < minLat) minLat = y;
+      if (y > maxLat) maxLat = y;
+      if (x < minLng) minLng = x;
+      if (x > maxLng) maxLng = x;
+    }
   return { min_lat: minLat, min_lng: minLng, max_lat: maxLat, max_lng: maxLng };
 }
 

@@ -10,7 +10,11 @@ function readData<T>(file: string): T {
   return JSON.parse(readFileSync(new URL(`./data/${file}`, import.meta.url), 'utf8')) as T;
 }
 
-const splitAlts = (s: string): string[] => s.split('|').map((x) => x.trim()).filter(Boolean);
+const splitAlts = (s: string): string[] =>
+  s
+    .split('|')
+    .map((x) => x.trim())
+    .filter(Boolean);
 
 export interface Admin1 {
   country: string;

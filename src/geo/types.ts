@@ -1,15 +1,10 @@
 /** Shapes of place resolution (docs/locate.md). Shared by locate, recall and the shortcuts. */
 
-export type LocateVia =
-  | 'direct_latlng' | 'wide_bbox_table' | 'country' | 'admin1' | 'admin2' | 'admin3'
-  | 'embedded' | 'pois' | 'cache' | 'photon' | 'nominatim';
+export type LocateVia = 'direct_latlng' | 'wide_bbox_table' | 'country' | 'admin1' | 'admin2' | 'admin3' | 'embedded' | 'pois' | 'cache' | 'photon' | 'nominatim';
 
-export type BboxSource =
-  | 'wide_bbox_table' | 'country_table' | 'admin1_table' | 'admin2_table' | 'admin3_table'
-  | 'nominatim_boundingbox' | 'overture_division_area' | 'centre_cell_bbox';
+export type BboxSource = 'wide_bbox_table' | 'country_table' | 'admin1_table' | 'admin2_table' | 'admin3_table' | 'nominatim_boundingbox' | 'overture_division_area' | 'centre_cell_bbox';
 
-export type OvertureSubtype =
-  | 'country' | 'region' | 'county' | 'localadmin' | 'locality' | 'borough' | 'macrohood' | 'neighborhood' | 'microhood' | 'dependency';
+export type OvertureSubtype = 'country' | 'region' | 'county' | 'localadmin' | 'locality' | 'borough' | 'macrohood' | 'neighborhood' | 'microhood' | 'dependency';
 
 export interface PolygonBbox {
   min_lat: number;
@@ -19,9 +14,7 @@ export interface PolygonBbox {
   source: BboxSource;
 }
 
-export type GeoJsonPolygon =
-  | { type: 'Polygon'; coordinates: number[][][] }
-  | { type: 'MultiPolygon'; coordinates: number[][][][] };
+export type GeoJsonPolygon = { type: 'Polygon'; coordinates: number[][][] } | { type: 'MultiPolygon'; coordinates: number[][][][] };
 
 export interface LocateCandidate {
   label: string;
@@ -63,7 +56,10 @@ export interface LocateResp {
   /** Up to 64 cells inside the polygon, spread evenly (the centre cell alone for a point). */
   polygon_sample_cells: string[];
   overture_division?: { division_id: string; subtype: OvertureSubtype; country: string; schema_url: string };
-  data_at_this_cell: Record<string, { bands: string[]; algorithms: string[]; /** 'attested': facts exist at the cell; 'fetchable': a connector could materialize them. */ availability?: 'attested' | 'fetchable' }>;
+  data_at_this_cell: Record<
+    string,
+    { bands: string[]; algorithms: string[] /** 'attested': facts exist at the cell; 'fetchable': a connector could materialize them. */; availability?: 'attested' | 'fetchable' }
+  >;
   selected: {
     label: string;
     kind: string;

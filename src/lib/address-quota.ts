@@ -39,7 +39,10 @@ export function addressKey(ip: string | undefined): string {
   const h = head ? head.split(':') : [];
   const t = tail === undefined ? [] : tail ? tail.split(':') : [];
   const groups = tail === undefined ? h : [...h, ...new Array(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 export class AddressQuota {
@@ -68,7 +71,9 @@ export class AddressQuota {
     if (over) {
       const retryAfter = Math.max(1, Math.ceil((w.start + L.windowSecs * 1000 - now) / 1000));
       throw new SvcError('rate_limited', `quota: at most ${over} per ${L.windowSecs} s per client address`, {
-        retry_after: retryAfter, quota: { count: L.count, bytes: L.bytes, window_s: L.windowSecs }, used: { count: w.count, bytes: w.bytes },
+        retry_after: retryAfter,
+        quota: { count: L.count, bytes: L.bytes, window_s: L.windowSecs },
+        used: { count: w.count, bytes: w.bytes },
       });
     }
     w.count += items;

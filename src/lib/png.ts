@@ -78,7 +78,8 @@ function encode(width: number, height: number, px: Uint8Array, channels: 3 | 4, 
   ihdr.set([8, channels === 3 ? 2 : 6, 0, 0, 0], 8);
   const texts: Buffer[] = [];
   for (const key of Object.keys(text).sort()) {
-    if (!/^[\x20-\x7e]{1,79}$/.test(key) || key.startsWith(' ') || key.endsWith(' ')) throw new RangeError(`PNG tEXt keyword ${JSON.stringify(key)}: 1 to 79 printable characters, no leading or trailing space`);
+    if (!/^[\x20-\x7e]{1,79}$/.test(key) || key.startsWith(' ') || key.endsWith(' '))
+      throw new RangeError(`PNG tEXt keyword ${JSON.stringify(key)}: 1 to 79 printable characters, no leading or trailing space`);
     texts.push(chunk('tEXt', Buffer.concat([latin1(key), Uint8Array.of(0), latin1(text[key]!)])));
   }
   return Buffer.concat([SIGNATURE, chunk('IHDR', ihdr), ...texts, chunk('IDAT', deflateSync(raw, { level: 6 })), chunk('IEND', new Uint8Array(0))]);

@@ -69,8 +69,13 @@ export function observedPhrase(f: Readonly<Record<string, unknown>>, tempo: stri
   return end === undefined || isoDate(r.start_unix) === isoDate(end) ? `for ${isoDate(r.start_unix)}` : `for the slot ${isoDate(r.start_unix)} to ${isoDate(end)}`;
 }
 
-const READING_WORDS = [...new Set(Object.values(UNIT_WORDS).map((u) => u.words).filter((w) => /^[a-z]/.test(w)))]
-  .sort((a, b) => b.length - a.length);
+const READING_WORDS = [
+  ...new Set(
+    Object.values(UNIT_WORDS)
+      .map((u) => u.words)
+      .filter((w) => /^[a-z]/.test(w)),
+  ),
+].sort((a, b) => b.length - a.length);
 const READING_IN_TEXT = new RegExp(`\\d[\\d.,]*\\s*(?:${READING_WORDS.join('|')})\\b|\\bpH\\s*-?\\d|\\b(?:observed|for) \\d{4}-\\d\\d-\\d\\d|for the slot \\d{4}`);
 
 /**

@@ -124,20 +124,22 @@ function renderSentence(s: unknown, path: string, env: AnswerEnv, errors: string
     errors.push(`${path}: expected a list of parts`);
     return '';
   }
-  const out = s.map((p, i) => {
-    if (typeof p === 'string') return p;
-    if (!isObj(p)) {
-      errors.push(`${path}[${i}]: expected words or a slot`);
-      return '';
-    }
-    try {
-      return renderSlot(p, env);
-    } catch (e) {
-      // A malformed slot (a point off the globe, a cell that does not parse) is reported, not thrown.
-      errors.push(`${path}[${i}]: ${(e as Error).message}`);
-      return '?';
-    }
-  }).join('');
+  const out = s
+    .map((p, i) => {
+      if (typeof p === 'string') return p;
+      if (!isObj(p)) {
+        errors.push(`${path}[${i}]: expected words or a slot`);
+        return '';
+      }
+      try {
+        return renderSlot(p, env);
+      } catch (e) {
+        // A malformed slot (a point off the globe, a cell that does not parse) is reported, not thrown.
+        errors.push(`${path}[${i}]: ${(e as Error).message}`);
+        return '?';
+      }
+    })
+    .join('');
   // The words alone, slots marked: they must not print a reading of their own, nor a digit or a
   // sign against a slot that would change the number it prints ("-" + "12 metres", "1" + "2").
   const words = s.map((p) => (typeof p === 'string' ? p : SLOT)).join('');
@@ -165,11 +167,7 @@ export function renderAnswer(parts: unknown, env: AnswerEnv): Rendered {
   const items = list('items');
   const tail = list('notes');
   const text = [...head, ...items, ...tail].join(' ');
-  const md = [
-    ...head,
-    ...(items.length ? ['', ...items.map((i) => `- ${i}`)] : []),
-    ...(tail.length ? ['', ...tail] : []),
-  ].join('\n');
+  const md = [...head, ...(items.length ? ['', ...items.map((i) => `- ${i}`)] : []), ...(tail.length ? ['', ...tail] : [])].join('\n');
   return { text, md, errors };
 }
 

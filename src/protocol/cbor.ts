@@ -6,15 +6,7 @@ import { ByteBuffer, compareBytes, equalBytes, fromUtf8, utf8 } from './bytes.js
 import { SvcError } from './errors.js';
 
 /** Values the encoder accepts: the JSON data model plus byte strings and bigints. */
-export type CborValue =
-  | null
-  | boolean
-  | number
-  | bigint
-  | string
-  | Uint8Array
-  | readonly CborValue[]
-  | { readonly [key: string]: CborValue | undefined };
+export type CborValue = null | boolean | number | bigint | string | Uint8Array | readonly CborValue[] | { readonly [key: string]: CborValue | undefined };
 
 const MAX_SAFE = 2 ** 53 - 1;
 const U64_MAX = 0xffffffffffffffffn;
@@ -340,4 +332,3 @@ export function decodeTrusted(bytes: Uint8Array): CborValue {
   if (r.pos !== bytes.length) throw divergence('trailing bytes after the item');
   return value;
 }
-

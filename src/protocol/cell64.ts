@@ -19,8 +19,7 @@ export const PITCH_M_EQUATOR = (PITCH_LAT_DEG * Math.PI * EARTH_RADIUS_M) / 180;
 const CONSONANTS = 'bcdfghjklmnpqrstvwxyz';
 const VOWELS = 'aeiouAEIOU';
 /** The cell64 grammar of docs/protocol-notes.md §1, verbatim. */
-export const CELL64_PATTERN =
-  '^(?:(?:[bcdfghjklmnpqrstvwxyz][aeiouAEIOU]){2}|z[0-9a-f]{4})(?:[.](?:(?:[bcdfghjklmnpqrstvwxyz][aeiouAEIOU]){2}|z[0-9a-f]{4})){3}$';
+export const CELL64_PATTERN = '^(?:(?:[bcdfghjklmnpqrstvwxyz][aeiouAEIOU]){2}|z[0-9a-f]{4})(?:[.](?:(?:[bcdfghjklmnpqrstvwxyz][aeiouAEIOU]){2}|z[0-9a-f]{4})){3}$';
 const CELL64_RE = new RegExp(CELL64_PATTERN);
 
 export interface LatLng {
@@ -150,7 +149,14 @@ function step(latq: number, lngq: number, dLat: number, dLng: number): string {
 }
 
 const NEIGHBOUR_STEPS: ReadonlyArray<readonly [number, number]> = [
-  [1, 0], [-1, 0], [0, 1], [0, -1], [1, 1], [1, -1], [-1, 1], [-1, -1],
+  [1, 0],
+  [-1, 0],
+  [0, 1],
+  [0, -1],
+  [1, 1],
+  [1, -1],
+  [-1, 1],
+  [-1, -1],
 ]; // N, S, E, W, NE, NW, SE, SW
 
 /** The 8 cells around `text` in the order N, S, E, W, NE, NW, SE, SW, de-duplicated near the poles. */

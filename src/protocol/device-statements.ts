@@ -24,9 +24,7 @@ export function deviceEnrollmentDigest(deviceKey: Uint8Array, platform: string, 
   abytes('responderKey', responderKey, 32);
   if (typeof platform !== 'string' || platform === '') throw new RangeError('platform: expected a platform name');
   unixSeconds('exp', expUnix);
-  return domainDigest('device_enrollment', [
-    segment(1, deviceKey), segment(2, utf8(platform)), segment(3, voucherKey), segment(4, u64be(expUnix)), segment(5, responderKey),
-  ], prefix);
+  return domainDigest('device_enrollment', [segment(1, deviceKey), segment(2, utf8(platform)), segment(3, voucherKey), segment(4, u64be(expUnix)), segment(5, responderKey)], prefix);
 }
 
 /**
@@ -40,9 +38,7 @@ export function keyRevocationDigest(key: Uint8Array, reason: string, byKey: Uint
   abytes('responderKey', responderKey, 32);
   if (typeof reason !== 'string') throw new RangeError('reason: expected a string');
   unixSeconds('exp', expUnix);
-  return domainDigest('key_revocation', [
-    segment(1, key), segment(2, utf8(reason)), segment(3, byKey), segment(4, u64be(expUnix)), segment(5, responderKey),
-  ], prefix);
+  return domainDigest('key_revocation', [segment(1, key), segment(2, utf8(reason)), segment(3, byKey), segment(4, u64be(expUnix)), segment(5, responderKey)], prefix);
 }
 
 /**

@@ -10,10 +10,7 @@ import { invalidArgument } from './errors.js';
 import type { Scope } from './receipt.js';
 
 /** Record bands whose bodies the write path validates field by field. */
-export const MEMORY_RECORD_BANDS = [
-  'memory.entity', 'memory.alias', 'memory.note', 'memory.edge',
-  'device.enrollment', 'device.revocation', 'device.trace', 'memory.bearer_revocation',
-] as const;
+export const MEMORY_RECORD_BANDS = ['memory.entity', 'memory.alias', 'memory.note', 'memory.edge', 'device.enrollment', 'device.revocation', 'device.trace', 'memory.bearer_revocation'] as const;
 export type MemoryRecordBand = (typeof MEMORY_RECORD_BANDS)[number];
 
 /** Record bands about a key: filed under the subject anchored on `{key}`, not on the whole value. */

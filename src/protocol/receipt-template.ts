@@ -9,10 +9,7 @@
 import { b32encode } from './base32.js';
 import { deepFreeze } from './freeze.js';
 import { DEFAULT_PREFIX } from './preimage.js';
-import {
-  receiptDigestWithTail, receiptObject, receiptPreimageTail,
-  type Cost, type Manifests, type Receipt, type ReceiptBody, type ReceiptSigner,
-} from './receipt.js';
+import { receiptDigestWithTail, receiptObject, receiptPreimageTail, type Cost, type Manifests, type Receipt, type ReceiptBody, type ReceiptSigner } from './receipt.js';
 
 /** A receipt body without its per-response fields. */
 export type FixedReceiptBody = Omit<ReceiptBody, 'request_id' | 'served_at'> & { intent?: string };

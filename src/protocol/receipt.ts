@@ -151,12 +151,7 @@ export function merkleHex(proof: MerkleProofJson | undefined, prefix = DEFAULT_P
     const p = proofFromJson(proof);
     const rule = proof.rule_version ?? 0;
     if (!Number.isInteger(rule) || rule < 0 || rule > 255) throw new RangeError('merkle_proof.rule_version: expected 0..255');
-    body = concatBytes(
-      segment(0x01, p.root),
-      segment(0x02, u32le(p.index)),
-      segment(0x03, concatBytes(...p.siblings)),
-      segment(0x04, new Uint8Array([rule])),
-    );
+    body = concatBytes(segment(0x01, p.root), segment(0x02, u32le(p.index)), segment(0x03, concatBytes(...p.siblings)), segment(0x04, new Uint8Array([rule])));
   }
   const hex = toHex(blake3(concatBytes(streamHeader('merkle', prefix), body)));
   if (proofMerkleHex.size >= 4096) proofMerkleHex.clear();
@@ -199,7 +194,7 @@ export function receiptPreimage(r: ReceiptBody & { preimage_version?: number }, 
 let sharedWriter: SegmentWriter | undefined;
 
 function writePreimage(r: ReceiptBody, version: 1 | 2, prefix: string): SegmentWriter {
-  const w = sharedWriter ??= new SegmentWriter();
+  const w = (sharedWriter ??= new SegmentWriter());
   writeHead(w, r.request_id, r.served_at, prefix);
   writeTail(w, r, version, prefix);
   return w;
@@ -233,7 +228,7 @@ export function receiptPreimageTail(r: Omit<ReceiptBody, 'request_id' | 'served_
 
 /** The v2 digest of a receipt whose segments after served_at are `tail` (see receiptPreimageTail). */
 export function receiptDigestWithTail(requestId: string, servedAt: string, tail: Uint8Array, prefix = DEFAULT_PREFIX): Uint8Array {
-  const w = sharedWriter ??= new SegmentWriter();
+  const w = (sharedWriter ??= new SegmentWriter());
   writeHead(w, requestId, servedAt, prefix);
   w.bytes(tail);
   return blake3(w.view());
@@ -302,7 +297,6 @@ class SegmentWriter extends ByteBuffer {
     this.u32(items.length);
     for (const it of items) this.text(it);
   }
-
 }
 
 /** The 32-byte digest that the responder signs. */
@@ -367,12 +361,7 @@ export function receiptObject(body: ReceiptBody & { cost?: Cost; intent?: string
 }
 
 /** Build and sign a current (v2) receipt. Optional fields are dropped when empty. */
-export function signReceipt(
-  body: ReceiptBody & { cost?: Cost; intent?: string },
-  signer: ReceiptSigner,
-  manifests: Manifests,
-  prefix = DEFAULT_PREFIX,
-): Receipt {
+export function signReceipt(body: ReceiptBody & { cost?: Cost; intent?: string }, signer: ReceiptSigner, manifests: Manifests, prefix = DEFAULT_PREFIX): Receipt {
   const r = receiptObject(body, signer, manifests);
   r.signature = b32encode(signer.sign(receiptDigest(r, prefix)));
   return r;

@@ -63,7 +63,12 @@ export function fail(r: CheckReport, f: ResponseFailure, msg: string): void {
 export function sameJson(a: unknown, b: unknown): boolean {
   const canon = (x: unknown): unknown => {
     if (Array.isArray(x)) return x.map(canon);
-    if (isObject(x)) return Object.fromEntries(Object.keys(x).sort().map((k) => [k, canon(x[k])]));
+    if (isObject(x))
+      return Object.fromEntries(
+        Object.keys(x)
+          .sort()
+          .map((k) => [k, canon(x[k])]),
+      );
     return x;
   };
   return JSON.stringify(canon(a)) === JSON.stringify(canon(b));

@@ -16,9 +16,14 @@ const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
 const COORD_RE = /^(-?\d{1,3})(?:\.(\d+))?$/;
 /** Token kinds other primitives resolve, with where (so a caller is pointed, not refused blankly). */
 const ELSEWHERE: Record<string, string> = {
-  raster: 'POST /v1/raster/resolve', cube: 'POST /v1/cube/resolve', rasterset: 'POST /v1/raster_bundle/resolve',
-  state: 'GET /v1/state/<cid>', trace: 'POST /v1/trace_resolve', attestation: '/v1/device_platforms',
-  tessera: 'POST /v1/tessera_field/resolve', archetypes: 'POST /v1/region_archetype_map/resolve',
+  raster: 'POST /v1/raster/resolve',
+  cube: 'POST /v1/cube/resolve',
+  rasterset: 'POST /v1/raster_bundle/resolve',
+  state: 'GET /v1/state/<cid>',
+  trace: 'POST /v1/trace_resolve',
+  attestation: '/v1/device_platforms',
+  tessera: 'POST /v1/tessera_field/resolve',
+  archetypes: 'POST /v1/region_archetype_map/resolve',
 };
 
 export type ParsedToken =

@@ -61,7 +61,11 @@ export function checkTslot(tslot: unknown, tempo: Tempo, band: string, nowMs: nu
     const now = currentTslot(tempo, nowMs);
     if (tslot > now + 1) {
       throw new SvcError('tslot_mismatch', `tslot: ${tslot} is in the future for ${tempo} band ${band} (current tslot ${now})`, {
-        field: 'tslot', band, tempo, current_tslot: now, unit_seconds: TEMPO_UNIT_S[tempo],
+        field: 'tslot',
+        band,
+        tempo,
+        current_tslot: now,
+        unit_seconds: TEMPO_UNIT_S[tempo],
       });
     }
   }

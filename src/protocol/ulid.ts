@@ -22,8 +22,15 @@ function encodeRandom(bytes: Uint8Array): string {
   for (let h = 0; h < 10; h += 5) {
     const hi = (bytes[h] << 12) | (bytes[h + 1] << 4) | (bytes[h + 2] >>> 4);
     const lo = ((bytes[h + 2] & 15) << 16) | (bytes[h + 3] << 8) | bytes[h + 4];
-    out += CROCKFORD[hi >>> 15] + CROCKFORD[(hi >>> 10) & 31] + CROCKFORD[(hi >>> 5) & 31] + CROCKFORD[hi & 31]
-      + CROCKFORD[lo >>> 15] + CROCKFORD[(lo >>> 10) & 31] + CROCKFORD[(lo >>> 5) & 31] + CROCKFORD[lo & 31];
+    out +=
+      CROCKFORD[hi >>> 15] +
+      CROCKFORD[(hi >>> 10) & 31] +
+      CROCKFORD[(hi >>> 5) & 31] +
+      CROCKFORD[hi & 31] +
+      CROCKFORD[lo >>> 15] +
+      CROCKFORD[(lo >>> 10) & 31] +
+      CROCKFORD[(lo >>> 5) & 31] +
+      CROCKFORD[lo & 31];
   }
   return out;
 }

@@ -39,7 +39,8 @@ export function checkAnswer(x: CheckInput): CheckReport {
   if (out.text !== x.node.answer) fail(r, 'answer_mismatch', `${r.path}: differs from what its parts render from the signed facts ${firstDifference(String(x.node.answer), out.text)}`);
   // answer_md may be left empty when a reply is cut to its size cap; an empty text states nothing.
   const md = x.node.answer_md;
-  if (md !== undefined && md !== '' && md !== out.md) fail(r, 'answer_mismatch', `${x.path}.answer_md: differs from what its parts render from the signed facts ${firstDifference(String(md), out.md)}`);
+  if (md !== undefined && md !== '' && md !== out.md)
+    fail(r, 'answer_mismatch', `${x.path}.answer_md: differs from what its parts render from the signed facts ${firstDifference(String(md), out.md)}`);
   return r;
 }
 

@@ -53,11 +53,7 @@ export function verifyTreeHead(sth: SignedTreeHead, opts: { publicKey?: string; 
  * Place one fact in the log: `batchRoot` is the root its receipt's merkle proof reaches (b32);
  * `attester`, when known, must be the key the entry records.
  */
-export function verifyFactInLog(
-  fact: { fact_cid: string; batch_root?: string; attester?: string },
-  logIndex: number,
-  evidence: LogEvidence,
-): LogPlacement {
+export function verifyFactInLog(fact: { fact_cid: string; batch_root?: string; attester?: string }, logIndex: number, evidence: LogEvidence): LogPlacement {
   const out: LogPlacement = { fact_cid: fact.fact_cid, log_index: logIndex, ok: false, errors: [] };
   const entryJson = evidence.entries[String(logIndex)];
   const incl = evidence.inclusions[String(logIndex)];

@@ -108,7 +108,6 @@ const FACT_KINDS = new Set(['primary', 'absence', 'derivative']);
 const NOT_EVIDENCE = new Set(['materialize_notes', 'fact_meta', 'merkle_proofs', 'duplicates']);
 const REFERENCE_LISTS = new Set(['fact_cids', 'evidence_cids']);
 
-
 /** A receipt-shaped object (what `receipt` keys hold, or a bare receipt document). */
 export function looksLikeReceipt(x: unknown): x is Json {
   return isObject(x) && typeof x.signature === 'string' && typeof x.primitive === 'string' && Array.isArray(x.fact_cids);
@@ -145,8 +144,16 @@ interface Shape {
 /** Verify every receipt, fact and fact reference in a response (or a bare receipt). */
 export function verifyResponse(doc: unknown, opts: VerifyOptions = {}): ResponseVerdict {
   const v: ResponseVerdict = {
-    valid: false, trusted: false, bare_receipt: false, signers: [], receipts: [], facts: [], references: [], checks: [],
-    failures: [], errors: [],
+    valid: false,
+    trusted: false,
+    bare_receipt: false,
+    signers: [],
+    receipts: [],
+    facts: [],
+    references: [],
+    checks: [],
+    failures: [],
+    errors: [],
     unsigned: [
       `receipt fields ${UNSIGNED_RECEIPT_FIELDS.join(', ')} are shown but not signed`,
       'response fields outside facts and receipts (captions, caveats, notes, aggregates, fact_meta) are not signed',
@@ -163,9 +170,16 @@ export function verifyResponse(doc: unknown, opts: VerifyOptions = {}): Response
     if (seen) return { ...seen, path };
     const rv = verifyReceipt(r, opts);
     const rep: ReceiptReport = {
-      path, primitive: typeof r.primitive === 'string' ? r.primitive : null, signer: rv.signer, preimage_version: rv.preimage_version,
-      cells: Array.isArray(r.cells) ? r.cells.length : 0, fact_cids: Array.isArray(r.fact_cids) ? r.fact_cids.length : 0,
-      valid: rv.valid, trusted: rv.valid && rv.trusted, failures: rv.failures, errors: rv.errors,
+      path,
+      primitive: typeof r.primitive === 'string' ? r.primitive : null,
+      signer: rv.signer,
+      preimage_version: rv.preimage_version,
+      cells: Array.isArray(r.cells) ? r.cells.length : 0,
+      fact_cids: Array.isArray(r.fact_cids) ? r.fact_cids.length : 0,
+      valid: rv.valid,
+      trusted: rv.valid && rv.trusted,
+      failures: rv.failures,
+      errors: rv.errors,
     };
     memo.set(key, rep);
     return rep;
@@ -173,7 +187,9 @@ export function verifyResponse(doc: unknown, opts: VerifyOptions = {}): Response
   const coverings: Covering[] = [];
   const covering = (r: Json, path: string): Covering => {
     const c: Covering = {
-      path, receipt: r, report: checkReceipt(r, path),
+      path,
+      receipt: r,
+      report: checkReceipt(r, path),
       cids: new Set((r.fact_cids as unknown[]).filter((c): c is string => typeof c === 'string')),
       cells: new Set(Array.isArray(r.cells) ? (r.cells as unknown[]).filter((c): c is string => typeof c === 'string') : []),
     };
@@ -241,8 +257,21 @@ export function verifyResponse(doc: unknown, opts: VerifyOptions = {}): Response
   function checkFact(o: Json, path: string, chain: Covering[], cellKey: string | undefined): void {
     const claimed = o.fact_cid as string;
     const rep: FactReport = {
-      path, fact_cid: claimed, recomputed_cid: null, kind: o.kind, cell: o.cell, band: o.band, tslot: o.tslot, value: o.value, unit: o.unit,
-      bound_by: [], meta: metas.get(claimed) ?? null, batch_root: null, ok: false, failures: [], errors: [],
+      path,
+      fact_cid: claimed,
+      recomputed_cid: null,
+      kind: o.kind,
+      cell: o.cell,
+      band: o.band,
+      tslot: o.tslot,
+      value: o.value,
+      unit: o.unit,
+      bound_by: [],
+      meta: metas.get(claimed) ?? null,
+      batch_root: null,
+      ok: false,
+      failures: [],
+      errors: [],
     };
     const own = o.receipt as Json | undefined;
     if (isObject(own) && isObject(own.merkle_proof) && Array.isArray(own.fact_cids) && own.fact_cids[0] === claimed && typeof own.merkle_proof.root === 'string') {
@@ -261,7 +290,9 @@ export function verifyResponse(doc: unknown, opts: VerifyOptions = {}): Response
     }
     if (rep.recomputed_cid !== claimed) {
       rep.failures.push('cid_mismatch');
-      rep.errors.push(`cid_mismatch: ${path} (${String(o.band)} at ${String(o.cell)}): the body hashes to ${rep.recomputed_cid ?? '—'}, not to its fact_cid ${claimed}; a field of the fact was changed`);
+      rep.errors.push(
+        `cid_mismatch: ${path} (${String(o.band)} at ${String(o.cell)}): the body hashes to ${rep.recomputed_cid ?? '—'}, not to its fact_cid ${claimed}; a field of the fact was changed`,
+      );
     }
     const listing = local.filter((c) => c.cids.has(claimed));
     if (listing.length === 0) {
@@ -288,7 +319,6 @@ export function verifyResponse(doc: unknown, opts: VerifyOptions = {}): Response
     show(claimed, local);
     v.facts.push(rep);
   }
-
 
   const pendingRefs: { cid: string; path: string; chain: Covering[]; holder: Json | undefined }[] = [];
   function checkReference(cid: string, path: string, chain: Covering[], holder: Json | undefined): void {

@@ -69,7 +69,11 @@ function checkScores(node: Record<string, unknown>, results: Record<string, unkn
   }
   results.forEach((res, i) => {
     const { score, text_score: t, cosine: c } = res;
-    for (const [k, v, lo, hi] of [['score', score, 0, 1], ['text_score', t, 0, 1], ['cosine', c, -1, 1]] as const) {
+    for (const [k, v, lo, hi] of [
+      ['score', score, 0, 1],
+      ['text_score', t, 0, 1],
+      ['cosine', c, -1, 1],
+    ] as const) {
       if (v !== null && v !== undefined && !(isNum(v) && v >= lo - EPS && v <= hi + EPS)) bad(i, `${k} ${JSON.stringify(v)} is not a number in [${lo}, ${hi}] or null`);
     }
     const v = isNum(c) ? (c + 1) / 2 : 0;

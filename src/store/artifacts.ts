@@ -82,7 +82,12 @@ export interface InfoRow {
 /** The contract's description of a row (times as ISO seconds). */
 export function infoOf(row: InfoRow): ArtifactInfo {
   return {
-    cid: row.cid, media_type: row.media_type, size: Number(row.size), rebuild: row.rebuild, stored_at: isoSeconds(Number(row.stored_at)),
-    state: row.evicted_at === null ? 'stored' : 'evicted', evicted_at: row.evicted_at === null ? null : isoSeconds(Number(row.evicted_at)),
+    cid: row.cid,
+    media_type: row.media_type,
+    size: Number(row.size),
+    rebuild: row.rebuild,
+    stored_at: isoSeconds(Number(row.stored_at)),
+    state: row.evicted_at === null ? 'stored' : 'evicted',
+    evicted_at: row.evicted_at === null ? null : isoSeconds(Number(row.evicted_at)),
   };
 }

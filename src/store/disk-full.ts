@@ -14,7 +14,13 @@ export const STORAGE_FULL_RETRY_AFTER_S = 5;
 
 /** Which part of the data directory met the full disk. */
 export type StorageComponent = 'log' | 'index' | 'documents' | 'transients' | 'artifacts';
-const COMPONENT_NAMES: Record<StorageComponent, string> = { log: 'transparency log', index: 'fact index', documents: 'document store', transients: 'short-lived state store', artifacts: 'artifact store' };
+const COMPONENT_NAMES: Record<StorageComponent, string> = {
+  log: 'transparency log',
+  index: 'fact index',
+  documents: 'document store',
+  transients: 'short-lived state store',
+  artifacts: 'artifact store',
+};
 
 /** ENOSPC from the file system, EDQUOT from a quota, SQLITE_FULL from SQLite writing its WAL. */
 const FULL_CODES = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL']);

@@ -107,10 +107,18 @@ export function projectMemory(body: Record<string, unknown>, factCid: string): M
     const d = body.derivation as { parents?: unknown } | undefined;
     const parents = Array.isArray(d?.parents) ? d.parents.filter(isFactCid) : [];
     const from = unixOf(body.signed_at) ?? 0;
-    const edges = [...new Set(parents)].map((to): EdgeRowIn => ({
-      edge_cid: contentId({ kind: 'derived_from', from: factCid, to }), kind: 'derived_from', from: factCid, to,
-      valid_from: from, valid_to: null, stated_by: factCid, invalidates: [],
-    }));
+    const edges = [...new Set(parents)].map(
+      (to): EdgeRowIn => ({
+        edge_cid: contentId({ kind: 'derived_from', from: factCid, to }),
+        kind: 'derived_from',
+        from: factCid,
+        to,
+        valid_from: from,
+        valid_to: null,
+        stated_by: factCid,
+        invalidates: [],
+      }),
+    );
     return { derivation: true, ...(edges.length > 0 ? { edges } : {}) };
   }
   if (!str(band) || !band.startsWith('memory.')) return null;
@@ -124,9 +132,15 @@ export function projectMemory(body: Record<string, unknown>, factCid: string): M
     const vec = Array.isArray(v.vector) && v.vector.length > 0 && v.vector.every((x) => typeof x === 'number' && Number.isFinite(x)) ? Float32Array.from(v.vector as number[]) : null;
     return {
       note: {
-        fact_cid: factCid, text: v.text, tags: Array.isArray(v.tags) ? [...new Set(v.tags.filter(str))] : [],
-        entity: recordRef(v.entity), cell, lat: centre?.lat ?? null, lng: centre?.lng ?? null,
-        observed_at: unixOf(v.observed_at) ?? unixOf(body.signed_at), vector: vec,
+        fact_cid: factCid,
+        text: v.text,
+        tags: Array.isArray(v.tags) ? [...new Set(v.tags.filter(str))] : [],
+        entity: recordRef(v.entity),
+        cell,
+        lat: centre?.lat ?? null,
+        lng: centre?.lng ?? null,
+        observed_at: unixOf(v.observed_at) ?? unixOf(body.signed_at),
+        vector: vec,
       },
     };
   }

@@ -23,15 +23,17 @@ function factRow(f: FactReport): string {
   const cls = f.ok ? 'ok' : 'bad';
   const who = f.meta?.attester ? `${f.meta.attester_role ?? 'attester'} ${f.meta.attester.slice(0, 10)}…` : '—';
   const why = f.ok ? `bound by ${f.bound_by.join(', ')}` : f.errors.join('; ');
-  return `<tr class="${cls}" data-fact="${esc(f.fact_cid)}"><td>${f.ok ? '✓' : '✗'}</td><td>${esc(String(f.band))}</td><td><code>${esc(String(f.cell))}</code></td>`
-    + `<td>${esc(String(f.tslot ?? '—'))}</td><td>${esc((JSON.stringify(f.value) ?? '').slice(0, 80))} ${esc(String(f.unit ?? f.meta?.declared_unit ?? ''))}</td>`
-    + `<td>${esc(who)}${f.meta?.log_index !== undefined ? ` · log #${f.meta.log_index}` : ''}</td><td><code>${esc(why)}</code></td></tr>`;
+  return (
+    `<tr class="${cls}" data-fact="${esc(f.fact_cid)}"><td>${f.ok ? '✓' : '✗'}</td><td>${esc(String(f.band))}</td><td><code>${esc(String(f.cell))}</code></td>` +
+    `<td>${esc(String(f.tslot ?? '—'))}</td><td>${esc((JSON.stringify(f.value) ?? '').slice(0, 80))} ${esc(String(f.unit ?? f.meta?.declared_unit ?? ''))}</td>` +
+    `<td>${esc(who)}${f.meta?.log_index !== undefined ? ` · log #${f.meta.log_index}` : ''}</td><td><code>${esc(why)}</code></td></tr>`
+  );
 }
 
 const CHECK_TITLES: Record<CheckReport['check'], string> = {
   bound_shown: 'every fact the receipt binds is shown',
   search_results: 'search results are the signed notes, in the signed order',
-  hotspots: 'hotspots match their facts and the event\'s ranking',
+  hotspots: "hotspots match their facts and the event's ranking",
   answer: 'the answer renders from its signed facts',
   field_boundaries: 'every field polygon hashes to a field_cid the receipt binds, over the signed box',
 };
@@ -39,19 +41,30 @@ const CHECK_TITLES: Record<CheckReport['check'], string> = {
 /** One row per check of what the response shows beside its facts (answer, hotspots, search results, left-out facts). */
 function checkRow(c: CheckReport): string {
   const cls = c.ok ? 'ok' : 'bad';
-  return `<tr class="${cls}" data-check-kind="${esc(c.check)}"><td>${c.ok ? '✓' : '✗'}</td><td>${esc(CHECK_TITLES[c.check] ?? c.check)}</td><td><code>${esc(c.path)}</code></td>`
-    + `<td><code>${esc(c.ok ? 'ok' : c.errors.join('; '))}</code></td></tr>`;
+  return (
+    `<tr class="${cls}" data-check-kind="${esc(c.check)}"><td>${c.ok ? '✓' : '✗'}</td><td>${esc(CHECK_TITLES[c.check] ?? c.check)}</td><td><code>${esc(c.path)}</code></td>` +
+    `<td><code>${esc(c.ok ? 'ok' : c.errors.join('; '))}</code></td></tr>`
+  );
 }
 
 function responseTables(rv: ResponseVerdict): string {
   if (rv.bare_receipt) return '';
-  const facts = rv.facts.length === 0 ? '<p>No facts in this response (receipts and references only).</p>'
-    : `<h2>Facts (${rv.facts.filter((f) => f.ok).length} of ${rv.facts.length} verified)</h2><table id="facts"><tr><th></th><th>band</th><th>cell</th><th>tslot</th><th>value</th><th>signed by</th><th>check</th></tr>${rv.facts.map(factRow).join('')}</table>`;
-  const receipts = `<h2>Receipts (${rv.receipts.filter((r) => r.valid).length} of ${rv.receipts.length} valid)</h2><table id="receipts">${rv.receipts.map((r) =>
-    `<tr class="${r.valid ? 'ok' : 'bad'}" data-receipt="${esc(r.path)}"><td>${r.valid ? '✓' : '✗'}</td><td>${esc(r.primitive ?? '?')}</td><td><code>${esc(r.path)}</code></td><td>${r.fact_cids} fact_cid(s), ${r.cells} cell(s)</td><td><code>${esc(r.errors.join('; '))}</code></td></tr>`).join('')}</table>`;
+  const facts =
+    rv.facts.length === 0
+      ? '<p>No facts in this response (receipts and references only).</p>'
+      : `<h2>Facts (${rv.facts.filter((f) => f.ok).length} of ${rv.facts.length} verified)</h2><table id="facts"><tr><th></th><th>band</th><th>cell</th><th>tslot</th><th>value</th><th>signed by</th><th>check</th></tr>${rv.facts.map(factRow).join('')}</table>`;
+  const receipts = `<h2>Receipts (${rv.receipts.filter((r) => r.valid).length} of ${rv.receipts.length} valid)</h2><table id="receipts">${rv.receipts
+    .map(
+      (r) =>
+        `<tr class="${r.valid ? 'ok' : 'bad'}" data-receipt="${esc(r.path)}"><td>${r.valid ? '✓' : '✗'}</td><td>${esc(r.primitive ?? '?')}</td><td><code>${esc(r.path)}</code></td><td>${r.fact_cids} fact_cid(s), ${r.cells} cell(s)</td><td><code>${esc(r.errors.join('; '))}</code></td></tr>`,
+    )
+    .join('')}</table>`;
   const refs = rv.references.filter((r) => !r.ok);
   const bad = refs.length === 0 ? '' : `<h2>References that fail</h2><ul>${refs.map((r) => `<li>${esc(r.errors.join('; '))}</li>`).join('')}</ul>`;
-  const checks = rv.checks.length === 0 ? '' : `<h2>What the response shows (${rv.checks.filter((c) => c.ok).length} of ${rv.checks.length} checks pass)</h2><table id="checks">${rv.checks.map(checkRow).join('')}</table>`;
+  const checks =
+    rv.checks.length === 0
+      ? ''
+      : `<h2>What the response shows (${rv.checks.filter((c) => c.ok).length} of ${rv.checks.length} checks pass)</h2><table id="checks">${rv.checks.map(checkRow).join('')}</table>`;
   return facts + receipts + checks + bad + `<p class="na">${rv.unsigned.map(esc).join('<br>')}</p>`;
 }
 
@@ -95,10 +108,22 @@ export function run(): void {
     rows.push(row('0x09 fact_cids', null, `${r.fact_cids.length}: ${r.fact_cids.join(', ')}`));
     if (version >= 2) {
       const merkleOk = !v.failures.includes('merkle_inclusion');
-      rows.push(row('0x0b merkle', r.merkle_proof ? merkleOk : null, r.merkle_proof ? `${merkleOk ? 'proof reaches root' : 'proof does NOT reach its root'} · ${merkleHex(r.merkle_proof, prefix)}` : `ABSENT marker · ${merkleHex(undefined, prefix)}`));
+      rows.push(
+        row(
+          '0x0b merkle',
+          r.merkle_proof ? merkleOk : null,
+          r.merkle_proof ? `${merkleOk ? 'proof reaches root' : 'proof does NOT reach its root'} · ${merkleHex(r.merkle_proof, prefix)}` : `ABSENT marker · ${merkleHex(undefined, prefix)}`,
+        ),
+      );
     }
     rows.push(row('preimage BLAKE3', null, v.digest ? toHex(v.digest) : '—'));
-    rows.push(row('signature (Ed25519, strict)', !v.failures.includes('signature'), v.failures.includes('signature') ? 'does not verify over this preimage: some signed segment above was changed' : `by ${v.signer}`));
+    rows.push(
+      row(
+        'signature (Ed25519, strict)',
+        !v.failures.includes('signature'),
+        v.failures.includes('signature') ? 'does not verify over this preimage: some signed segment above was changed' : `by ${v.signer}`,
+      ),
+    );
     if (key) {
       const same = v.signer === key;
       rows.push(row('key', same, same ? 'the receipt names the key you pinned' : `the receipt names ${v.signer}, not the key you pinned`));

@@ -55,11 +55,19 @@ against them. The server is not asked for a verdict.</p>
 export async function verifyPageRoutes(app: FastifyInstance, prefix: string): Promise<void> {
   app.get('/verify', { schema: { summary: 'Browser verifier page (HTML)', tags: ['verify'] } }, async (_req, reply) => reply.type('text/html; charset=utf-8').send(page(prefix)));
   app.get('/verify/app.js', { schema: { hide: true } }, async (_req, reply) =>
-    reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(await verifierBundle()));
-  app.get<{ Params: { cid: string } }>('/verify/:cid', {
-    schema: { summary: "Browser verifier page for one fact's receipt", tags: ['verify'], params: { type: 'object', properties: { cid: { type: 'string', maxLength: 60 } }, required: ['cid'] } },
-  }, async (req, reply) => {
-    if (!isFactCid(req.params.cid)) throw new SvcError('invalid_argument', 'fact_cid: expected 52 lowercase base32 characters', { field: 'fact_cid' });
-    return reply.type('text/html; charset=utf-8').send(page(prefix, req.params.cid));
-  });
+    reply
+      .type('text/javascript; charset=utf-8')
+      .header('cache-control', 'public, max-age=300')
+      .send(await verifierBundle()),
+  );
+  app.get<{ Params: { cid: string } }>(
+    '/verify/:cid',
+    {
+      schema: { summary: "Browser verifier page for one fact's receipt", tags: ['verify'], params: { type: 'object', properties: { cid: { type: 'string', maxLength: 60 } }, required: ['cid'] } },
+    },
+    async (req, reply) => {
+      if (!isFactCid(req.params.cid)) throw new SvcError('invalid_argument', 'fact_cid: expected 52 lowercase base32 characters', { field: 'fact_cid' });
+      return reply.type('text/html; charset=utf-8').send(page(prefix, req.params.cid));
+    },
+  );
 }

@@ -98,7 +98,10 @@ describe('import structure (docs/architecture.md)', () => {
   const g = graph();
 
   it('has no import circle between files', () => {
-    assert.deepEqual(circles(g).map((c) => c.map((f) => relative(SRC, f))), []);
+    assert.deepEqual(
+      circles(g).map((c) => c.map((f) => relative(SRC, f))),
+      [],
+    );
   });
 
   it('has no circle between the capability folders of primitives/', () => {

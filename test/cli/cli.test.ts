@@ -9,8 +9,7 @@ import { build, type TestApp } from '../support/app.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const bin = join(root, 'bin/svc.mjs');
-const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-  spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, cwd: root });
+const run = (args: string[], env: NodeJS.ProcessEnv = {}) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, cwd: root });
 
 let t: TestApp;
 let dir: string;
@@ -87,7 +86,10 @@ describe('svc keygen and rotate-key', () => {
       try {
         const wk = (await svc.app.inject({ method: 'GET', url: '/.well-known/svc.json' })).json();
         assert.equal(wk.responder_key_epoch, 1);
-        assert.deepEqual(wk.retired_keys.map((k: any) => [k.public_key, k.epoch]), [[k1.public_key, 0]]);
+        assert.deepEqual(
+          wk.retired_keys.map((k: any) => [k.public_key, k.epoch]),
+          [[k1.public_key, 0]],
+        );
         const stats = (await svc.app.inject({ method: 'GET', url: '/v1/corpus_state_stats' })).json();
         assert.equal(stats.receipt.responder_key_epoch, 1);
       } finally {

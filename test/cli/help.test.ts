@@ -124,7 +124,11 @@ describe('svc <command> --help and -h', () => {
   }
 
   it('help also wins over arguments a command would act on', async () => {
-    for (const args of [['agent-key', 'new-key.json', '--help'], ['rotate-key', '-h'], ['log', 'verify', join(base, 'nowhere'), '-h']]) {
+    for (const args of [
+      ['agent-key', 'new-key.json', '--help'],
+      ['rotate-key', '-h'],
+      ['log', 'verify', join(base, 'nowhere'), '-h'],
+    ]) {
       const r = await changesNothing(args);
       assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stdout, /^usage: svc /);
@@ -180,7 +184,12 @@ describe('svc <command> with an unknown flag or an extra argument', () => {
 
 // The same through the real entry (bin/svc.mjs), as its own process: exit status and streams as a shell sees them.
 describe('as a process', { concurrency: 2 }, () => {
-  for (const args of [['rotate-key', '--help'], ['agent-key', '--help'], ['keygen', '-h'], ['sign', '-h']]) {
+  for (const args of [
+    ['rotate-key', '--help'],
+    ['agent-key', '--help'],
+    ['keygen', '-h'],
+    ['sign', '-h'],
+  ]) {
     it(`svc ${args.join(' ')} exits 0 with the usage and changes nothing`, async () => {
       const r = await changesNothing(args, spawnSvc);
       assert.equal(r.status, 0, r.stderr);

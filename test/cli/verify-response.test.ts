@@ -122,7 +122,7 @@ describe('svc verify <response.json>', () => {
 });
 
 describe('svc verify --log', () => {
-  it('proves each fact\'s log position from the live log, saves the evidence and re-checks it offline', async () => {
+  it("proves each fact's log position from the live log, saves the evidence and re-checks it offline", async () => {
     const evidence = join(dir, 'evidence.json');
     const r = await verifyInProcess([save('recall-log', saved.recall), '--pubkey', key, '--log', base, '--save-log', evidence]);
     assert.equal(r.status, 0, r.out);

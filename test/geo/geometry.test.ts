@@ -23,7 +23,14 @@ describe('boxes across the antimeridian', () => {
     assert.ok(!boxContains(fiji, -17, 170));
   });
   it('coverIntervals picks the complement of the widest gap', () => {
-    const b = coverIntervals([[177, 180], [-180, -178]], -20, -15);
+    const b = coverIntervals(
+      [
+        [177, 180],
+        [-180, -178],
+      ],
+      -20,
+      -15,
+    );
     assert.deepEqual([b.min_lng, b.max_lng], [177, -178]);
   });
   it('boxPolygon splits a crossing box in two', () => {
@@ -47,7 +54,17 @@ describe('samplePoints', () => {
     for (const p of a) assert.ok(boxContains(box, p.lat, p.lng));
   });
   it('keeps only accepted points and spreads them', () => {
-    const tri = { type: 'Polygon' as const, coordinates: [[[20, 10], [23, 10], [20, 12], [20, 10]]] };
+    const tri = {
+      type: 'Polygon' as const,
+      coordinates: [
+        [
+          [20, 10],
+          [23, 10],
+          [20, 12],
+          [20, 10],
+        ],
+      ],
+    };
     const pts = samplePoints(box, 's', 64, (la, ln) => pointInPolygon(tri, la, ln));
     assert.ok(pts.length > 30 && pts.length <= 64);
     for (const p of pts) assert.ok(pointInPolygon(tri, p.lat, p.lng));
@@ -64,15 +81,29 @@ describe('countries (Natural Earth)', () => {
     assert.equal(countryAt(g.countries, 0, -30), undefined);
   });
   it('every representative point lies inside its own country', () => {
-    const outside = g.countries.filter((c) => { const p = countryPoint(c); return !inCountry(c, p.lat, p.lng); }).map((c) => c.alpha2);
+    const outside = g.countries
+      .filter((c) => {
+        const p = countryPoint(c);
+        return !inCountry(c, p.lat, p.lng);
+      })
+      .map((c) => c.alpha2);
     assert.deepEqual(outside, []);
   });
 });
 
 describe('normalizeName', () => {
   const cases: Array<[string, string]> = [
-    ['São Paulo', 'sao paulo'], ['Köln', 'koln'], ['Łódź', 'lodz'], ["Côte d'Ivoire", 'cote divoire'], ['Arkhangel’sk', 'arkhangelsk'],
-    ['  New-York,  NY ', 'new york ny'], ['Αθήνα', 'αθηνα'], ['Москва', 'москва'], ['मुंबई', 'मुंबई'], ['ירושלים', 'ירושלים'], ['Straße', 'strasse'],
+    ['São Paulo', 'sao paulo'],
+    ['Köln', 'koln'],
+    ['Łódź', 'lodz'],
+    ["Côte d'Ivoire", 'cote divoire'],
+    ['Arkhangel’sk', 'arkhangelsk'],
+    ['  New-York,  NY ', 'new york ny'],
+    ['Αθήνα', 'αθηνα'],
+    ['Москва', 'москва'],
+    ['मुंबई', 'मुंबई'],
+    ['ירושלים', 'ירושלים'],
+    ['Straße', 'strasse'],
   ];
   for (const [input, want] of cases) it(`${input} → ${want}`, () => assert.equal(normalizeName(input), want));
   it('does not mutate its input', () => {

@@ -39,6 +39,9 @@ describe('GET /v1/grid_info', () => {
   it('is documented with its query parameter', async () => {
     const doc = (await get('/openapi.json')).body;
     const params = doc.paths['/v1/grid_info'].get.parameters as Array<{ name: string; in: string }>;
-    assert.ok(params.some((p) => p.name === 'resolution' && p.in === 'query'), JSON.stringify(params));
+    assert.ok(
+      params.some((p) => p.name === 'resolution' && p.in === 'query'),
+      JSON.stringify(params),
+    );
   });
 });

@@ -44,7 +44,14 @@ describe('createLocator (network tiers)', () => {
     const caches: SqliteGeoCache[] = [];
     const mk = () => {
       caches.push(new SqliteGeoCache(dir));
-      return createLocator({ http: client([fake.photonUrl, fake.nominatimUrl]), photonBase: fake.photonUrl, nominatimBase: fake.nominatimUrl, cache: caches.at(-1)!, timeoutMs: 2000, nominatimIntervalMs: 10 });
+      return createLocator({
+        http: client([fake.photonUrl, fake.nominatimUrl]),
+        photonBase: fake.photonUrl,
+        nominatimBase: fake.nominatimUrl,
+        cache: caches.at(-1)!,
+        timeoutMs: 2000,
+        nominatimIntervalMs: 10,
+      });
     };
     const a = mk();
     const r1 = await a.resolveName('Oymyakon');
@@ -63,7 +70,14 @@ describe('createLocator (network tiers)', () => {
   });
 
   it('keeps that nobody knows a name (no second upstream round)', async () => {
-    const l = createLocator({ http: client([fake.photonUrl, fake.nominatimUrl]), photonBase: fake.photonUrl, nominatimBase: fake.nominatimUrl, cache: memoryGeoCache(), timeoutMs: 2000, nominatimIntervalMs: 10 });
+    const l = createLocator({
+      http: client([fake.photonUrl, fake.nominatimUrl]),
+      photonBase: fake.photonUrl,
+      nominatimBase: fake.nominatimUrl,
+      cache: memoryGeoCache(),
+      timeoutMs: 2000,
+      nominatimIntervalMs: 10,
+    });
     assert.equal(await code(l.resolveName('Zzqxvwplonk')), 'no_geocoder_match');
     const calls = fake.calls.photon.length + fake.calls.nominatim.length;
     assert.equal(await code(l.resolveName('zzqxvwplonk')), 'no_geocoder_match');
@@ -158,7 +172,9 @@ describe('Spacer', () => {
 
   it('a failing call still spaces the next one and does not block the queue', async () => {
     const s = new Spacer(40);
-    const failed = s.run(async () => { throw new Error('upstream down'); });
+    const failed = s.run(async () => {
+      throw new Error('upstream down');
+    });
     const t0 = Date.now();
     const next = s.run(async () => Date.now());
     await assert.rejects(failed, /upstream down/);
@@ -168,12 +184,23 @@ describe('Spacer', () => {
 
 describe('parseLocateRequest', () => {
   const bad: Array<[unknown, string]> = [
-    [null, 'body'], [{}, 'place'], [{ place: 'a', name: 'b' }, 'place'], [{ lat: 1 }, 'lng'], [{ lng: 1 }, 'lat'],
-    [{ lat: Number.NaN, lng: 0 }, 'lat'], [{ lat: 0, lng: Infinity }, 'lng'], [{ lat: -90.5, lng: 0 }, 'lat'], [{ q: '   ' }, 'q'], [{ query: 7 }, 'query'],
+    [null, 'body'],
+    [{}, 'place'],
+    [{ place: 'a', name: 'b' }, 'place'],
+    [{ lat: 1 }, 'lng'],
+    [{ lng: 1 }, 'lat'],
+    [{ lat: Number.NaN, lng: 0 }, 'lat'],
+    [{ lat: 0, lng: Infinity }, 'lng'],
+    [{ lat: -90.5, lng: 0 }, 'lat'],
+    [{ q: '   ' }, 'q'],
+    [{ query: 7 }, 'query'],
   ];
   for (const [input, field] of bad) {
     it(`refuses ${JSON.stringify(input)} naming ${field}`, () => {
-      assert.throws(() => parseLocateRequest(input), (e: SvcError) => e.code === 'invalid_argument' && e.message.startsWith(field));
+      assert.throws(
+        () => parseLocateRequest(input),
+        (e: SvcError) => e.code === 'invalid_argument' && e.message.startsWith(field),
+      );
     });
   }
   it('accepts each alias and coordinate pairs at the limits', () => {

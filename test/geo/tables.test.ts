@@ -98,7 +98,9 @@ describe('wide-feature and landmark tables', () => {
 describe('exonym table', () => {
   it('every row names a GeoNames city of that country', () => {
     const t = g.cities;
-    const missing = loadExonyms().filter((e) => !t.name.some((n, i) => n === e.geonamesName && t.country[i] === e.country)).map((e) => `${e.geonamesName}, ${e.country}`);
+    const missing = loadExonyms()
+      .filter((e) => !t.name.some((n, i) => n === e.geonamesName && t.country[i] === e.country))
+      .map((e) => `${e.geonamesName}, ${e.country}`);
     assert.deepEqual(missing, []);
     assert.equal(g.stats.exonym_cities, loadExonyms().length);
   });

@@ -63,7 +63,10 @@ describe('MCP tool failures are tool results', () => {
 
   it('an argument that fails the schema (svc_locate): invalid_argument naming the field', async () => {
     const c = await connect(base, '/mcp/full');
-    for (const [args, field] of [[{ lat: 'north' }, 'lat'], [{ place: 'Lyon', nope: 1 }, 'nope']] as const) {
+    for (const [args, field] of [
+      [{ lat: 'north' }, 'lat'],
+      [{ place: 'Lyon', nope: 1 }, 'nope'],
+    ] as const) {
       const res: any = await c.callTool({ name: 'svc_locate', arguments: args });
       const sc = res.structuredContent;
       assert.equal(res.isError, true, field);
@@ -95,7 +98,12 @@ describe('MCP protocol failures are JSON-RPC errors', () => {
     assert.equal(bare.code, -32601);
     assert.equal(bare.message, 'MCP error -32601: unknown tool locate; did you mean svc_locate?');
     assert.equal(bare.data.hint, 'Call svc_locate.');
-    for (const [name, meant] of [['SVC_Recall', 'svc_recall'], ['svc_verify_reciept', 'svc_verify_receipt'], ['svc_svc_locate', 'svc_locate'], ['recal', 'svc_recall']]) {
+    for (const [name, meant] of [
+      ['SVC_Recall', 'svc_recall'],
+      ['svc_verify_reciept', 'svc_verify_receipt'],
+      ['svc_svc_locate', 'svc_locate'],
+      ['recal', 'svc_recall'],
+    ]) {
       const e = await rpcError(c.callTool({ name, arguments: {} }));
       assert.equal(e.data.details.did_you_mean, meant, name);
       assert.ok(e.message.includes(`did you mean ${meant}?`), e.message);

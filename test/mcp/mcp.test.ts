@@ -26,7 +26,12 @@ describe('MCP over Streamable HTTP (spec 4.2)', () => {
   it('initialize and tools/list give the core tools, all named svc_*', async () => {
     const c = await connect();
     const { tools } = await c.listTools();
-    assert.deepEqual(tools.map((x) => x.name).sort(), toolsOf(OPERATIONS, 'core').map((o) => `svc_${o.name}`).sort());
+    assert.deepEqual(
+      tools.map((x) => x.name).sort(),
+      toolsOf(OPERATIONS, 'core')
+        .map((o) => `svc_${o.name}`)
+        .sort(),
+    );
     assert.equal(tools.length, MCP_CORE_TOOL_COUNT);
     assert.equal(MCP_CORE_TOOL_COUNT, 18);
     assert.ok(tools.every((x) => x.name.startsWith('svc_') && x.inputSchema.type === 'object'));
@@ -52,7 +57,10 @@ describe('MCP over Streamable HTTP (spec 4.2)', () => {
     assert.deepEqual(JSON.parse(res.content[0].text), sc);
     assert.ok(P.verifyReceipt(sc.receipt, { publicKey: t.service.keys.publicKeyB32 }).valid);
     const rest = (await t.app.inject({ method: 'POST', url: '/v1/recall', payload: { cell, bands: ['copdem30m.elevation_mean'] } })).json();
-    assert.deepEqual(rest.facts.map((f: any) => f.fact_cid), sc.facts.map((f: any) => f.fact_cid));
+    assert.deepEqual(
+      rest.facts.map((f: any) => f.fact_cid),
+      sc.facts.map((f: any) => f.fact_cid),
+    );
     await c.close();
   });
 
@@ -84,8 +92,15 @@ describe('MCP over Streamable HTTP (spec 4.2)', () => {
 
   it('/v1/tools names each MCP tool as tools/list does, with its tier and REST twin', async () => {
     const body = (await t.app.inject({ method: 'GET', url: '/v1/tools' })).json();
-    const tier = (x: string) => body.tools.filter((o: any) => o.tier === x || (x === 'full' && o.tier === 'core')).map((o: any) => o.name).sort();
-    for (const [path, which] of [['/mcp', 'core'], ['/mcp/full', 'full']] as const) {
+    const tier = (x: string) =>
+      body.tools
+        .filter((o: any) => o.tier === x || (x === 'full' && o.tier === 'core'))
+        .map((o: any) => o.name)
+        .sort();
+    for (const [path, which] of [
+      ['/mcp', 'core'],
+      ['/mcp/full', 'full'],
+    ] as const) {
       const c = await connect(path);
       assert.deepEqual(tier(which), (await c.listTools()).tools.map((x) => x.name).sort(), path);
       await c.close();
@@ -93,7 +108,10 @@ describe('MCP over Streamable HTTP (spec 4.2)', () => {
     assert.deepEqual([body.core_count, body.full_count, body.mcp.core, body.mcp.full], [MCP_CORE_TOOL_COUNT, toolsOf(OPERATIONS, 'full').length, '/mcp', '/mcp/full']);
     const recall = body.tools.find((o: any) => o.name === 'svc_recall');
     assert.deepEqual([recall.tier, recall.method, recall.path], ['core', 'POST', '/v1/recall']);
-    assert.ok(body.tools.filter((o: any) => o.tier === null).every((o: any) => o.mcp === false), 'tier null = REST only');
+    assert.ok(
+      body.tools.filter((o: any) => o.tier === null).every((o: any) => o.mcp === false),
+      'tier null = REST only',
+    );
   });
 
   it('GET /mcp describes the endpoint', async () => {

@@ -25,14 +25,18 @@ let cids: string[];
 before(async () => {
   t = await build({ attesterKeys: [op.publicKey] }, {}, { materializers: [] });
   const r = await t.app.inject({
-    method: 'POST', url: '/v1/attest',
-    payload: op.batch([
-      { kind: 'primary', cell: A, band: 'indices.ndvi', tslot: medium, value: 0.4, unit: 'unitless' },
-      { kind: 'primary', cell: B, band: 'indices.ndvi', tslot: medium, value: 0.6, unit: 'unitless' },
-      { kind: 'primary', cell: A, band: 'geotessera', tslot: slow - 1, value: vec(1), unit: 'unitless' },
-      { kind: 'primary', cell: A, band: 'geotessera', tslot: slow, value: vec(2), unit: 'unitless' },
-      { kind: 'primary', cell: B, band: 'geotessera', tslot: slow, value: vec(3), unit: 'unitless' },
-    ], t.service.manifests),
+    method: 'POST',
+    url: '/v1/attest',
+    payload: op.batch(
+      [
+        { kind: 'primary', cell: A, band: 'indices.ndvi', tslot: medium, value: 0.4, unit: 'unitless' },
+        { kind: 'primary', cell: B, band: 'indices.ndvi', tslot: medium, value: 0.6, unit: 'unitless' },
+        { kind: 'primary', cell: A, band: 'geotessera', tslot: slow - 1, value: vec(1), unit: 'unitless' },
+        { kind: 'primary', cell: A, band: 'geotessera', tslot: slow, value: vec(2), unit: 'unitless' },
+        { kind: 'primary', cell: B, band: 'geotessera', tslot: slow, value: vec(3), unit: 'unitless' },
+      ],
+      t.service.manifests,
+    ),
   });
   assert.equal(r.statusCode, 200, r.body);
   cids = r.json().fact_cids;
@@ -83,9 +87,10 @@ describe('MCP answers what REST answers', () => {
       const o = OPERATIONS.find((x) => x.name === name);
       assert.ok(o && o.mcp !== false, `${name} is an MCP tool`);
       const input = name === 'fetch' ? { cid: cids[0] } : args;
-      const rest = o.method === 'GET'
-        ? await t.app.inject({ method: 'GET', url: o.path, query: Object.fromEntries(Object.entries(input).map(([k, v]) => [k, String(v)])) })
-        : await t.app.inject({ method: 'POST', url: o.path, payload: input });
+      const rest =
+        o.method === 'GET'
+          ? await t.app.inject({ method: 'GET', url: o.path, query: Object.fromEntries(Object.entries(input).map(([k, v]) => [k, String(v)])) })
+          : await t.app.inject({ method: 'POST', url: o.path, payload: input });
       assert.equal(rest.statusCode, 200, rest.body);
       const res: any = await client.callTool({ name: `svc_${name}`, arguments: input });
       assert.equal(res.isError, undefined, JSON.stringify(res).slice(0, 300));

@@ -13,13 +13,17 @@ import { computeReputation } from '../../src/primitives/memory/reputation.js';
 import type { ServiceContext } from '../../src/primitives/context/context.js';
 import type { SharedSlot } from '../../src/store/memory.js';
 
-const raw = (): RawRegistry => Object.fromEntries(
-  ['bands', 'sources', 'functions', 'algorithms', 'topics', 'hunt_events'].map((k) => [k, JSON.parse(readFileSync(new URL(`../../src/registry/data/${k}.json`, import.meta.url), 'utf8'))]),
-) as unknown as RawRegistry;
+const raw = (): RawRegistry =>
+  Object.fromEntries(
+    ['bands', 'sources', 'functions', 'algorithms', 'topics', 'hunt_events'].map((k) => [k, JSON.parse(readFileSync(new URL(`../../src/registry/data/${k}.json`, import.meta.url), 'utf8'))]),
+  ) as unknown as RawRegistry;
 const refuses = (entry: string, mutate: (band: Record<string, unknown>) => void) => {
   const r = raw();
   mutate((r.bands as Record<string, unknown>[]).find((b) => b.key === entry)!);
-  assert.throws(() => validateRegistry(r), (e: unknown) => e instanceof RegistryError && e.entryKey === entry && e.field === 'agreement_tolerance');
+  assert.throws(
+    () => validateRegistry(r),
+    (e: unknown) => e instanceof RegistryError && e.entryKey === entry && e.field === 'agreement_tolerance',
+  );
 };
 const band = (key: string): BandEntry => loadRegistry().bands.get(key)!;
 
@@ -31,12 +35,24 @@ describe('registry agreement_tolerance', () => {
     assert.equal(band('forest.lossyear').agreement_tolerance, undefined, 'a year code agrees only when equal');
   });
   it('is refused on a vector, categorical or record band, and when not a positive number', () => {
-    refuses('geotessera', (b) => { b.agreement_tolerance = 0.1; });
-    refuses('forest.gain', (b) => { b.agreement_tolerance = 1; });
-    refuses('memory.edge', (b) => { b.agreement_tolerance = 1; });
-    refuses('indices.ndvi', (b) => { b.agreement_tolerance = 0; });
-    refuses('indices.ndvi', (b) => { b.agreement_tolerance = -0.1; });
-    refuses('indices.ndvi', (b) => { b.agreement_tolerance = '0.02'; });
+    refuses('geotessera', (b) => {
+      b.agreement_tolerance = 0.1;
+    });
+    refuses('forest.gain', (b) => {
+      b.agreement_tolerance = 1;
+    });
+    refuses('memory.edge', (b) => {
+      b.agreement_tolerance = 1;
+    });
+    refuses('indices.ndvi', (b) => {
+      b.agreement_tolerance = 0;
+    });
+    refuses('indices.ndvi', (b) => {
+      b.agreement_tolerance = -0.1;
+    });
+    refuses('indices.ndvi', (b) => {
+      b.agreement_tolerance = '0.02';
+    });
   });
 });
 
@@ -54,7 +70,15 @@ describe('agreement per band kind', () => {
   it(`vector: cosine ≥ ${VECTOR_AGREEMENT_COSINE}; a zero vector agrees only with an equal one`, () => {
     const g = band('geotessera');
     const v = Array.from({ length: 128 }, (_, i) => i + 1);
-    assert.equal(compareValues(g, v, v.map((x) => x * 3)).agree, true, 'scale does not matter');
+    assert.equal(
+      compareValues(
+        g,
+        v,
+        v.map((x) => x * 3),
+      ).agree,
+      true,
+      'scale does not matter',
+    );
     const w = v.map((x, i) => (i % 2 === 0 ? x : -x));
     const c = compareValues(g, v, w);
     assert.equal(c.agree, false);
@@ -92,7 +116,10 @@ describe('contradictions cursor', () => {
     const s = { cell: 'defi.zb623.pUyE.culU', band: 'weather.temperature_2m', tslot: 20_000 };
     assert.deepEqual(decodeCursor(encodeCursor(s)), s);
     for (const bad of ['', 'x y', Buffer.from('[1,2]').toString('base64url'), Buffer.from('["a","b",-1]').toString('base64url'), 42]) {
-      assert.throws(() => decodeCursor(bad), (e: any) => e.code === 'invalid_argument' && e.details.field === 'after');
+      assert.throws(
+        () => decodeCursor(bad),
+        (e: any) => e.code === 'invalid_argument' && e.details.field === 'after',
+      );
     }
   });
 });
@@ -101,13 +128,21 @@ describe('reputation scan', () => {
   // Slot i holds a fact of attesters p and q (they agree on even slots) and, on slot 0, r (who disagrees).
   const slots: SharedSlot[] = Array.from({ length: 7 }, (_, i) => ({ cell: `c${i}`, band: 'weather.temperature_2m', tslot: 1 }));
   const fact = (attester: string, value: number, i: number) => ({
-    fact_cid: `${attester}${i}`, attester, kind: 'primary', body: { value, signed_at: `2026-01-01T0${i}:00:00Z` }, accepted_at: '2026-01-02T00:00:00Z',
+    fact_cid: `${attester}${i}`,
+    attester,
+    kind: 'primary',
+    body: { value, signed_at: `2026-01-01T0${i}:00:00Z` },
+    accepted_at: '2026-01-02T00:00:00Z',
   });
   const ctx = {
     registry: loadRegistry(),
     now: () => new Date('2026-01-03T00:00:00Z'),
     store: {
-      publicFactsByAttester: async () => [{ attester: 'p', facts: 7 }, { attester: 'q', facts: 7 }, { attester: 'r', facts: 1 }],
+      publicFactsByAttester: async () => [
+        { attester: 'p', facts: 7 },
+        { attester: 'q', facts: 7 },
+        { attester: 'r', facts: 1 },
+      ],
       history: async (q: { cell: string; scope: unknown }) => {
         assert.equal(q.scope, null, 'public facts only');
         const i = Number(q.cell.slice(1));

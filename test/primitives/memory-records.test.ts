@@ -126,10 +126,18 @@ describe('every record band', () => {
 describe('memory.note', () => {
   it('accepts a bare note and a note with every field', async () => {
     await accepted(rec('memory.note', { text: `pump failed ${uniq()}` }));
-    await accepted(rec('memory.note', {
-      text: `maize wilting ${uniq()}`, cell: CELL, entity: ENT, facts: [FACT], tags: ['pump', 'maize', 'crop:maize-2026'],
-      observed_at: '2026-11-19T08:00:00+01:00', vector: [0.1, -0.2, 0.3],
-    }), device);
+    await accepted(
+      rec('memory.note', {
+        text: `maize wilting ${uniq()}`,
+        cell: CELL,
+        entity: ENT,
+        facts: [FACT],
+        tags: ['pump', 'maize', 'crop:maize-2026'],
+        observed_at: '2026-11-19T08:00:00+01:00',
+        vector: [0.1, -0.2, 0.3],
+      }),
+      device,
+    );
     await accepted(rec('memory.note', { text: 'x'.repeat(8000) }));
   });
 
@@ -180,9 +188,16 @@ describe('memory.alias', () => {
 describe('memory.edge', () => {
   it('accepts a typed edge between a fact and an entity, with valid_to, invalidates and reason', async () => {
     await accepted(rec('memory.edge', { type: 'located_in', from: FACT, to: ENT, valid_from: '2026-01-01T00:00:00Z', reason: uniq() }));
-    await accepted(rec('memory.edge', {
-      type: 'related_to', from: ENT, to: P.anchorId({ n: uniq() }), valid_from: '2026-01-01T00:00:00Z', valid_to: '2026-06-01T00:00:00Z', invalidates: [FACT],
-    }));
+    await accepted(
+      rec('memory.edge', {
+        type: 'related_to',
+        from: ENT,
+        to: P.anchorId({ n: uniq() }),
+        valid_from: '2026-01-01T00:00:00Z',
+        valid_to: '2026-06-01T00:00:00Z',
+        invalidates: [FACT],
+      }),
+    );
   });
 
   const edge = (over: Record<string, unknown>) => ({ type: 'related_to', from: FACT, to: ENT, valid_from: '2026-01-01T00:00:00Z', reason: uniq(), ...over });
@@ -207,7 +222,13 @@ describe('memory.edge', () => {
 });
 
 describe('memory.entity (L3: the responder mints it)', () => {
-  const square = (lng: number, lat: number) => [[lng, lat], [lng + 0.01, lat], [lng + 0.01, lat + 0.01], [lng, lat + 0.01], [lng, lat]];
+  const square = (lng: number, lat: number) => [
+    [lng, lat],
+    [lng + 0.01, lat],
+    [lng + 0.01, lat + 0.01],
+    [lng, lat + 0.01],
+    [lng, lat],
+  ];
 
   it('an operator key may not write one (level_too_low)', async () => {
     await refused(rec('memory.entity', { kind: 'field', name: 'x', geometry: { cell: CELL } }), 'level_too_low', 'facts[0].band');
@@ -215,10 +236,14 @@ describe('memory.entity (L3: the responder mints it)', () => {
 
   it('accepts a cell entity and a polygon entity with attributes', async () => {
     await minted(rec('memory.entity', { kind: 'field', name: `north field ${uniq()}`, geometry: { cell: CELL } }));
-    await minted(rec('memory.entity', {
-      kind: 'farm_plot', name: `plot ${uniq()}`, geometry: { polygon: { type: 'Polygon', coordinates: [square(5.1, 52.1)] } },
-      attributes: { crop: 'maize', hectares: 2.5, irrigated: true },
-    }));
+    await minted(
+      rec('memory.entity', {
+        kind: 'farm_plot',
+        name: `plot ${uniq()}`,
+        geometry: { polygon: { type: 'Polygon', coordinates: [square(5.1, 52.1)] } },
+        attributes: { crop: 'maize', hectares: 2.5, irrigated: true },
+      }),
+    );
   });
 
   const ok = () => ({ kind: 'field', name: `f ${uniq()}`, geometry: { cell: CELL } });
@@ -229,8 +254,27 @@ describe('memory.entity (L3: the responder mints it)', () => {
     ['both a cell and a polygon', () => ({ ...ok(), geometry: { cell: CELL, polygon: {} } }), 'facts[0].value.geometry'],
     ['a geometry cell that is no cell64', () => ({ ...ok(), geometry: { cell: 'x' } }), 'facts[0].value.geometry.cell'],
     ['a ring that is not closed', () => poly(square(5, 52).slice(0, 4)), 'facts[0].value.geometry.polygon.coordinates[0][3]'],
-    ['a ring of three positions', () => poly([[5, 52], [5.1, 52], [5, 52]]), 'facts[0].value.geometry.polygon.coordinates[0]'],
-    ['a latitude beyond 90', () => poly([[5, 52], [5.1, 95], [5.1, 52.1], [5, 52]]), 'facts[0].value.geometry.polygon.coordinates[0][1]'],
+    [
+      'a ring of three positions',
+      () =>
+        poly([
+          [5, 52],
+          [5.1, 52],
+          [5, 52],
+        ]),
+      'facts[0].value.geometry.polygon.coordinates[0]',
+    ],
+    [
+      'a latitude beyond 90',
+      () =>
+        poly([
+          [5, 52],
+          [5.1, 95],
+          [5.1, 52.1],
+          [5, 52],
+        ]),
+      'facts[0].value.geometry.polygon.coordinates[0][1]',
+    ],
     ['a polygon with a hole', () => ({ ...ok(), geometry: { polygon: { type: 'Polygon', coordinates: [square(5, 52), square(5.002, 52.002)] } } }), 'facts[0].value.geometry.polygon.coordinates'],
     ['a MultiPolygon', () => ({ ...ok(), geometry: { polygon: { type: 'MultiPolygon', coordinates: [square(5, 52)] } } }), 'facts[0].value.geometry.polygon.type'],
     ['an attribute holding an object', () => ({ ...ok(), attributes: { owner: { name: 'x' } } }), 'facts[0].value.attributes.owner'],
@@ -247,8 +291,14 @@ describe('memory.entity (L3: the responder mints it)', () => {
 
 describe('device.trace', () => {
   const trace = (over: Record<string, unknown> = {}) => ({
-    substrate: { kind: 'onnxruntime', version: '1.19.0', hardware: 'arm64-npu' }, inputs: [FACT], outputs: [P.contentId({ out: uniq() })],
-    steps_digest: 'ab'.repeat(32), started_at: '2026-11-20T10:00:00Z', ended_at: '2026-11-20T10:00:05Z', summary: 'ran a crop classifier', ...over,
+    substrate: { kind: 'onnxruntime', version: '1.19.0', hardware: 'arm64-npu' },
+    inputs: [FACT],
+    outputs: [P.contentId({ out: uniq() })],
+    steps_digest: 'ab'.repeat(32),
+    started_at: '2026-11-20T10:00:00Z',
+    ended_at: '2026-11-20T10:00:05Z',
+    summary: 'ran a crop classifier',
+    ...over,
   });
 
   it('accepts a trace from a device key', async () => {
@@ -287,7 +337,11 @@ describe('key records (L3: device.enrollment, device.revocation, memory.bearer_r
   });
 
   it('refuse a bad key, a missing field and a not_before that is not Unix seconds', async () => {
-    await mintRefused(rec('device.revocation', { key: 'nope', reason: 'lost', requested_by: KEY, revoked_at: '2026-11-21T00:00:00Z' }, { cell: `svc:entity:${P.anchorId({ key: 'nope' })}` }), 'invalid_argument', 'facts[0].value.key');
+    await mintRefused(
+      rec('device.revocation', { key: 'nope', reason: 'lost', requested_by: KEY, revoked_at: '2026-11-21T00:00:00Z' }, { cell: `svc:entity:${P.anchorId({ key: 'nope' })}` }),
+      'invalid_argument',
+      'facts[0].value.key',
+    );
     await mintRefused(rec('device.enrollment', { key: KEY, platform: 'tpm', enrolled_at: '2026-11-20T12:00:00Z' }), 'invalid_argument', 'facts[0].value.evidence');
     await mintRefused(rec('memory.bearer_revocation', { key: KEY, not_before: '2026-11-20T12:00:00Z' }), 'invalid_argument', 'facts[0].value.not_before');
   });

@@ -33,15 +33,51 @@ describe('area sampling', () => {
   });
 
   it('a polygon smaller than a cell yields the cell under it', () => {
-    const p = parsePolygon({ type: 'Polygon', coordinates: [[[5, 5], [5.00001, 5], [5.00001, 5.00001], [5, 5]]] });
+    const p = parsePolygon({
+      type: 'Polygon',
+      coordinates: [
+        [
+          [5, 5],
+          [5.00001, 5],
+          [5.00001, 5.00001],
+          [5, 5],
+        ],
+      ],
+    });
     assert.deepEqual(sampleArea(p, 64).cells, [P.cellOf(5, 5)]);
   });
 
   it('large areas: deterministic grid, all inside, MultiPolygon and holes honoured', () => {
-    const mp = parsePolygon({ type: 'MultiPolygon', coordinates: [
-      [[[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]]],
-      [[[3, 3], [4, 3], [4, 4], [3, 4], [3, 3]], [[3.2, 3.2], [3.8, 3.2], [3.8, 3.8], [3.2, 3.8], [3.2, 3.2]]],
-    ] });
+    const mp = parsePolygon({
+      type: 'MultiPolygon',
+      coordinates: [
+        [
+          [
+            [0, 0],
+            [1, 0],
+            [1, 1],
+            [0, 1],
+            [0, 0],
+          ],
+        ],
+        [
+          [
+            [3, 3],
+            [4, 3],
+            [4, 4],
+            [3, 4],
+            [3, 3],
+          ],
+          [
+            [3.2, 3.2],
+            [3.8, 3.2],
+            [3.8, 3.8],
+            [3.2, 3.8],
+            [3.2, 3.2],
+          ],
+        ],
+      ],
+    });
     const a = sampleArea(mp, 50);
     assert.deepEqual(a.cells, sampleArea(mp, 50).cells);
     assert.equal(a.cells.length, 50);
@@ -54,10 +90,45 @@ describe('area sampling', () => {
   });
 
   it('validation names the field', () => {
-    assert.deepEqual(code(() => parseBboxArray([1, 2, 3])), ['invalid_argument', 422]);
-    assert.deepEqual(code(() => parseBboxArray([0, 95, 1, 96])), ['invalid_argument', 422]);
-    assert.deepEqual(code(() => parsePolygon({ type: 'Polygon', coordinates: [[[0, 0], [1, 0], [0, 0]]] })), ['invalid_argument', 422]);
-    assert.deepEqual(code(() => parsePolygon({ type: 'Polygon', coordinates: [[[0, 0], [1, 0], [1, 'x'], [0, 0]]] })), ['invalid_argument', 422]);
+    assert.deepEqual(
+      code(() => parseBboxArray([1, 2, 3])),
+      ['invalid_argument', 422],
+    );
+    assert.deepEqual(
+      code(() => parseBboxArray([0, 95, 1, 96])),
+      ['invalid_argument', 422],
+    );
+    assert.deepEqual(
+      code(() =>
+        parsePolygon({
+          type: 'Polygon',
+          coordinates: [
+            [
+              [0, 0],
+              [1, 0],
+              [0, 0],
+            ],
+          ],
+        }),
+      ),
+      ['invalid_argument', 422],
+    );
+    assert.deepEqual(
+      code(() =>
+        parsePolygon({
+          type: 'Polygon',
+          coordinates: [
+            [
+              [0, 0],
+              [1, 0],
+              [1, 'x'],
+              [0, 0],
+            ],
+          ],
+        }),
+      ),
+      ['invalid_argument', 422],
+    );
   });
 });
 
@@ -68,7 +139,13 @@ describe('aggregates and vector math', () => {
     assert.equal(scalarAgg([3, 1, 2], 'median'), 2);
     assert.equal(scalarAgg([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 'p90'), 9.1);
     assert.equal(scalarAgg([], 'mean'), null);
-    assert.deepEqual(centroid([[1, 2], [3, 4]]), [2, 3]);
+    assert.deepEqual(
+      centroid([
+        [1, 2],
+        [3, 4],
+      ]),
+      [2, 3],
+    );
     assert.equal(centroid([]), null);
   });
 
@@ -82,20 +159,36 @@ describe('aggregates and vector math', () => {
   it('cosine, L2 and the state residual hold at extreme magnitudes (no overflow to NaN or 0)', () => {
     const v = Array.from({ length: 128 }, (_, i) => Math.sin(i + 1));
     for (const scale of [1e300, 1e-300]) {
-      const c = cosine(v, v.map((x) => x * scale));
+      const c = cosine(
+        v,
+        v.map((x) => x * scale),
+      );
       assert.ok(c !== null && Math.abs(c - 1) < 1e-12, `scale ${scale}: ${c}`);
     }
     // Subnormal values keep only a few significant bits: the direction itself is perturbed, not lost.
-    const sub = cosine(v, v.map((x) => x * 1e-320));
+    const sub = cosine(
+      v,
+      v.map((x) => x * 1e-320),
+    );
     assert.ok(sub !== null && Math.abs(sub - 1) < 1e-6, `subnormal: ${sub}`);
-    assert.ok(Math.abs(cosine(v, v.map((x) => -x * 1e200))! + 1) < 1e-12);
+    assert.ok(
+      Math.abs(
+        cosine(
+          v,
+          v.map((x) => -x * 1e200),
+        )! + 1,
+      ) < 1e-12,
+    );
     assert.ok(Math.abs(l2([0, 0], [3e200, 4e200]) / 5e200 - 1) < 1e-15);
     assert.ok(Math.abs(l2([0, 0], [3e-200, 4e-200]) / 5e-200 - 1) < 1e-15);
     // b = 2a + e (e orthogonal to a): the residual is e, at any magnitude.
     const a = [1, 0, 0, 0];
     const e = [0, 0.5, -0.25, 0];
     for (const scale of [1, 1e200, 1e-200]) {
-      const r = residualOf(a.map((x) => x * scale), a.map((x, i) => (2 * x + e[i]) * scale));
+      const r = residualOf(
+        a.map((x) => x * scale),
+        a.map((x, i) => (2 * x + e[i]) * scale),
+      );
       r.forEach((x, i) => assert.ok(Math.abs(x - e[i] * scale) <= 1e-12 * scale, `scale ${scale}: ${r}`));
     }
   });
@@ -103,7 +196,10 @@ describe('aggregates and vector math', () => {
   it('evenPick spreads deterministically; newestPerTslot keeps the last version', () => {
     assert.deepEqual(evenPick([0, 1, 2, 3, 4, 5, 6, 7, 8, 9], 3), [1, 5, 8]);
     const f = (tslot: number, v: number) => ({ tslot, fact_cid: `${tslot}-${v}` }) as any;
-    assert.deepEqual(newestPerTslot([f(1, 1), f(2, 1), f(1, 2)]).map((x) => x.fact_cid), ['1-2', '2-1']);
+    assert.deepEqual(
+      newestPerTslot([f(1, 1), f(2, 1), f(1, 2)]).map((x) => x.fact_cid),
+      ['1-2', '2-1'],
+    );
   });
 
   it('mapLimit bounds concurrency, keeps order and stops starting when told', async () => {
@@ -119,7 +215,12 @@ describe('aggregates and vector math', () => {
     assert.deepEqual(out, [2, 4, 6, 8, 10, 12, 14, 16]);
     assert.equal(peak, 3);
     let started = 0;
-    const partial = await mapLimit([1, 2, 3, 4], 1, async (x) => x, () => started++ < 2);
+    const partial = await mapLimit(
+      [1, 2, 3, 4],
+      1,
+      async (x) => x,
+      () => started++ < 2,
+    );
     assert.deepEqual(partial, [1, 2, undefined, undefined]);
   });
 });
@@ -137,12 +238,30 @@ describe('tokens and bundles', () => {
   });
 
   it('refuses coarse coordinates with 400 and malformed tokens with 422', () => {
-    assert.deepEqual(code(() => parseToken('svc', `svc:fact:12.9716,77.594600@2025-11-09@indices.ndvi:${cid}`)), ['invalid_argument', 400]);
-    assert.deepEqual(code(() => parseToken('svc', `svc:fact:12,77@2025-11-09@indices.ndvi:${cid}`)), ['invalid_argument', 400]);
-    assert.deepEqual(code(() => parseToken('svc', `svc:fact:12.971600,77.594600@2025-02-30@indices.ndvi:${cid}`)), ['invalid_argument', 422]);
-    assert.deepEqual(code(() => parseToken('svc', `svc:fact:95.000000,77.594600@2025-02-01@indices.ndvi:${cid}`)), ['invalid_argument', 422]);
-    assert.deepEqual(code(() => parseToken('svc', 'svc:fact:nope')), ['invalid_argument', 422]);
-    assert.deepEqual(code(() => parseToken('svc', 'xyz:fact:nope')), ['invalid_argument', 422]);
+    assert.deepEqual(
+      code(() => parseToken('svc', `svc:fact:12.9716,77.594600@2025-11-09@indices.ndvi:${cid}`)),
+      ['invalid_argument', 400],
+    );
+    assert.deepEqual(
+      code(() => parseToken('svc', `svc:fact:12,77@2025-11-09@indices.ndvi:${cid}`)),
+      ['invalid_argument', 400],
+    );
+    assert.deepEqual(
+      code(() => parseToken('svc', `svc:fact:12.971600,77.594600@2025-02-30@indices.ndvi:${cid}`)),
+      ['invalid_argument', 422],
+    );
+    assert.deepEqual(
+      code(() => parseToken('svc', `svc:fact:95.000000,77.594600@2025-02-01@indices.ndvi:${cid}`)),
+      ['invalid_argument', 422],
+    );
+    assert.deepEqual(
+      code(() => parseToken('svc', 'svc:fact:nope')),
+      ['invalid_argument', 422],
+    );
+    assert.deepEqual(
+      code(() => parseToken('svc', 'xyz:fact:nope')),
+      ['invalid_argument', 422],
+    );
   });
 
   it('capture date: derivation.captured_at first, else signed_at (UTC)', () => {

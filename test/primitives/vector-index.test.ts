@@ -11,8 +11,14 @@ const vec = (seed: number) => Array.from({ length: 128 }, (_, i) => Math.fround(
 
 function entry(facts: Array<{ cell: string; band: string; tslot: number; value: unknown; kind?: string; scope?: Record<string, string> }>): Uint8Array {
   const e: LogEntryV1 = {
-    v: 1, type: 'batch', accepted_at: '2026-11-22T00:00:00Z', attester: 'A'.repeat(52), signature: 'S'.repeat(103),
-    batch_root: new Uint8Array(32), registry_cid: 'r', schema_cid: 's',
+    v: 1,
+    type: 'batch',
+    accepted_at: '2026-11-22T00:00:00Z',
+    attester: 'A'.repeat(52),
+    signature: 'S'.repeat(103),
+    batch_root: new Uint8Array(32),
+    registry_cid: 'r',
+    schema_cid: 's',
     facts: facts.map((f) => ({ kind: f.kind ?? 'primary', cell: f.cell, band: f.band, value: f.value as never, unit: 'unitless', ...(f.scope ? { scope: f.scope } : {}) })),
     meta: facts.map((f) => ({ provenance_class: 'model_output', tslot: f.tslot })),
   };
@@ -39,14 +45,21 @@ describe('VectorIndex', () => {
   const A = P.cellOf(1, 1);
   const B = P.cellOf(2, 2);
 
-  it('keeps each cell\'s newest primary public vector; the same tslot later in the log supersedes', async () => {
-    const ix = new VectorIndex(fakeLog([
-      entry([{ cell: A, band: 'geotessera', tslot: 55, value: vec(1) }, { cell: B, band: 'geotessera', tslot: 55, value: vec(2) }]),
-      entry([{ cell: A, band: 'geotessera', tslot: 54, value: vec(3) }]), // older slot: ignored
-      entry([{ cell: B, band: 'geotessera', tslot: 55, value: vec(4) }]), // same slot, later: supersedes
-      entry([{ cell: A, band: 'geotessera', tslot: 56, value: null, kind: 'absence' }]), // not a vector
-      entry([{ cell: P.cellOf(3, 3), band: 'geotessera', tslot: 56, value: vec(5), scope: { user_id: 'u' } }]), // private
-    ]), registry.bands, 1000);
+  it("keeps each cell's newest primary public vector; the same tslot later in the log supersedes", async () => {
+    const ix = new VectorIndex(
+      fakeLog([
+        entry([
+          { cell: A, band: 'geotessera', tslot: 55, value: vec(1) },
+          { cell: B, band: 'geotessera', tslot: 55, value: vec(2) },
+        ]),
+        entry([{ cell: A, band: 'geotessera', tslot: 54, value: vec(3) }]), // older slot: ignored
+        entry([{ cell: B, band: 'geotessera', tslot: 55, value: vec(4) }]), // same slot, later: supersedes
+        entry([{ cell: A, band: 'geotessera', tslot: 56, value: null, kind: 'absence' }]), // not a vector
+        entry([{ cell: P.cellOf(3, 3), band: 'geotessera', tslot: 56, value: vec(5), scope: { user_id: 'u' } }]), // private
+      ]),
+      registry.bands,
+      1000,
+    );
     const s = await ix.refresh(Date.now() + 10_000);
     assert.deepEqual(s, { entries_read: 5, log_size: 5, complete: true });
     const v = ix.vectors('geotessera');

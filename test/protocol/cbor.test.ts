@@ -57,7 +57,10 @@ describe('canonical CBOR (protocol.md §3)', () => {
     ];
     for (const [hex, why] of bad) {
       it(`refuses ${hex}: ${why}`, () => {
-        assert.throws(() => decodeCanonical(fromHex(hex)), (e: unknown) => e instanceof SvcError && e.code === 'canonical_encoding_divergence');
+        assert.throws(
+          () => decodeCanonical(fromHex(hex)),
+          (e: unknown) => e instanceof SvcError && e.code === 'canonical_encoding_divergence',
+        );
       });
     }
     it('refuses nesting deeper than 64', () => {
@@ -72,22 +75,31 @@ describe('canonical CBOR (protocol.md §3)', () => {
   describe('properties', () => {
     const json = fc.jsonValue({ maxDepth: 4 });
     it('decode(encode(x)) re-encodes to the same bytes for any JSON value', () => {
-      fc.assert(fc.property(json, (v) => {
-        const bytes = encodeCanonical(v as any);
-        assert.equal(toHex(encodeCanonical(decodeCanonical(bytes))), toHex(bytes));
-      }), { numRuns: 500 });
+      fc.assert(
+        fc.property(json, (v) => {
+          const bytes = encodeCanonical(v as any);
+          assert.equal(toHex(encodeCanonical(decodeCanonical(bytes))), toHex(bytes));
+        }),
+        { numRuns: 500 },
+      );
     });
     it('encoding does not depend on key insertion order', () => {
-      fc.assert(fc.property(fc.dictionary(fc.string(), fc.integer()), (d) => {
-        const reversed = Object.fromEntries(Object.entries(d).reverse());
-        assert.equal(toHex(encodeCanonical(d)), toHex(encodeCanonical(reversed)));
-      }), { numRuns: 300 });
+      fc.assert(
+        fc.property(fc.dictionary(fc.string(), fc.integer()), (d) => {
+          const reversed = Object.fromEntries(Object.entries(d).reverse());
+          assert.equal(toHex(encodeCanonical(d)), toHex(encodeCanonical(reversed)));
+        }),
+        { numRuns: 300 },
+      );
     });
     it('every double round-trips exactly', () => {
-      fc.assert(fc.property(fc.double(), (x) => {
-        const back = decodeCanonical(encodeCanonical(x)) as number;
-        assert.ok(Object.is(back, x) || (x === 0 && back === 0) || (Number.isNaN(x) && Number.isNaN(back)), `${x} → ${back}`);
-      }), { numRuns: 2000 });
+      fc.assert(
+        fc.property(fc.double(), (x) => {
+          const back = decodeCanonical(encodeCanonical(x)) as number;
+          assert.ok(Object.is(back, x) || (x === 0 && back === 0) || (Number.isNaN(x) && Number.isNaN(back)), `${x} → ${back}`);
+        }),
+        { numRuns: 2000 },
+      );
     });
     it('a non-integral number takes the shortest float width that holds it exactly (half, single, double)', () => {
       // Oracle: every finite half-precision value, from its bit pattern.
@@ -100,14 +112,20 @@ describe('canonical CBOR (protocol.md §3)', () => {
       const halves = new Set<number>();
       for (let h = 0; h < 0x10000; h++) if (((h >> 10) & 0x1f) !== 31) halves.add(halfValue(h));
       const widthOf = (x: number) => (halves.has(x) ? 'f9' : Math.fround(x) === x ? 'fa' : 'fb');
-      const halfGen = fc.integer({ min: 0, max: 0xffff }).filter((h) => ((h >> 10) & 0x1f) !== 31).map(halfValue);
+      const halfGen = fc
+        .integer({ min: 0, max: 0xffff })
+        .filter((h) => ((h >> 10) & 0x1f) !== 31)
+        .map(halfValue);
       const values = fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.float({ noNaN: true, noDefaultInfinity: true }).map(Math.fround), halfGen);
-      fc.assert(fc.property(values, (x) => {
-        if (Number.isInteger(x)) return; // numeric reduction: integers are not floats
-        const hex = toHex(encodeCanonical(x));
-        assert.equal(hex.slice(0, 2), widthOf(x), `${x} → ${hex}`);
-        assert.ok(Object.is(decodeCanonical(fromHex(hex)), x));
-      }), { numRuns: 5000 });
+      fc.assert(
+        fc.property(values, (x) => {
+          if (Number.isInteger(x)) return; // numeric reduction: integers are not floats
+          const hex = toHex(encodeCanonical(x));
+          assert.equal(hex.slice(0, 2), widthOf(x), `${x} → ${hex}`);
+          assert.ok(Object.is(decodeCanonical(fromHex(hex)), x));
+        }),
+        { numRuns: 5000 },
+      );
     });
     it('big integers and their negatives decode as numbers up to 2^53 − 1 and as bigints beyond', () => {
       for (const v of [2 ** 32, 2 ** 53 - 1, -(2 ** 53 - 1), 2n ** 53n, -(2n ** 53n), 2n ** 64n - 1n, -(2n ** 64n)]) {
@@ -126,7 +144,11 @@ describe('canonical CBOR (protocol.md §3)', () => {
   });
 
   describe('wrong types', () => {
-    for (const [v, name] of [[undefined, 'undefined'], [() => 1, 'a function'], [Symbol('s'), 'a symbol']] as const) {
+    for (const [v, name] of [
+      [undefined, 'undefined'],
+      [() => 1, 'a function'],
+      [Symbol('s'), 'a symbol'],
+    ] as const) {
       it(`refuses ${name} with a message naming the type`, () => assert.throws(() => encodeCanonical(v as any), /cbor: cannot encode/));
     }
   });

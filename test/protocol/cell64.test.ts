@@ -1,8 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  cellBbox, cellCenter, cellOf, isCell, neighbours, parseCell, pitchMetres, stencil, PITCH_LAT_DEG, PITCH_LNG_DEG, PITCH_M_EQUATOR,
-} from '../../src/protocol/cell64.js';
+import { cellBbox, cellCenter, cellOf, isCell, neighbours, parseCell, pitchMetres, stencil, PITCH_LAT_DEG, PITCH_LNG_DEG, PITCH_M_EQUATOR } from '../../src/protocol/cell64.js';
 import { SvcError } from '../../src/protocol/errors.js';
 import { loadVectors } from '../support/vectors.js';
 
@@ -46,7 +44,7 @@ describe('cell64 (protocol.md §1)', () => {
   describe('round trips', () => {
     it('10 000 random points: lat/lng → cell → centre stays within half a pitch', () => {
       let seed = 12345;
-      const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+      const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
       for (let i = 0; i < 10_000; i++) {
         const lat = rnd() * 179.99 - 89.995;
         const lng = rnd() * 360 - 180;
@@ -123,12 +121,23 @@ describe('cell64 (protocol.md §1)', () => {
     ];
     for (const [input, why] of bad) {
       it(`refuses ${JSON.stringify(input)} (${why}) with invalid_cell`, () => {
-        assert.throws(() => parseCell(input), (e: unknown) => e instanceof SvcError && e.code === 'invalid_cell' && /^cell: /.test(e.message));
+        assert.throws(
+          () => parseCell(input),
+          (e: unknown) => e instanceof SvcError && e.code === 'invalid_cell' && /^cell: /.test(e.message),
+        );
       });
     }
-    for (const [lat, lng] of [[91, 0], [0, 180.5], [NaN, 0], [0, Infinity]]) {
+    for (const [lat, lng] of [
+      [91, 0],
+      [0, 180.5],
+      [NaN, 0],
+      [0, Infinity],
+    ]) {
       it(`refuses coordinates (${lat}, ${lng}) with invalid_argument`, () => {
-        assert.throws(() => cellOf(lat, lng), (e: unknown) => e instanceof SvcError && e.code === 'invalid_argument');
+        assert.throws(
+          () => cellOf(lat, lng),
+          (e: unknown) => e instanceof SvcError && e.code === 'invalid_argument',
+        );
       });
     }
   });

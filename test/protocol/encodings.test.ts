@@ -13,15 +13,33 @@ import { loadVectors } from '../support/vectors.js';
 
 describe('base32 (spec 2.2)', () => {
   it('RFC 4648 test vectors, lowercase without padding', () => {
-    const cases: Array<[string, string]> = [['', ''], ['f', 'my'], ['fo', 'mzxq'], ['foo', 'mzxw6'], ['foob', 'mzxw6yq'], ['fooba', 'mzxw6ytb'], ['foobar', 'mzxw6ytboi']];
+    const cases: Array<[string, string]> = [
+      ['', ''],
+      ['f', 'my'],
+      ['fo', 'mzxq'],
+      ['foo', 'mzxw6'],
+      ['foob', 'mzxw6yq'],
+      ['fooba', 'mzxw6ytb'],
+      ['foobar', 'mzxw6ytboi'],
+    ];
     for (const [plain, enc] of cases) {
       assert.equal(b32encode(utf8(plain)), enc);
       assert.deepEqual(b32decode(enc), utf8(plain));
     }
   });
-  const bad: Array<[string, string]> = [['MZXW6', 'upper case'], ['mzxw6===', 'padding'], ['mzxw7', 'non-zero trailing bits'], ['mz1w6', 'digit 1 outside the alphabet'], ['m', 'impossible length']];
+  const bad: Array<[string, string]> = [
+    ['MZXW6', 'upper case'],
+    ['mzxw6===', 'padding'],
+    ['mzxw7', 'non-zero trailing bits'],
+    ['mz1w6', 'digit 1 outside the alphabet'],
+    ['m', 'impossible length'],
+  ];
   for (const [text, why] of bad) {
-    it(`refuses ${text} (${why})`, () => assert.throws(() => b32decode(text, undefined, 'key'), (e: unknown) => e instanceof SvcError && e.code === 'invalid_argument' && e.message.startsWith('key: ')));
+    it(`refuses ${text} (${why})`, () =>
+      assert.throws(
+        () => b32decode(text, undefined, 'key'),
+        (e: unknown) => e instanceof SvcError && e.code === 'invalid_argument' && e.message.startsWith('key: '),
+      ));
   }
   it('encodes every length like the reference codec and decodes back (0..80 random bytes)', () => {
     for (let n = 0; n <= 80; n++) {
@@ -116,11 +134,20 @@ describe('tslot (protocol.md §2)', () => {
   });
   it('tslot_mismatch: a static band has only tslot 0, and future slots are off the grid', () => {
     assert.equal(checkTslot(0, 'static', 'copdem30m.elevation_mean'), 0);
-    assert.throws(() => checkTslot(1, 'static', 'copdem30m.elevation_mean'), (e: unknown) => e instanceof SvcError && e.code === 'tslot_mismatch');
+    assert.throws(
+      () => checkTslot(1, 'static', 'copdem30m.elevation_mean'),
+      (e: unknown) => e instanceof SvcError && e.code === 'tslot_mismatch',
+    );
     const now = Date.UTC(2026, 0, 1);
-    assert.throws(() => checkTslot(tslotOf(now / 1000, 'fast') + 5, 'fast', 'weather.temperature_2m', now), (e: unknown) => e instanceof SvcError && e.code === 'tslot_mismatch');
+    assert.throws(
+      () => checkTslot(tslotOf(now / 1000, 'fast') + 5, 'fast', 'weather.temperature_2m', now),
+      (e: unknown) => e instanceof SvcError && e.code === 'tslot_mismatch',
+    );
     for (const bad of [-1, 1.5, '3', null]) {
-      assert.throws(() => checkTslot(bad, 'fast', 'b'), (e: unknown) => e instanceof SvcError && e.code === 'invalid_argument');
+      assert.throws(
+        () => checkTslot(bad, 'fast', 'b'),
+        (e: unknown) => e instanceof SvcError && e.code === 'invalid_argument',
+      );
     }
   });
 });

@@ -10,7 +10,11 @@ describe('batch Merkle tree (spec 4.13, protocol.md §6)', () => {
       const leaves = c.leaves.map((x: string) => P.b32decode(x, 32));
       assert.equal(P.toHex(P.batchRoot(leaves)), c.root_hex, `vector ${i}`);
       const { proofs } = P.batchProofs(leaves);
-      assert.deepEqual(proofs.map((p) => P.proofToJson(p)), c.proofs, `vector ${i}`);
+      assert.deepEqual(
+        proofs.map((p) => P.proofToJson(p)),
+        c.proofs,
+        `vector ${i}`,
+      );
       leaves.forEach((leaf: Uint8Array, k: number) => assert.ok(P.verifyBatchProof(leaf, proofs[k]), `vector ${i} leaf ${k}`));
     });
   });

@@ -18,10 +18,21 @@ const bodies: Array<[string, P.FixedReceiptBody]> = [
   ['edges', { primitive: 'svc.recall', cells: [P.cellOf(1, 2)], fact_cids: [cid('x')], edge_cids: [cid('e2'), cid('e1')] }],
   ['manifest', { primitive: 'svc.recall', cells: [P.cellOf(1, 2)], fact_cids: [cid('x')], source_versions: { copdem: '2024-01', era5: 'x' } }],
   ['field', { primitive: 'svc.field', cells: [P.cellOf(1, 2), P.cellOf(3, 4)], fact_cids: [cid('x'), cid('y')], field: { aoi_cid: cid('aoi'), derivation_cid: cid('d') } }],
-  ['all + intent + non-ASCII', {
-    primitive: 'svc.récall', cells: ['é'], fact_cids: [cid('b'), cid('q')], scope: { org_id: 'o"rg' }, as_of: { valid_tslot: 1 },
-    edge_cids: [cid('e')], source_versions: { s: 'v' }, field: { aoi_cid: cid('a'), derivation_cid: cid('d') }, merkle_proof: proof, intent: 'what is "here"?\u2028',
-  }],
+  [
+    'all + intent + non-ASCII',
+    {
+      primitive: 'svc.récall',
+      cells: ['é'],
+      fact_cids: [cid('b'), cid('q')],
+      scope: { org_id: 'o"rg' },
+      as_of: { valid_tslot: 1 },
+      edge_cids: [cid('e')],
+      source_versions: { s: 'v' },
+      field: { aoi_cid: cid('a'), derivation_cid: cid('d') },
+      merkle_proof: proof,
+      intent: 'what is "here"?\u2028',
+    },
+  ],
 ];
 const costs: Array<P.Cost | undefined> = [undefined, { credits: 0, was_cached: true, latency_p50_ms: 0.12, latency_p99_ms: 3.4 }, { credits: 0, was_cached: false, source_freshness_s: 60 }];
 
@@ -63,9 +74,15 @@ describe('receipt templates (re-issued receipts over an unchanged answer)', () =
     a.intent = 'changed';
     assert.equal(b.intent, bodies[7][1].intent);
     assert.equal(b.cost, undefined);
-    assert.throws(() => { (a.cells as any).push('x'); }, TypeError);
-    assert.throws(() => { (a.scope as any).org_id = 'other'; }, TypeError);
-    assert.throws(() => { (a.merkle_proof!.siblings as any).push('x'); }, TypeError);
+    assert.throws(() => {
+      (a.cells as any).push('x');
+    }, TypeError);
+    assert.throws(() => {
+      (a.scope as any).org_id = 'other';
+    }, TypeError);
+    assert.throws(() => {
+      (a.merkle_proof!.siblings as any).push('x');
+    }, TypeError);
   });
 
   it('fits only the signer and manifests it was built for', () => {
@@ -74,5 +91,4 @@ describe('receipt templates (re-issued receipts over an unchanged answer)', () =
     assert.equal(template.fits({ ...signer }, manifests), false);
     assert.equal(template.fits(signer, { ...manifests, registry_cid: P.contentId({ r: 2 }) }), false);
   });
-
 });

@@ -29,8 +29,12 @@ describe('receipts (spec 2.4, protocol.md §5)', () => {
     it('encodes non-ASCII text as UTF-8 with its byte length, like the segment builders', () => {
       const r = { ...body, preimage_version: 1, primitive: 'svc.récall→北', cells: ['é', 'plain'], fact_cids: ['ß'] };
       const expected = P.concatBytes(
-        P.streamHeader('receipt'), P.segment(0x01, r.request_id), P.segment(0x02, r.served_at), P.segment(0x07, r.primitive),
-        P.listSegment(0x08, r.cells), P.listSegment(0x09, r.fact_cids),
+        P.streamHeader('receipt'),
+        P.segment(0x01, r.request_id),
+        P.segment(0x02, r.served_at),
+        P.segment(0x07, r.primitive),
+        P.listSegment(0x08, r.cells),
+        P.listSegment(0x09, r.fact_cids),
       );
       assert.equal(P.toHex(P.receiptPreimage(r)), P.toHex(expected));
     });

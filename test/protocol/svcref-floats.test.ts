@@ -24,7 +24,25 @@ function values(): number[] {
     x ^= x << 5;
     return (x >>> 0) / 2 ** 32;
   };
-  const out: number[] = [0.5, 1.5, 65504, 65520, 5.960464477539063e-8, 6.103515625e-5, 6.097555160522461e-5, 3.4028234663852886e38, 1e300, 1.1, 2 ** -149, 2 ** -150, 2 ** -24, 2 ** -25, 0.1, 1 / 3, 2 ** 53 + 0.5];
+  const out: number[] = [
+    0.5,
+    1.5,
+    65504,
+    65520,
+    5.960464477539063e-8,
+    6.103515625e-5,
+    6.097555160522461e-5,
+    3.4028234663852886e38,
+    1e300,
+    1.1,
+    2 ** -149,
+    2 ** -150,
+    2 ** -24,
+    2 ** -25,
+    0.1,
+    1 / 3,
+    2 ** 53 + 0.5,
+  ];
   const view = new DataView(new ArrayBuffer(8));
   for (let i = 0; i < 1500; i++) {
     view.setUint16(0, Math.floor(rnd() * 0x7c00)); // a finite half pattern
@@ -35,7 +53,7 @@ function values(): number[] {
     view.setUint32(0, Math.floor(rnd() * 0x7f800000)); // a finite single pattern
     out.push(view.getFloat32(0));
     out.push((rnd() - 0.5) * 10 ** Math.floor(rnd() * 40 - 20)); // a double
-    out.push(Math.fround(((Math.floor(rnd() * 255) - 127) * 0.0123))); // a dequantized embedding value
+    out.push(Math.fround((Math.floor(rnd() * 255) - 127) * 0.0123)); // a dequantized embedding value
   }
   return [...out, ...out.map((v) => -v)].filter((v) => Number.isFinite(v));
 }

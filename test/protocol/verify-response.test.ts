@@ -22,7 +22,9 @@ describe('verifyResponse (protocol.md §4–§6)', () => {
         assert.equal(v.valid && v.trusted, true, `${name}: ${v.errors.join('; ')}`);
         for (const f of v.facts) assert.equal(f.recomputed_cid, f.fact_cid, `${name} ${f.path}`);
       }
-      const withFacts = Object.entries(saved).filter(([, d]) => P.verifyResponse(d).facts.length > 0).map(([n]) => n);
+      const withFacts = Object.entries(saved)
+        .filter(([, d]) => P.verifyResponse(d).facts.length > 0)
+        .map(([n]) => n);
       assert.ok(withFacts.length >= 9, `facts checked in ${withFacts.join(', ')}`);
     });
 
@@ -126,7 +128,7 @@ describe('verifyResponse: what ask, hunt and memory search show', () => {
     assert.match(v.errors[0], /"….*Elevation 12 metres.*" where the facts give ".*Elevation 8000 metres/);
   });
 
-  it('a reading slipped into the answer\'s words is refused even when parts and text agree', () => {
+  it("a reading slipped into the answer's words is refused even when parts and text agree", () => {
     const doc = structuredClone(saved.ask) as any;
     doc.answer_parts.items[0].push(' (about 12 metres at the hut)');
     doc.answer = doc.answer.replace(/source fake\.$/, 'source fake (about 12 metres at the hut).');
@@ -136,22 +138,28 @@ describe('verifyResponse: what ask, hunt and memory search show', () => {
     assert.match(v.errors.join('\n'), /the words "12 metres" print a reading/);
   });
 
-  it('a hunt\'s hotspot value, cell and order are checked against its facts and the event\'s direction', () => {
+  it("a hunt's hotspot value, cell and order are checked against its facts and the event's direction", () => {
     const hunt = saved.hunt as any;
     assert.ok(hunt.hotspots.length > 1);
-    assert.deepEqual(hunt.receipt.fact_cids.slice(0, hunt.hotspots.length), hunt.hotspots.map((h: any) => h.fact_cid), 'hotspots first, in rank order');
+    assert.deepEqual(
+      hunt.receipt.fact_cids.slice(0, hunt.hotspots.length),
+      hunt.hotspots.map((h: any) => h.fact_cid),
+      'hotspots first, in rank order',
+    );
     const value = structuredClone(hunt);
     value.hotspots[1].value = 99;
     assert.ok(P.verifyResponse(value, { publicKey: key }).failures.includes('hotspot_mismatch'));
     const swapped = structuredClone(hunt);
     [swapped.hotspots[0], swapped.hotspots[1]] = [swapped.hotspots[1], swapped.hotspots[0]];
-    swapped.hotspots.forEach((h: any, i: number) => { h.rank = i + 1; });
+    swapped.hotspots.forEach((h: any, i: number) => {
+      h.rank = i + 1;
+    });
     const v = P.verifyResponse(swapped, { publicKey: key });
     assert.deepEqual(v.failures, ['rank_mismatch']);
     assert.match(v.errors.join('\n'), /ranks before .* \(desc by indices\.dnbr\)/);
   });
 
-  it('a search result\'s note, score and rank are checked against its note fact and the receipt\'s order', () => {
+  it("a search result's note, score and rank are checked against its note fact and the receipt's order", () => {
     const doc = structuredClone(saved.memory_search) as any;
     doc.results[0].note.text = 'The pump works fine';
     assert.deepEqual(P.verifyResponse(doc, { publicKey: key }).failures, ['result_mismatch']);
@@ -163,7 +171,7 @@ describe('verifyResponse: what ask, hunt and memory search show', () => {
     assert.ok(P.verifyResponse(order, { publicKey: key }).failures.includes('rank_mismatch'));
   });
 
-  it('the hunt ranking table is the registry\'s: each event\'s primary band and direction', async () => {
+  it("the hunt ranking table is the registry's: each event's primary band and direction", async () => {
     const { loadRegistry } = await import('../../src/registry/registry.js');
     const reg = loadRegistry();
     const fromRegistry = Object.fromEntries(reg.huntEventList.filter((e) => e.algorithm && e.rank).map((e) => [e.event, { band: reg.algorithms.get(e.algorithm!)!.bands[0], rank: e.rank }]));
@@ -189,6 +197,9 @@ describe('POST /v1/verify_receipt with a whole response', () => {
     r.registry_cid = P.b32encode(new Uint8Array(32).fill(1));
     const out = (await t.app.inject({ method: 'POST', url: '/v1/verify_receipt', payload: r })).json();
     assert.equal(out.valid, true);
-    assert.deepEqual(out.advisories.map((a: { code: string; advisory: boolean }) => [a.code, a.advisory]), [['registry_cid_unknown', true]]);
+    assert.deepEqual(
+      out.advisories.map((a: { code: string; advisory: boolean }) => [a.code, a.advisory]),
+      [['registry_cid_unknown', true]],
+    );
   });
 });

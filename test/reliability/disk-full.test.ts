@@ -42,7 +42,15 @@ async function send(method: 'GET' | 'POST', url: string, payload?: unknown) {
   return { status: r.statusCode, body: r.json(), headers: r.headers };
 }
 /** A batch of eight facts with some bulk, so the disk fills in a few dozen writes. */
-const attest = () => send('POST', '/v1/attest', op.batch(Array.from({ length: 8 }, () => sampleFact({ note: 'n'.repeat(400) })), t!.service.manifests));
+const attest = () =>
+  send(
+    'POST',
+    '/v1/attest',
+    op.batch(
+      Array.from({ length: 8 }, () => sampleFact({ note: 'n'.repeat(400) })),
+      t!.service.manifests,
+    ),
+  );
 
 async function unreadable(cids: string[]): Promise<string[]> {
   const out: string[] = [];

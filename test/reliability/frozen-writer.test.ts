@@ -45,10 +45,19 @@ async function startResponder(schema: string): Promise<Responder> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
     cwd: ROOT,
     env: {
-      ...process.env, PORT: String(port), SVC_HOST: '127.0.0.1', SVC_DATA: data, SVC_LOG_LEVEL: 'warn',
-      SVC_DATABASE_URL: pgUrl(), SVC_DATABASE_SCHEMA: schema, SVC_REDIS_URL: '',
-      SVC_ATTESTER_KEYS: op.publicKey, SVC_RATE_LIMIT_RPS: '100000', SVC_RATE_LIMIT_BURST: '100000',
-      SVC_UPSTREAM_PHOTON_URL: 'off', SVC_UPSTREAM_NOMINATIM_URL: 'off',
+      ...process.env,
+      PORT: String(port),
+      SVC_HOST: '127.0.0.1',
+      SVC_DATA: data,
+      SVC_LOG_LEVEL: 'warn',
+      SVC_DATABASE_URL: pgUrl(),
+      SVC_DATABASE_SCHEMA: schema,
+      SVC_REDIS_URL: '',
+      SVC_ATTESTER_KEYS: op.publicKey,
+      SVC_RATE_LIMIT_RPS: '100000',
+      SVC_RATE_LIMIT_BURST: '100000',
+      SVC_UPSTREAM_PHOTON_URL: 'off',
+      SVC_UPSTREAM_NOMINATIM_URL: 'off',
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -92,7 +101,7 @@ interface Call {
   cid: string;
 }
 
-describe('a frozen responder cannot stall the deployment\'s writes', { skip: pgSkip }, () => {
+describe("a frozen responder cannot stall the deployment's writes", { skip: pgSkip }, () => {
   const schema = randomSchema();
   let a: Responder;
   let b: Responder;
@@ -119,11 +128,13 @@ describe('a frozen responder cannot stall the deployment\'s writes', { skip: pgS
     const [classid, objid] = advisoryLockIds(sequencerLockKey(schema));
     /** Backend pid and client port of whoever holds the log lock, if anyone. */
     const holder = async () =>
-      (await db.query<{ pid: number; port: number }>(
-        `SELECT a.pid, a.client_port AS port FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      (
+        await db.query<{ pid: number; port: number }>(
+          `SELECT a.pid, a.client_port AS port FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
           WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1::oid AND l.objid = $2::oid AND l.objsubid = 1`,
-        [classid, objid],
-      )).rows[0];
+          [classid, objid],
+        )
+      ).rows[0];
 
     const calls: Call[] = [];
     let counter = 0;
@@ -190,9 +201,11 @@ describe('a frozen responder cannot stall the deployment\'s writes', { skip: pgS
     const aFailed = calls.filter((c) => c.via === 'A' && c.status !== 200);
     const aAfter = calls.filter((c) => c.via === 'A' && c.start > thawedAt + 100 && c.status === 200).length;
     const fenceLines = [...a.stderr, ...b.stderr].filter((l) => l.includes('store postgres'));
-    t.diagnostic(`lock left frozen A after ${releasedAfter.toFixed(0)} ms; B's longest write during the ${FREEZE_MS} ms freeze: ${bStall.toFixed(0)} ms; ` +
-      `B writes acknowledged during the freeze: ${bDone}; A refused ${aFailed.length} (${[...new Set(aFailed.map((c) => `${c.status} ${c.body.code} ${c.body.details?.phase}`))].join(', ')}); ` +
-      `A writes acknowledged after the thaw: ${aAfter}; total calls ${calls.length}`);
+    t.diagnostic(
+      `lock left frozen A after ${releasedAfter.toFixed(0)} ms; B's longest write during the ${FREEZE_MS} ms freeze: ${bStall.toFixed(0)} ms; ` +
+        `B writes acknowledged during the freeze: ${bDone}; A refused ${aFailed.length} (${[...new Set(aFailed.map((c) => `${c.status} ${c.body.code} ${c.body.details?.phase}`))].join(', ')}); ` +
+        `A writes acknowledged after the thaw: ${aAfter}; total calls ${calls.length}`,
+    );
     for (const l of fenceLines) t.diagnostic(l);
 
     assert.ok(releasedAfter >= 0 && releasedAfter < STALL_BOUND_MS, `the lock stayed with frozen A for ${releasedAfter} ms`);
@@ -217,36 +230,72 @@ describe('a frozen responder cannot stall the deployment\'s writes', { skip: pgS
     assert.equal(sthA.root, sthB.root);
     const size = sthA.tree_size as number;
     const entries = (await db.query<{ idx: string; entry: Buffer }>(`SELECT idx, entry FROM "${schema}".log_entries ORDER BY idx`)).rows;
-    assert.deepEqual(entries.map((e) => Number(e.idx)), Array.from({ length: size }, (_, i) => i), 'dense');
+    assert.deepEqual(
+      entries.map((e) => Number(e.idx)),
+      Array.from({ length: size }, (_, i) => i),
+      'dense',
+    );
     const leaves = entries.map((e) => leafHash(new Uint8Array(e.entry)));
     const root = P.b32decode(sthA.root, 32);
     assert.ok(P.equalBytes(treeRoot(memoryNodeSource(leaves), size), root), 'the served root is the root of the stored entries');
     const unknown = aFailed.filter((c) => c.body.details?.written === 'unknown').length;
     assert.ok(size >= acked.length && size <= acked.length + unknown, `${size} entries for ${acked.length} acknowledged, ${unknown} unknown`);
     const stored = new Map(
-      (await db.query<{ fact_cid: string; log_index: string }>(`SELECT fact_cid, log_index FROM "${schema}".facts WHERE fact_cid = ANY($1)`, [calls.map((c) => c.cid)])).rows
-        .map((r) => [r.fact_cid, Number(r.log_index)]),
+      (await db.query<{ fact_cid: string; log_index: string }>(`SELECT fact_cid, log_index FROM "${schema}".facts WHERE fact_cid = ANY($1)`, [calls.map((c) => c.cid)])).rows.map((r) => [
+        r.fact_cid,
+        Number(r.log_index),
+      ]),
     );
     assert.equal(new Set(acked.map((c) => c.body.log_index)).size, acked.length, 'no index acknowledged twice');
     for (const c of acked) {
       assert.equal(stored.get(c.cid), c.body.log_index, `acknowledged ${c.cid} is stored where it was said to be`);
       const inc = c.body.log_inclusion;
       const head = c.body.tree_head;
-      assert.ok(verifyInclusion(inc.leaf_index, inc.tree_size, leaves[inc.leaf_index], inc.path.map((x: string) => P.b32decode(x, 32)), P.b32decode(head.root, 32)), `inclusion proof in the answer for ${c.cid}`);
+      assert.ok(
+        verifyInclusion(
+          inc.leaf_index,
+          inc.tree_size,
+          leaves[inc.leaf_index],
+          inc.path.map((x: string) => P.b32decode(x, 32)),
+          P.b32decode(head.root, 32),
+        ),
+        `inclusion proof in the answer for ${c.cid}`,
+      );
     }
     for (const c of aFailed) if (c.body.details?.written === false) assert.equal(stored.has(c.cid), false, `refused ${c.cid} is not in the log`);
 
     // Served proofs and reads through both responders, for a sample around the freeze.
     const sample = acked.filter((_, i) => i % Math.max(1, Math.floor(acked.length / 40)) === 0);
-    for (const [r, label] of [[a, 'A'], [b, 'B']] as const) {
+    for (const [r, label] of [
+      [a, 'A'],
+      [b, 'B'],
+    ] as const) {
       for (const c of sample) {
         const got = await (await fetch(`${r.base}/v1/fetch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ cid: c.cid }) })).json();
         assert.equal((got.fact ?? got.facts?.[0])?.fact_cid, c.cid, `${label} serves ${c.cid}`);
         const inc = await (await fetch(`${r.base}/v1/log/inclusion?index=${c.body.log_index}&tree_size=${size}`)).json();
-        assert.ok(verifyInclusion(c.body.log_index, size, leaves[c.body.log_index], inc.path.map((x: string) => P.b32decode(x, 32)), root), `${label}: inclusion of ${c.body.log_index}`);
+        assert.ok(
+          verifyInclusion(
+            c.body.log_index,
+            size,
+            leaves[c.body.log_index],
+            inc.path.map((x: string) => P.b32decode(x, 32)),
+            root,
+          ),
+          `${label}: inclusion of ${c.body.log_index}`,
+        );
         const head = c.body.tree_head;
         const cons = await (await fetch(`${r.base}/v1/log/consistency?first=${head.tree_size}&second=${size}`)).json();
-        assert.ok(verifyConsistency(head.tree_size, size, P.b32decode(head.root, 32), root, cons.path.map((x: string) => P.b32decode(x, 32))), `${label}: head ${head.tree_size} is a prefix of ${size}`);
+        assert.ok(
+          verifyConsistency(
+            head.tree_size,
+            size,
+            P.b32decode(head.root, 32),
+            root,
+            cons.path.map((x: string) => P.b32decode(x, 32)),
+          ),
+          `${label}: head ${head.tree_size} is a prefix of ${size}`,
+        );
       }
     }
   });

@@ -88,10 +88,12 @@ function slowClient(style: Style): { done: Promise<SlowResult>; socket: net.Sock
   });
   socket.on('data', (d) => (answer += d.toString('latin1')));
   socket.on('error', () => {});
-  const done = new Promise<SlowResult>((res) => socket.on('close', () => {
-    clearInterval(drip);
-    res({ style, ms: Date.now() - t0, answer });
-  }));
+  const done = new Promise<SlowResult>((res) =>
+    socket.on('close', () => {
+      clearInterval(drip);
+      res({ style, ms: Date.now() - t0, answer });
+    }),
+  );
   return { done, socket };
 }
 
@@ -161,7 +163,9 @@ describe('slow request bodies (slowloris) from one address', () => {
       const longestHeaderless = Math.max(0, ...reaped.filter((r) => r.style !== 'body').map((r) => r.ms));
       const worstNormal = Math.max(...normal.map((n) => n.ms));
       t.diagnostic(`fds after the attack: ${afterFds}`);
-      t.diagnostic(`sockets: ${refused} refused at connect, ${reaped.length} accepted and reaped (${answered408} saw the 408 envelope), longest lived ${longest} ms (bound ${BOUND_MS} ms), longest without complete headers ${longestHeaderless} ms (bound ${HEADERS_BOUND_MS} ms)`);
+      t.diagnostic(
+        `sockets: ${refused} refused at connect, ${reaped.length} accepted and reaped (${answered408} saw the 408 envelope), longest lived ${longest} ms (bound ${BOUND_MS} ms), longest without complete headers ${longestHeaderless} ms (bound ${HEADERS_BOUND_MS} ms)`,
+      );
       t.diagnostic(`normal client: ${normal.length} requests, ${normal.filter((n) => n.status === 200).length} answered 200, slowest ${worstNormal} ms`);
 
       // The cap: no more than max_per_ip of the attacker's sockets were ever held.
@@ -176,7 +180,10 @@ describe('slow request bodies (slowloris) from one address', () => {
       const env = JSON.parse(sample.slice(sample.indexOf('\r\n\r\n') + 4));
       assert.deepEqual([env.schema, env.code, env.details.request_timeout_s], ['svc.error.v1', 'invalid_argument', HTTP_LIMITS.request_timeout_s]);
       assert.ok(normal.length >= 10, `normal client made ${normal.length} requests`);
-      assert.ok(normal.every((n) => n.status === 200), `normal client statuses: ${normal.map((n) => n.status).join(',')}`);
+      assert.ok(
+        normal.every((n) => n.status === 200),
+        `normal client statuses: ${normal.map((n) => n.status).join(',')}`,
+      );
     } finally {
       attacking = false;
       clearInterval(sampler);

@@ -39,11 +39,12 @@ after(async () => t.close());
 const json = { 'content-type': 'application/json' };
 const calls: Array<(i: number) => Promise<Response>> = [
   (i) => fetch(`${base}/v1/recall`, { method: 'POST', headers: json, body: JSON.stringify({ cell: cells[i % cells.length], bands: ['copdem30m.elevation_mean'] }) }),
-  (i) => fetch(`${base}/mcp`, {
-    method: 'POST',
-    headers: { ...json, accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'svc_recall', arguments: { cell: cells[i % cells.length], bands: ['copdem30m.elevation_mean'] } } }),
-  }),
+  (i) =>
+    fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { ...json, accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'svc_recall', arguments: { cell: cells[i % cells.length], bands: ['copdem30m.elevation_mean'] } } }),
+    }),
   (i) => fetch(`${base}/v1/find_similar`, { method: 'POST', headers: json, body: JSON.stringify({ key: cells[i % cells.length], k: 5 }) }),
   (i) => fetch(`${base}/v1/memory_token`, { method: 'POST', headers: json, body: JSON.stringify({ fact_cid: cids[i % cids.length] }) }),
 ];

@@ -25,10 +25,19 @@ async function startResponder(schema: string): Promise<Responder> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
     cwd: root,
     env: {
-      ...process.env, PORT: String(port), SVC_HOST: '127.0.0.1', SVC_DATA: data, SVC_LOG_LEVEL: 'warn',
-      SVC_DATABASE_URL: pgUrl(), SVC_DATABASE_SCHEMA: schema, SVC_REDIS_URL: REDIS,
-      SVC_ATTESTER_KEYS: op.publicKey, SVC_RATE_LIMIT_RPS: '100000', SVC_RATE_LIMIT_BURST: '100000',
-      SVC_UPSTREAM_PHOTON_URL: 'off', SVC_UPSTREAM_NOMINATIM_URL: 'off',
+      ...process.env,
+      PORT: String(port),
+      SVC_HOST: '127.0.0.1',
+      SVC_DATA: data,
+      SVC_LOG_LEVEL: 'warn',
+      SVC_DATABASE_URL: pgUrl(),
+      SVC_DATABASE_SCHEMA: schema,
+      SVC_REDIS_URL: REDIS,
+      SVC_ATTESTER_KEYS: op.publicKey,
+      SVC_RATE_LIMIT_RPS: '100000',
+      SVC_RATE_LIMIT_BURST: '100000',
+      SVC_UPSTREAM_PHOTON_URL: 'off',
+      SVC_UPSTREAM_NOMINATIM_URL: 'off',
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -78,7 +87,11 @@ describe('two responder processes on one PostgreSQL (+ Redis when configured)', 
     const results = await Promise.all(writes);
     for (const r of results) assert.equal(r.status, 200, JSON.stringify(r.body));
     const indices = results.map((r) => r.body.log_index).sort((x, y) => x - y);
-    assert.deepEqual(indices, Array.from({ length: 40 }, (_, i) => indices[0] + i), 'dense, unique log indices');
+    assert.deepEqual(
+      indices,
+      Array.from({ length: 40 }, (_, i) => indices[0] + i),
+      'dense, unique log indices',
+    );
     // Each fact is readable through the OTHER responder, with a receipt that verifies under that responder's key.
     for (let i = 0; i < 40; i++) {
       const reader = i % 2 === 0 ? b : a;
@@ -98,7 +111,15 @@ describe('two responder processes on one PostgreSQL (+ Redis when configured)', 
     for (const r of results) {
       const h = r.body.tree_head;
       const c = await (await fetch(`${a.base}/v1/log/consistency?first=${h.tree_size}&second=${sthA.tree_size}`)).json();
-      assert.ok(P.verifyConsistency(h.tree_size, sthA.tree_size, P.b32decode(h.root, 32), P.b32decode(sthA.root, 32), c.path.map((x: string) => P.b32decode(x, 32))));
+      assert.ok(
+        P.verifyConsistency(
+          h.tree_size,
+          sthA.tree_size,
+          P.b32decode(h.root, 32),
+          P.b32decode(sthA.root, 32),
+          c.path.map((x: string) => P.b32decode(x, 32)),
+        ),
+      );
     }
   });
 });

@@ -31,28 +31,41 @@ const post = async (url: string, payload: unknown, headers: Record<string, strin
   return { status: r.statusCode, body: r.json() as Json };
 };
 const temp = (cell: string, value: number, at: string, scope?: P.Scope) => ({
-  kind: 'primary', cell, band: 'weather.temperature_2m', tslot: DAY, value, unit: 'degC', signed_at: `2026-01-0${at}Z`, ...(scope ? { scope } : {}),
+  kind: 'primary',
+  cell,
+  band: 'weather.temperature_2m',
+  tslot: DAY,
+  value,
+  unit: 'degC',
+  signed_at: `2026-01-0${at}Z`,
+  ...(scope ? { scope } : {}),
 });
 const fact = (cell: string, band: string, tslot: number, value: unknown, at: string) => ({ kind: 'primary', cell, band, tslot, value, signed_at: `2026-01-0${at}Z` });
 
 before(async () => {
-  t = await build({
-    attesterKeys: [a.publicKey, b.publicKey, c.publicKey],
-    scopeKeys: { 'org_id:insight-contradictions-acme': [a.publicKey, b.publicKey], 'org_id:insight-contradictions-other': [c.publicKey] },
-  }, {}, { materializers: [] });
+  t = await build(
+    {
+      attesterKeys: [a.publicKey, b.publicKey, c.publicKey],
+      scopeKeys: { 'org_id:insight-contradictions-acme': [a.publicKey, b.publicKey], 'org_id:insight-contradictions-other': [c.publicKey] },
+    },
+    {},
+    { materializers: [] },
+  );
   const m = t.service.manifests;
   const attest = async (who: typeof a, facts: Json[]) => {
     const r = await post('/v1/attest', who.batch(facts, m));
     assert.equal(r.status, 200, JSON.stringify(r.body));
   };
   await attest(a, [
-    temp(X, 10.0, '1T10:00:00'), temp(Y, 5, '1T10:00:00'),
+    temp(X, 10.0, '1T10:00:00'),
+    temp(Y, 5, '1T10:00:00'),
     fact(X, 'indices.ndvi', MONTH, 0.5, '1T10:00:00'),
     fact(X, 'landcover.esa_worldcover_2021', 0, 10, '1T10:00:00'),
     fact(X, 'geotessera', YEAR, unit(0), '1T10:00:00'),
   ]);
   await attest(b, [
-    temp(X, 10.3, '1T11:00:00'), temp(Y, 5, '1T11:00:00'),
+    temp(X, 10.3, '1T11:00:00'),
+    temp(Y, 5, '1T11:00:00'),
     fact(X, 'indices.ndvi', MONTH, 0.51, '1T11:00:00'),
     fact(X, 'landcover.esa_worldcover_2021', 0, 20, '1T11:00:00'),
     fact(X, 'geotessera', YEAR, unit(1), '1T11:00:00'),
@@ -71,12 +84,16 @@ describe('POST /v1/memory_contradictions', () => {
     const r = await post('/v1/memory_contradictions', { cell: X });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     const got = r.body.contradictions as Json[];
-    assert.deepEqual(got.map(key).sort(), [
-      `geotessera|${b.publicKey}|${a.publicKey}`,
-      `landcover.esa_worldcover_2021|${b.publicKey}|${a.publicKey}`,
-      `weather.temperature_2m|${c.publicKey}|${a.publicKey}`,
-      `weather.temperature_2m|${c.publicKey}|${b.publicKey}`,
-    ].sort(), 'a and b agree on temperature (0.3 ≤ 0.5 degC) and ndvi (0.01 ≤ 0.02); c disagrees with both');
+    assert.deepEqual(
+      got.map(key).sort(),
+      [
+        `geotessera|${b.publicKey}|${a.publicKey}`,
+        `landcover.esa_worldcover_2021|${b.publicKey}|${a.publicKey}`,
+        `weather.temperature_2m|${c.publicKey}|${a.publicKey}`,
+        `weather.temperature_2m|${c.publicKey}|${b.publicKey}`,
+      ].sort(),
+      'a and b agree on temperature (0.3 ≤ 0.5 degC) and ndvi (0.01 ≤ 0.02); c disagrees with both',
+    );
     const byKey = Object.fromEntries(got.map((x) => [key(x), x]));
     const ca = byKey[`weather.temperature_2m|${c.publicKey}|${a.publicKey}`];
     assert.equal(ca.kind, 'scalar');
@@ -144,7 +161,7 @@ describe('POST /v1/memory_contradictions', () => {
     assert.deepEqual(own.body.receipt.scope, SCOPE);
   });
 
-  it('record: true writes one contradicts edge per pair, once, in the facts\' scope', async () => {
+  it("record: true writes one contradicts edge per pair, once, in the facts' scope", async () => {
     const first = await post('/v1/memory_contradictions', { cell: X, record: true });
     assert.equal(first.status, 200, JSON.stringify(first.body));
     const pairs = first.body.contradictions as Json[];
@@ -181,11 +198,13 @@ describe('POST /v1/memory_contradictions', () => {
   });
 
   it('over MCP it lists, and refuses record (a write: REST only)', async () => {
-    const call = (args: Json) => t.app.inject({
-      method: 'POST', url: '/mcp/full',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_memory_contradictions', arguments: args } },
-    });
+    const call = (args: Json) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/mcp/full',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_memory_contradictions', arguments: args } },
+      });
     const list = (await call({ cell: X })).json().result;
     assert.equal(list.isError, undefined, JSON.stringify(list).slice(0, 300));
     assert.equal(list.structuredContent.contradictions.length, 4);
@@ -229,14 +248,26 @@ describe('GET /v1/contributors reputation', () => {
     assert.deepEqual(rep[a.publicKey], { accepted: 5, corroborated: 2, contradicted: 2 });
   });
 
-  it('one batch of 20 disagreeing facts moves another key\'s contradicted count by one', async () => {
+  it("one batch of 20 disagreeing facts moves another key's contradicted count by one", async () => {
     const before_ = (await t.app.inject({ method: 'GET', url: '/v1/contributors' })).json();
     const was = Object.fromEntries(before_.attesters.map((x: Json) => [x.attester, x.reputation]))[b.publicKey];
     // b and a already disagree; now a writes 20 more disagreeing facts at slots b also wrote.
     const cells = Array.from({ length: 20 }, (_, i) => P.cellOf(46.3 + i / 1000, 6.2));
-    const wb = await post('/v1/attest', b.batch(cells.map((cell) => temp(cell, 20, '1T11:00:00')), t.service.manifests));
+    const wb = await post(
+      '/v1/attest',
+      b.batch(
+        cells.map((cell) => temp(cell, 20, '1T11:00:00')),
+        t.service.manifests,
+      ),
+    );
     assert.equal(wb.status, 200, JSON.stringify(wb.body));
-    const wc = await post('/v1/attest', c.batch(cells.map((cell) => temp(cell, 35, '1T12:00:00')), t.service.manifests));
+    const wc = await post(
+      '/v1/attest',
+      c.batch(
+        cells.map((cell) => temp(cell, 35, '1T12:00:00')),
+        t.service.manifests,
+      ),
+    );
     assert.equal(wc.status, 200, JSON.stringify(wc.body));
     const size = await t.service.store.log.size();
     let body: Json = {};
@@ -257,8 +288,18 @@ describe('record: true is metered per client address', () => {
     const m = await build({ attesterKeys: [a.publicKey, b.publicKey], signingQuota: { count: 2, windowSecs: 3600 } }, {}, { materializers: [] });
     try {
       const cells = [0, 1, 2].map((i) => P.cellOf(47.1 + i / 1000, 7.1));
-      for (const [who, v] of [[a, 10], [b, 30]] as const) {
-        const r = await m.app.inject({ method: 'POST', url: '/v1/attest', payload: who.batch(cells.map((cell) => temp(cell, v, '1T10:00:00')), m.service.manifests) });
+      for (const [who, v] of [
+        [a, 10],
+        [b, 30],
+      ] as const) {
+        const r = await m.app.inject({
+          method: 'POST',
+          url: '/v1/attest',
+          payload: who.batch(
+            cells.map((cell) => temp(cell, v, '1T10:00:00')),
+            m.service.manifests,
+          ),
+        });
         assert.equal(r.statusCode, 200, r.body);
       }
       const size = await m.service.store.log.size();

@@ -53,11 +53,14 @@ describe('PostgreSQL + Redis deployment over HTTP', { skip }, () => {
     assert.notEqual(a1.service.keys.publicKeyB32, a2.service.keys.publicKeyB32, 'each responder signs with its own key');
   });
 
-  it('a fact one responder acknowledges is served by the other; a newer version ends the other\'s warm answer at once', async () => {
+  it("a fact one responder acknowledges is served by the other; a newer version ends the other's warm answer at once", async () => {
     const [first] = await attest(a1, [ndvi(0.25)]);
     const r1 = await post(a2, '/v1/recall', { cell: X, bands: ['indices.ndvi'] });
     assert.equal(r1.status, 200, JSON.stringify(r1.body));
-    assert.deepEqual(r1.body.facts.map((f: any) => f.fact_cid), [first]);
+    assert.deepEqual(
+      r1.body.facts.map((f: any) => f.fact_cid),
+      [first],
+    );
     const warm = await post(a2, '/v1/recall', { cell: X, bands: ['indices.ndvi'] });
     assert.equal(warm.body.receipt.cost.was_cached, true, 'the repeat is served warm');
     assert.equal(warm.headers.etag, r1.headers.etag);
@@ -65,7 +68,10 @@ describe('PostgreSQL + Redis deployment over HTTP', { skip }, () => {
     const [second] = await attest(a1, [ndvi(0.75)]);
     const r2 = await post(a2, '/v1/recall', { cell: X, bands: ['indices.ndvi'] }, { 'if-none-match': String(r1.headers.etag) });
     assert.equal(r2.status, 200, 'the old ETag no longer matches');
-    assert.deepEqual(r2.body.facts.map((f: any) => [f.fact_cid, f.value]), [[second, 0.75]]);
+    assert.deepEqual(
+      r2.body.facts.map((f: any) => [f.fact_cid, f.value]),
+      [[second, 0.75]],
+    );
     assert.notEqual(r2.headers.etag, r1.headers.etag);
     assert.ok(P.verifyReceipt(r2.body.receipt, { publicKey: a2.service.keys.publicKeyB32 }).valid);
     // Each served fact carries a receipt of the responder that served it, not of the one that wrote it.

@@ -28,7 +28,14 @@ let n = 0;
 const freshCell = () => P.cellOf(30 + (n++ % 400) * 0.003, -40);
 
 const ndvi = (cell: string, value: number, tslot: number, over: Record<string, unknown> = {}) => ({
-  kind: 'primary', cell, band: 'indices.ndvi', tslot, value, unit: 'unitless', signed_at: SIGNED_AT, ...over,
+  kind: 'primary',
+  cell,
+  band: 'indices.ndvi',
+  tslot,
+  value,
+  unit: 'unitless',
+  signed_at: SIGNED_AT,
+  ...over,
 });
 
 async function attest(facts: Record<string, unknown>[], who: TestAttester = op) {
@@ -47,7 +54,13 @@ async function parents(a = 0.6, b = 0.4) {
 }
 
 const derivative = (cell: string, band: string, fn: string, parentCids: string[], value: unknown, over: Record<string, unknown> = {}) => ({
-  kind: 'derivative', cell, band, value, signed_at: SIGNED_AT, derivation: { fn, parents: parentCids }, ...over,
+  kind: 'derivative',
+  cell,
+  band,
+  value,
+  signed_at: SIGNED_AT,
+  derivation: { fn, parents: parentCids },
+  ...over,
 });
 
 function derive(body: Record<string, unknown>, who: TestAttester = op) {
@@ -147,7 +160,10 @@ describe('POST /v1/derive', () => {
     assert.equal(r.json().details.reason, 'function_not_allowed');
     assert.deepEqual(r.json().details.allowed, ['open_meteo_elevation@1']);
     const got = await t.app.inject({ method: 'POST', url: '/v1/recall', payload: { cell, bands: ['copdem30m.elevation_mean'] } });
-    assert.deepEqual(got.json().facts.map((f: any) => f.value), [171]);
+    assert.deepEqual(
+      got.json().facts.map((f: any) => f.value),
+      [171],
+    );
   });
 
   it('refuses a value that does not recompute (recomputation_mismatch, with expected and got); nothing is written', async () => {
@@ -226,7 +242,7 @@ describe('POST /v1/attest applies the same derivative rules', () => {
 });
 
 describe('GET /v1/derived', () => {
-  it('pages a key\'s public derivatives in log order, each signed, under one receipt', async (ctx) => {
+  it("pages a key's public derivatives in log order, each signed, under one receipt", async (ctx) => {
     if (typeof t.service.store.memory?.derivedBy !== 'function') {
       ctx.skip('this store driver does not index derivations yet (store.memory)');
       return;
@@ -242,7 +258,10 @@ describe('GET /v1/derived', () => {
     const page1 = await t.app.inject({ method: 'GET', url: `/v1/derived?attester=${other.publicKey}&limit=2` });
     assert.equal(page1.statusCode, 200, page1.body);
     const p1 = page1.json();
-    assert.deepEqual(p1.facts.map((f: any) => f.fact_cid), mine.slice(0, 2));
+    assert.deepEqual(
+      p1.facts.map((f: any) => f.fact_cid),
+      mine.slice(0, 2),
+    );
     assert.equal(p1.count, 2);
     assert.equal(typeof p1.next_after, 'number');
     assert.deepEqual(p1.receipt.fact_cids, mine.slice(0, 2));
@@ -251,7 +270,10 @@ describe('GET /v1/derived', () => {
     assert.equal(v.valid, true, v.errors.join('\n'));
 
     const page2 = (await t.app.inject({ method: 'GET', url: `/v1/derived?attester=${other.publicKey}&limit=2&after=${p1.next_after}` })).json();
-    assert.deepEqual(page2.facts.map((f: any) => f.fact_cid), mine.slice(2));
+    assert.deepEqual(
+      page2.facts.map((f: any) => f.fact_cid),
+      mine.slice(2),
+    );
     assert.equal('next_after' in page2, false);
 
     const none = (await t.app.inject({ method: 'GET', url: `/v1/derived?attester=${makeAttester('nobody').publicKey}` })).json();

@@ -40,7 +40,11 @@ describe('device enrollment and revocation', () => {
   let t: TestApp;
   const fake = fakeConnector(['indices.ndvi'], { 'indices.ndvi': () => ({ status: 'value', value: 0.5, provenance: { source: 'fake' }, fn: 'fake@1' }) });
   before(async () => {
-    t = await build({ attesterKeys: [op.publicKey, op2.publicKey, selfRevoker.publicKey, revokedOp.publicKey], revokedKeys: [revokedOp.publicKey], revokerKeys: [revoker.publicKey] }, {}, { materializers: [fake] });
+    t = await build(
+      { attesterKeys: [op.publicKey, op2.publicKey, selfRevoker.publicKey, revokedOp.publicKey], revokedKeys: [revokedOp.publicKey], revokerKeys: [revoker.publicKey] },
+      {},
+      { materializers: [fake] },
+    );
   });
   after(async () => t.close());
 
@@ -74,7 +78,7 @@ describe('device enrollment and revocation', () => {
     assert.equal(r.body.code, 'unauthorized');
   });
 
-  it('enrolls a device on a voucher\'s word; the device then attests at L2 (and writes what only devices may)', async () => {
+  it("enrolls a device on a voucher's word; the device then attests at L2 (and writes what only devices may)", async () => {
     const r = await post('/v1/device_platforms', enrollRequest(t, device, op));
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.match(r.body.attestation, /^svc:attestation:[a-z2-7]{52}$/);

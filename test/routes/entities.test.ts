@@ -17,7 +17,18 @@ const SIGNED_AT = '2026-11-20T12:00:00Z';
 const SCOPE = { agent_id: 'entities-test-scope-a' };
 const OTHER_SCOPE = { agent_id: 'entities-test-scope-b' };
 /** A square of about 110 m × 70 m (GeoJSON order [lng, lat]). */
-const SQUARE = { type: 'Polygon', coordinates: [[[5.3100, 52.2100], [5.3110, 52.2100], [5.3110, 52.2110], [5.3100, 52.2110], [5.3100, 52.2100]]] };
+const SQUARE = {
+  type: 'Polygon',
+  coordinates: [
+    [
+      [5.31, 52.21],
+      [5.311, 52.21],
+      [5.311, 52.211],
+      [5.31, 52.211],
+      [5.31, 52.21],
+    ],
+  ],
+};
 
 let t: TestApp;
 let a: TestAttester;
@@ -123,7 +134,11 @@ describe('aliases and resolve', () => {
   before(async () => {
     meadow = (await mint({ kind: 'field', name: 'Kerkweide', geometry: { cell: P.cellOf(52.3, 5.4) } })).entity_cid;
     pasture = (await mint({ kind: 'field', name: 'Molenkamp', geometry: { cell: P.cellOf(52.31, 5.41) } })).entity_cid;
-    for (const [who, entity, phrase] of [[a, meadow, 'the big meadow'], [b, meadow, 'big meadow by the church'], [c, pasture, 'big meadow']] as const) {
+    for (const [who, entity, phrase] of [
+      [a, meadow, 'the big meadow'],
+      [b, meadow, 'big meadow by the church'],
+      [c, pasture, 'big meadow'],
+    ] as const) {
       const r = await post('/v1/entity/alias', who.batch([alias(entity, phrase)], m()));
       assert.equal(r.status, 200, JSON.stringify(r.body));
       assert.deepEqual(r.body.aliases, [{ fact_cid: P.factCid(alias(entity, phrase)), entity_cid: entity, phrase }]);
@@ -153,7 +168,10 @@ describe('aliases and resolve', () => {
     assert.equal((await post('/v1/entity/resolve', { phrase: 'big meadow', limit: 1 })).body.candidates.length, 1);
     const tok = await post('/v1/entity/resolve', { token: `meme:${pasture}` });
     assert.equal(tok.status, 200, JSON.stringify(tok.body));
-    assert.deepEqual(tok.body.candidates.map((x: any) => x.entity_cid), [pasture]);
+    assert.deepEqual(
+      tok.body.candidates.map((x: any) => x.entity_cid),
+      [pasture],
+    );
     verified(tok.body);
   });
 
@@ -201,7 +219,10 @@ describe('scopes', () => {
     // Inside the scope it resolves.
     const inside = await post('/v1/entity/resolve', { phrase: 'blackcurrant yard', scope: SCOPE }, auth);
     assert.equal(inside.status, 200, JSON.stringify(inside.body));
-    assert.deepEqual(inside.body.candidates.map((x: any) => x.entity_cid), [e.entity_cid]);
+    assert.deepEqual(
+      inside.body.candidates.map((x: any) => x.entity_cid),
+      [e.entity_cid],
+    );
     verified(inside.body);
 
     // Outside: the same as a phrase nothing matches.
@@ -217,7 +238,10 @@ describe('scopes', () => {
     assert.equal((await post('/v1/entity/resolve', { phrase: 'Zwartbessenhof' })).body.candidates.length, 0, 'the name is scoped too');
     // By id: the same 404 as an id never minted.
     const never = P.anchorId({ never: 'minted' });
-    for (const [url, field] of [['/v1/entity/resolve', 'token'], ['/v1/entity/recall', 'entity']] as const) {
+    for (const [url, field] of [
+      ['/v1/entity/resolve', 'token'],
+      ['/v1/entity/recall', 'entity'],
+    ] as const) {
       const hidden = await post(url, { [field]: e.token });
       const missing = await post(url, { [field]: `svc:entity:${never}` });
       assert.equal(hidden.status, 404);
@@ -247,7 +271,10 @@ describe('recall by entity', () => {
     assert.equal(r.body.entity_cid, e.entity_cid);
     assert.deepEqual(r.body.cells, [cell]);
     assert.deepEqual(new Set(r.body.own_facts.map((f: any) => f.fact_cid)), new Set([e.fact.fact_cid, P.factCid(own)]));
-    assert.deepEqual(r.body.by_cell[cell].facts.map((f: any) => f.fact_cid), [P.factCid(atCell)]);
+    assert.deepEqual(
+      r.body.by_cell[cell].facts.map((f: any) => f.fact_cid),
+      [P.factCid(atCell)],
+    );
     const v = verified(r.body);
     assert.ok(v.facts.length >= 3 && v.facts.every((f) => f.ok));
     const legacy = await post('/v1/entity/recall', { entity: `meme:${e.entity_cid}` });

@@ -60,7 +60,10 @@ describe('POST /v1/explain', () => {
     assert.match(text, /unsigned text/);
     for (const cid of r.body.cites) assert.ok(text.includes(cid), `the prose cites ${cid}`);
     const temp = r.body.per_fact.find((f: Json) => f.band === 'weather.temperature_2m');
-    assert.deepEqual([temp.value, temp.unit, temp.attester, temp.attester_role, temp.provenance_class, temp.signed_at], [11.5, 'degC', a.publicKey, 'operator', 'model_output', '2026-11-20T09:30:00Z']);
+    assert.deepEqual(
+      [temp.value, temp.unit, temp.attester, temp.attester_role, temp.provenance_class, temp.signed_at],
+      [11.5, 'degC', a.publicKey, 'operator', 'model_output', '2026-11-20T09:30:00Z'],
+    );
     assert.deepEqual(temp.in_response, { shown: true, ok: true, failures: [] });
     // Deterministic: the same read explains in the same words.
     assert.equal((await post('/v1/explain', { response: read })).body.explanation, text);
@@ -87,7 +90,10 @@ describe('POST /v1/explain', () => {
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.verified, null);
     assert.deepEqual(r.body.cites, [read.facts[0].fact_cid]);
-    assert.deepEqual(r.body.per_fact.map((f: Json) => f.found), [true, false, false]);
+    assert.deepEqual(
+      r.body.per_fact.map((f: Json) => f.found),
+      [true, false, false],
+    );
     const own = await post('/v1/explain', { fact_cids: [scopedCid], scope: SCOPE }, { authorization: await bearerFor(t, a, SCOPE) });
     assert.equal(own.status, 200, JSON.stringify(own.body));
     assert.deepEqual(own.body.cites, [scopedCid]);
@@ -105,11 +111,14 @@ describe('POST /v1/explain', () => {
 
   it('is an MCP tool that answers what REST answers', async () => {
     const read = await recallA();
-    const res = (await t.app.inject({
-      method: 'POST', url: '/mcp/full',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_explain', arguments: { response: read } } },
-    })).json().result;
+    const res = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/mcp/full',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_explain', arguments: { response: read } } },
+      })
+    ).json().result;
     assert.equal(res.isError, undefined, JSON.stringify(res).slice(0, 300));
     assert.equal(res.structuredContent.explanation, (await post('/v1/explain', { response: read })).body.explanation);
   });

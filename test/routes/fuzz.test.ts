@@ -35,7 +35,30 @@ after(async () => t.close());
 /** Values that often reach deeper than a schema check: right-looking strings, numbers at edges, wrong shapes. */
 const value = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
-  fc.constantFrom(cell, 'defi.nope', '', ' ', 'Zürich', 'inline:[1,2]', 'indices.ndvi', 'geotessera', -1, 0, 1e308, 2 ** 53, 1.5, [], {}, null, [cell], ['indices.ndvi'], [0, 1], 'svc:fact:x:y', '\u0000', 'a'.repeat(300)),
+  fc.constantFrom(
+    cell,
+    'defi.nope',
+    '',
+    ' ',
+    'Zürich',
+    'inline:[1,2]',
+    'indices.ndvi',
+    'geotessera',
+    -1,
+    0,
+    1e308,
+    2 ** 53,
+    1.5,
+    [],
+    {},
+    null,
+    [cell],
+    ['indices.ndvi'],
+    [0, 1],
+    'svc:fact:x:y',
+    '\u0000',
+    'a'.repeat(300),
+  ),
 );
 
 type Schema = { type?: string; enum?: unknown[]; minimum?: number; items?: Schema; properties?: Record<string, Schema> };
@@ -100,13 +123,21 @@ describe('generated bad input', () => {
     const sizeBefore = await t.service.store.log.size();
     let answered = 0;
     for (const o of OPERATIONS) {
-      await fc.assert(fc.asyncProperty(bodyFor((o.input as Schema).properties ?? {}), async (body) => {
-        const r = o.method === 'GET'
-          ? await t.app.inject({ method: 'GET', url: o.path, query: Object.fromEntries(Object.entries(typeof body === 'object' && body && !Array.isArray(body) ? body : {}).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])) })
-          : await t.app.inject({ method: 'POST', url: o.path, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
-        assertTyped(`${o.method} ${o.path} ${JSON.stringify(body).slice(0, 200)}`, r.statusCode, r.body);
-        if (o.name === 'ask' && r.statusCode === 200) answered++;
-      }), { numRuns: RUNS });
+      await fc.assert(
+        fc.asyncProperty(bodyFor((o.input as Schema).properties ?? {}), async (body) => {
+          const r =
+            o.method === 'GET'
+              ? await t.app.inject({
+                  method: 'GET',
+                  url: o.path,
+                  query: Object.fromEntries(Object.entries(typeof body === 'object' && body && !Array.isArray(body) ? body : {}).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])),
+                })
+              : await t.app.inject({ method: 'POST', url: o.path, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+          assertTyped(`${o.method} ${o.path} ${JSON.stringify(body).slice(0, 200)}`, r.statusCode, r.body);
+          if (o.name === 'ask' && r.statusCode === 200) answered++;
+        }),
+        { numRuns: RUNS },
+      );
     }
     // Writes need a listed attester's signature over the batch: nothing generated can carry one.
     // The one exception is ask, which keeps each answered step (its svc:state: record): exactly
@@ -117,12 +148,15 @@ describe('generated bad input', () => {
   it('path parameters: cells, tokens, log indices and fact ids of any shape get typed answers', async () => {
     const segment = fc.oneof(fc.string({ maxLength: 80 }), fc.constantFrom(cell, 'defi.nope', '-1', '1e99', '9007199254740993', '%00', '..', 'svc:fact:a:b'));
     const routes = ['/v1/cells/', '/v1/cells/{}/scene.png', '/v1/memory_bundle/', '/v1/log/entries/', '/verify/', '/v1/algorithms/'];
-    await fc.assert(fc.asyncProperty(fc.constantFrom(...routes), segment, async (route, s) => {
-      const enc = encodeURIComponent(s);
-      const url = route.includes('{}') ? route.replace('{}', enc) : route + enc;
-      const r = await t.app.inject({ method: 'GET', url });
-      if (r.headers['content-type']?.toString().startsWith('text/html')) return; // the verifier page answers any fact id with its page
-      assertTyped(`GET ${url}`, r.statusCode, r.body);
-    }), { numRuns: RUNS * 5 });
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...routes), segment, async (route, s) => {
+        const enc = encodeURIComponent(s);
+        const url = route.includes('{}') ? route.replace('{}', enc) : route + enc;
+        const r = await t.app.inject({ method: 'GET', url });
+        if (r.headers['content-type']?.toString().startsWith('text/html')) return; // the verifier page answers any fact id with its page
+        assertTyped(`GET ${url}`, r.statusCode, r.body);
+      }),
+      { numRuns: RUNS * 5 },
+    );
   });
 });

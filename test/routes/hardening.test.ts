@@ -136,7 +136,7 @@ describe('framework and protocol errors answer the part-7 envelope (raw HTTP)', 
     });
   }
 
-  it('the probe\'s three, in detail: field named, path kept, the cap\'s number in the 413', async () => {
+  it("the probe's three, in detail: field named, path kept, the cap's number in the 413", async () => {
     const bad = assertEnvelope('bad url', await raw(`GET /v1/cells/%ff%fe HTTP/1.1\r\n${H}\r\n`), 400, 'invalid_argument', '/v1/cells/%ff%fe');
     assert.equal(bad.details.field, 'path');
     const long = assertEnvelope('long param', await raw(`GET /v1/cells/${'a'.repeat(300)} HTTP/1.1\r\n${H}\r\n`), 414, 'invalid_argument');
@@ -162,7 +162,7 @@ describe('framework and protocol errors answer the part-7 envelope (raw HTTP)', 
     assert.equal(JSON.parse(second.slice(second.indexOf('\r\n\r\n') + 4)).code, 'invalid_argument');
   });
 
-  it('a fastify error this table does not name yet is still catalogued by its status; another library\'s status is not trusted', () => {
+  it("a fastify error this table does not name yet is still catalogued by its status; another library's status is not trusted", () => {
     const err = (code: string, statusCode: number) => Object.assign(new Error('m'), { code, statusCode });
     const pick = (e: unknown) => [toSvcError(e).code, toSvcError(e).httpStatus];
     assert.deepEqual(pick(err('FST_ERR_SOMETHING_NEW', 406)), ['invalid_argument', 406]);
@@ -178,7 +178,7 @@ describe('framework and protocol errors answer the part-7 envelope (raw HTTP)', 
     assert.ok(env.message.length < 300, `${env.message.length} characters`);
   });
 
-  it('while shutting down: 503 overloaded with Retry-After, not fastify\'s own 503', async () => {
+  it("while shutting down: 503 overloaded with Retry-After, not fastify's own 503", async () => {
     const own = await build({}, {}, { materializers: [] });
     await own.app.close();
     // A second app over the same service, with a slow preClose so a request lands while it closes.

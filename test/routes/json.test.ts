@@ -4,7 +4,17 @@ import { toJson } from '../../src/api/json.js';
 
 describe('reply serializer', () => {
   const shapes: unknown[] = [
-    null, 0, -0, 1.5, NaN, Infinity, 'é"\\\n\u2028', true, [], {}, [undefined, () => 1, Symbol('s'), null],
+    null,
+    0,
+    -0,
+    1.5,
+    NaN,
+    Infinity,
+    'é"\\\n\u2028',
+    true,
+    [],
+    {},
+    [undefined, () => 1, Symbol('s'), null],
     { a: undefined, b: () => 1, c: Symbol('x'), d: 1, [Symbol('k')]: 2, 2: 'two', 1: 'one', z: [1, [2, [3, [4, [5, { deep: true }]]]]] },
     { when: new Date(0), buf: Buffer.from('hi'), map: new Map([[1, 2]]), set: new Set([1]), typed: new Uint8Array([1, 2]) },
     { nested: { toJSON: () => ({ replaced: 1 }) } },

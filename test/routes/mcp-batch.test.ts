@@ -52,7 +52,11 @@ describe('MCP batches count against the per-IP rate limit', () => {
       }
       assert.equal(r.status, 200);
       assert.ok(Array.isArray(r.json), 'a batch is answered by a batch');
-      assert.deepEqual(r.json.map((m: any) => m.id), batch.map((m) => m.id), 'one answer per call, in order');
+      assert.deepEqual(
+        r.json.map((m: any) => m.id),
+        batch.map((m) => m.id),
+        'one answer per call, in order',
+      );
       for (const m of r.json) {
         if (m.result) {
           assert.notEqual(m.result.isError, true, JSON.stringify(m.result).slice(0, 200));

@@ -165,7 +165,7 @@ describe('memory bearers', () => {
     assert.equal(await t.service.store.log.size(), size);
   });
 
-  it('another key\'s bearers are untouched', async () => {
+  it("another key's bearers are untouched", async () => {
     const s2 = { agent_id: 'memory-bearer-other' };
     const r = await post('/v1/memory/bearer', bearerRequest(t, other, s2));
     assert.equal(r.status, 200);

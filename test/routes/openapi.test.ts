@@ -53,7 +53,10 @@ describe('GET /openapi.json', () => {
       assert.ok(documented.has(must), `${must} is documented`);
     }
     for (const p of Object.keys(doc.paths)) {
-      assert.ok(p.startsWith('/v1/') || p === '/health' || p.startsWith('/mcp') || p.startsWith('/verify') || p.startsWith('/.well-known/') || p === '/agent.json', `${p} lives under the versioned prefix`);
+      assert.ok(
+        p.startsWith('/v1/') || p === '/health' || p.startsWith('/mcp') || p.startsWith('/verify') || p.startsWith('/.well-known/') || p === '/agent.json',
+        `${p} lives under the versioned prefix`,
+      );
     }
   });
 

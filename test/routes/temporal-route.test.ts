@@ -30,10 +30,14 @@ const post = async (payload: unknown, headers: Record<string, string> = {}) => {
 const route = (body: Json, band: string) => (body.routes as Json[]).find((x) => x.band === band)!;
 
 before(async () => {
-  t = await build({ attesterKeys: [a.publicKey] }, {}, {
-    materializers: [fakeConnector(['weather.temperature_2m', 'weather.precipitation', 'indices.ndvi'])],
-    now: () => new Date(NOW),
-  });
+  t = await build(
+    { attesterKeys: [a.publicKey] },
+    {},
+    {
+      materializers: [fakeConnector(['weather.temperature_2m', 'weather.precipitation', 'indices.ndvi'])],
+      now: () => new Date(NOW),
+    },
+  );
   const facts = [
     { kind: 'primary', cell: A, band: 'weather.temperature_2m', tslot: DAY, value: 11.5, unit: 'degC', signed_at: iso(600_000) }, // 10 minutes old
     { kind: 'primary', cell: A, band: 'indices.ndvi', tslot: MONTH, value: 0.61, signed_at: iso(6 * 86_400_000) }, // 6 days old
@@ -92,12 +96,21 @@ describe('POST /v1/temporal_route', () => {
 
   it('max_age_s overrides the rules, for every band or per band', async () => {
     const all = await post({ cell: A, bands: ['weather.temperature_2m', 'copdem30m.elevation_mean'], max_age_s: 60 });
-    assert.deepEqual(all.body.routes.map((x: Json) => [x.decision, x.reasoning.rule]), [['fetch_for_intent', 'max_age_s_override'], ['fetch_for_intent', 'max_age_s_override']]);
+    assert.deepEqual(
+      all.body.routes.map((x: Json) => [x.decision, x.reasoning.rule]),
+      [
+        ['fetch_for_intent', 'max_age_s_override'],
+        ['fetch_for_intent', 'max_age_s_override'],
+      ],
+    );
     const dem = route(all.body, 'copdem30m.elevation_mean');
     assert.equal(dem.follow_up.path, '/v1/attest', 'no connector serves the elevation band here: only an attester can write it');
     assert.equal(dem.follow_up.materializes, false);
     const one = await post({ cell: A, bands: ['weather.temperature_2m', 'indices.ndvi'], max_age_s: { 'indices.ndvi': 86_400 * 30 } });
-    assert.deepEqual(one.body.routes.map((x: Json) => x.reasoning.rule), ['default_1_5_cadence', 'max_age_s_override']);
+    assert.deepEqual(
+      one.body.routes.map((x: Json) => x.reasoning.rule),
+      ['default_1_5_cadence', 'max_age_s_override'],
+    );
     const bad = await post({ cell: A, bands: ['indices.ndvi'], max_age_s: { 'weather.temperature_2m': 5 } });
     assert.equal(bad.status, 422);
     assert.equal(bad.body.details.field, 'max_age_s.weather.temperature_2m');
@@ -105,7 +118,10 @@ describe('POST /v1/temporal_route', () => {
 
   it('defaults to the bands stored at the cell; a band with nothing stored gets the call that fetches it', async () => {
     const r = await post({ cell: A });
-    assert.deepEqual(r.body.routes.map((x: Json) => x.band), ['copdem30m.elevation_mean', 'indices.ndvi', 'weather.temperature_2m']);
+    assert.deepEqual(
+      r.body.routes.map((x: Json) => x.band),
+      ['copdem30m.elevation_mean', 'indices.ndvi', 'weather.temperature_2m'],
+    );
     const missing = await post({ cell: B, bands: ['weather.precipitation'], intent: 'is it raining now' });
     const p = route(missing.body, 'weather.precipitation');
     assert.equal(p.decision, 'fetch_for_intent');
@@ -151,7 +167,7 @@ describe('POST /v1/temporal_route', () => {
     assert.deepEqual([h.decision, h.reasoning.age_from], ['cite_now', 'tslot_end']);
   });
 
-  it('a scope\'s facts route only with its bearer', async () => {
+  it("a scope's facts route only with its bearer", async () => {
     const pub = await post({ cell: C, bands: ['weather.temperature_2m'] });
     assert.equal(route(pub.body, 'weather.temperature_2m').reasoning.newest_fact_cid, null);
     assert.equal((await post({ cell: C, bands: ['weather.temperature_2m'], scope: SCOPE })).status, 401);

@@ -117,7 +117,16 @@ describe('fact times ahead of the responder clock', () => {
     assert.deepEqual([note.status, note.fact_cid], ['skipped', null]);
     assert.match(note.reason, /captured_at .* ahead of this responder's clock/);
 
-    const body = { cell, band: 'weather.temperature_2m', start_unix: NOW / 1000 - 3 * 86_400, end_unix: NOW / 1000, responder: t.service.keys.publicKeyB32, nonce: 'n'.repeat(26), expires_unix: NOW / 1000 + 60, attester: op.publicKey };
+    const body = {
+      cell,
+      band: 'weather.temperature_2m',
+      start_unix: NOW / 1000 - 3 * 86_400,
+      end_unix: NOW / 1000,
+      responder: t.service.keys.publicKeyB32,
+      nonce: 'n'.repeat(26),
+      expires_unix: NOW / 1000 + 60,
+      attester: op.publicKey,
+    };
     const sig = P.portableEd25519.sign(P.blake3(P.encodeCanonical(body as P.CborValue)), op.seed);
     const bf = await t.app.inject({ method: 'POST', url: '/v1/backfill', payload: { ...body, signature: P.b32encode(sig) } });
     assert.equal(bf.statusCode, 200, bf.body);

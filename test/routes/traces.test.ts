@@ -29,8 +29,13 @@ describe('execution traces', () => {
   };
   const traceValue = (inputs: string[], outputs: string[], extra: Record<string, unknown> = {}) => ({
     substrate: { kind: 'onnxruntime', version: '1.18.0', hardware: 'arm64-npu' },
-    inputs, outputs, steps_digest: 'ab'.repeat(32),
-    started_at: '2026-01-02T03:04:05Z', ended_at: '2026-01-02T03:04:09Z', summary: 'segmentation run', ...extra,
+    inputs,
+    outputs,
+    steps_digest: 'ab'.repeat(32),
+    started_at: '2026-01-02T03:04:05Z',
+    ended_at: '2026-01-02T03:04:09Z',
+    summary: 'segmentation run',
+    ...extra,
   });
   const traceFact = (value: Record<string, unknown>, over: Record<string, unknown> = {}) => ({ ...P.recordBody('device.trace', value, { signed_at: '2026-01-02T03:04:10Z' }), ...over });
   const submit = (who: TestAttester, facts: Record<string, unknown>[]) => post('/v1/substrates', who.batch(facts, t.service.manifests));

@@ -113,11 +113,17 @@ function wasCachedSuite(name: string, makeCache: () => Promise<HotCache>, skip?:
         await s.append(v2);
         const fresh = await s.readLatest({ cell: HERE });
         assert.equal(fresh.was_cached, false);
-        assert.deepEqual(fresh.facts.map((f) => f.fact_cid), [v2.facts[0].fact_cid]);
+        assert.deepEqual(
+          fresh.facts.map((f) => f.fact_cid),
+          [v2.facts[0].fact_cid],
+        );
         assert.equal((await s.readLatest({ cell: HERE })).was_cached, true);
         assert.equal((await s.readLatest({ cell: THERE })).was_cached, true, 'a write elsewhere keeps this cell cached');
         // The Store methods go through the same cache.
-        assert.deepEqual((await s.latest({ cell: HERE })).map((f) => f.fact_cid), [v2.facts[0].fact_cid]);
+        assert.deepEqual(
+          (await s.latest({ cell: HERE })).map((f) => f.fact_cid),
+          [v2.facts[0].fact_cid],
+        );
       } finally {
         await s.close();
       }
@@ -176,7 +182,10 @@ describe('degraded cache', () => {
       for (let i = 0; i < 2; i++) {
         const r = await s.readLatest({ cell: HERE });
         assert.equal(r.was_cached, false);
-        assert.deepEqual(r.facts.map((f) => f.fact_cid), [batch.facts[0].fact_cid]);
+        assert.deepEqual(
+          r.facts.map((f) => f.fact_cid),
+          [batch.facts[0].fact_cid],
+        );
         const f = await s.readFact(batch.facts[0].fact_cid);
         // The first read comes from the store; a repeat may be served by the in-process tier of
         // the hot cache (facts by cid are immutable), which was_cached then reports honestly.

@@ -48,30 +48,33 @@ export function runContractSuite(driverName: string, makeStore: MakeStore): void
     describe('append and getFact', () => {
       it('returns the exact body under its cid, with the index columns', () => {
         const clock = steppingClock();
-        return withStore(async (store) => {
-          const body = makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 918.5, unit: 'm_msl' });
-          const batch = makeBatch([body], { provenance_class: 'direct_sensor' });
-          const res = await store.append(batch);
-          assert.equal(res.log_index, 0);
-          assert.equal(res.tree_size, 1);
-          assert.deepEqual(res.duplicates, []);
-          assert.equal(res.accepted_at, clock.iso());
-          const got = await store.getFact(batch.facts[0].fact_cid);
-          assert.ok(got);
-          assert.deepEqual(got.body, body);
-          assert.equal(got.fact_cid, batch.facts[0].fact_cid);
-          assert.equal(got.cell, HERE);
-          assert.equal(got.band, ELEV);
-          assert.equal(got.tslot, 0);
-          assert.equal(got.kind, 'primary');
-          assert.equal(got.provenance_class, 'direct_sensor');
-          assert.equal(got.attester, batch.attester);
-          assert.equal(got.scope, null);
-          assert.equal(got.accepted_at, res.accepted_at);
-          assert.equal(got.log_index, 0);
-          assert.equal(got.supersedes, null);
-          assert.equal(await store.getFact('a'.repeat(52)), null);
-        }, { now: clock.now });
+        return withStore(
+          async (store) => {
+            const body = makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 918.5, unit: 'm_msl' });
+            const batch = makeBatch([body], { provenance_class: 'direct_sensor' });
+            const res = await store.append(batch);
+            assert.equal(res.log_index, 0);
+            assert.equal(res.tree_size, 1);
+            assert.deepEqual(res.duplicates, []);
+            assert.equal(res.accepted_at, clock.iso());
+            const got = await store.getFact(batch.facts[0].fact_cid);
+            assert.ok(got);
+            assert.deepEqual(got.body, body);
+            assert.equal(got.fact_cid, batch.facts[0].fact_cid);
+            assert.equal(got.cell, HERE);
+            assert.equal(got.band, ELEV);
+            assert.equal(got.tslot, 0);
+            assert.equal(got.kind, 'primary');
+            assert.equal(got.provenance_class, 'direct_sensor');
+            assert.equal(got.attester, batch.attester);
+            assert.equal(got.scope, null);
+            assert.equal(got.accepted_at, res.accepted_at);
+            assert.equal(got.log_index, 0);
+            assert.equal(got.supersedes, null);
+            assert.equal(await store.getFact('a'.repeat(52)), null);
+          },
+          { now: clock.now },
+        );
       });
 
       it('gives each batch the next log index and one log entry', () =>
@@ -87,7 +90,10 @@ export function runContractSuite(driverName: string, makeStore: MakeStore): void
         withStore(async (store) => {
           const batches = Array.from({ length: 24 }, (_, i) => makeBatch([makeFact({ cell: HERE, band: `test.b${i}`, tslot: 0, value: i })], { sign: false }));
           const results = await Promise.all(batches.map((b) => store.append(b)));
-          assert.deepEqual(results.map((r) => r.log_index).sort((x, y) => x - y), Array.from({ length: 24 }, (_, i) => i));
+          assert.deepEqual(
+            results.map((r) => r.log_index).sort((x, y) => x - y),
+            Array.from({ length: 24 }, (_, i) => i),
+          );
           assert.equal(await store.log.size(), 24);
           for (const b of batches) assert.ok(await store.getFact(b.facts[0].fact_cid));
           assert.equal((await store.latest({ cell: HERE })).length, 24);
@@ -125,58 +131,82 @@ export function runContractSuite(driverName: string, makeStore: MakeStore): void
     describe('latest', () => {
       it('picks the newest tslot, then the newest accepted version, one fact per band', () => {
         const clock = steppingClock();
-        return withStore(async (store) => {
-          const t7 = makeBatch([makeFact({ cell: HERE, band: NDVI, tslot: 7, value: 0.7 })]);
-          await store.append(t7);
-          clock.advance(5);
-          await store.append(makeBatch([makeFact({ cell: HERE, band: NDVI, tslot: 5, value: 0.5 })])); // later, but older tslot
-          await store.append(makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 100 })]));
-          let got = await store.latest({ cell: HERE });
-          assert.deepEqual(got.map((f) => [f.band, f.tslot]), [[ELEV, 0], [NDVI, 7]]);
-          clock.advance(5);
-          const t7b = makeBatch([makeFact({ cell: HERE, band: NDVI, tslot: 7, value: 0.71, signed_at: '2026-01-02T00:00:00Z' })]);
-          await store.append(t7b);
-          got = await store.latest({ cell: HERE, bands: [NDVI] });
-          assert.deepEqual(cids(got), [t7b.facts[0].fact_cid]);
-          assert.deepEqual(await store.latest({ cell: PARIS }), []);
-          assert.deepEqual(await store.latest({ cell: HERE, bands: ['no.such.band'] }), []);
-        }, { now: clock.now });
+        return withStore(
+          async (store) => {
+            const t7 = makeBatch([makeFact({ cell: HERE, band: NDVI, tslot: 7, value: 0.7 })]);
+            await store.append(t7);
+            clock.advance(5);
+            await store.append(makeBatch([makeFact({ cell: HERE, band: NDVI, tslot: 5, value: 0.5 })])); // later, but older tslot
+            await store.append(makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 100 })]));
+            let got = await store.latest({ cell: HERE });
+            assert.deepEqual(
+              got.map((f) => [f.band, f.tslot]),
+              [
+                [ELEV, 0],
+                [NDVI, 7],
+              ],
+            );
+            clock.advance(5);
+            const t7b = makeBatch([makeFact({ cell: HERE, band: NDVI, tslot: 7, value: 0.71, signed_at: '2026-01-02T00:00:00Z' })]);
+            await store.append(t7b);
+            got = await store.latest({ cell: HERE, bands: [NDVI] });
+            assert.deepEqual(cids(got), [t7b.facts[0].fact_cid]);
+            assert.deepEqual(await store.latest({ cell: PARIS }), []);
+            assert.deepEqual(await store.latest({ cell: HERE, bands: ['no.such.band'] }), []);
+          },
+          { now: clock.now },
+        );
       });
 
       it('breaks a same-second tie by log order', () =>
-        withStore(async (store) => {
-          await store.append(makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 1, signed_at: '2026-01-01T00:00:01Z' })]));
-          const v2 = makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 2, signed_at: '2026-01-01T00:00:02Z' })]);
-          await store.append(v2);
-          assert.deepEqual(cids(await store.latest({ cell: HERE })), [v2.facts[0].fact_cid]);
-        }, { now: () => new Date('2026-03-01T00:00:00Z') }));
+        withStore(
+          async (store) => {
+            await store.append(makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 1, signed_at: '2026-01-01T00:00:01Z' })]));
+            const v2 = makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 2, signed_at: '2026-01-01T00:00:02Z' })]);
+            await store.append(v2);
+            assert.deepEqual(cids(await store.latest({ cell: HERE })), [v2.facts[0].fact_cid]);
+          },
+          { now: () => new Date('2026-03-01T00:00:00Z') },
+        ));
 
       it('bounds valid time with tslot and as_of_tslot', () =>
         withStore(async (store) => {
           for (const t of [3, 5, 9]) await store.append(makeBatch([makeFact({ cell: HERE, band: NDVI, tslot: t, value: t / 10 })]));
-          assert.deepEqual((await store.latest({ cell: HERE, as_of_tslot: 8 })).map((f) => f.tslot), [5]);
-          assert.deepEqual((await store.latest({ cell: HERE, as_of_tslot: 5 })).map((f) => f.tslot), [5]);
-          assert.deepEqual((await store.latest({ cell: HERE, tslot: 3 })).map((f) => f.tslot), [3]);
+          assert.deepEqual(
+            (await store.latest({ cell: HERE, as_of_tslot: 8 })).map((f) => f.tslot),
+            [5],
+          );
+          assert.deepEqual(
+            (await store.latest({ cell: HERE, as_of_tslot: 5 })).map((f) => f.tslot),
+            [5],
+          );
+          assert.deepEqual(
+            (await store.latest({ cell: HERE, tslot: 3 })).map((f) => f.tslot),
+            [3],
+          );
           assert.deepEqual(await store.latest({ cell: HERE, tslot: 4 }), []);
           assert.deepEqual(await store.latest({ cell: HERE, as_of_tslot: 2 }), []);
         }));
 
       it('bounds transaction time with as_of_signed_at (normalised to seconds)', () => {
         const clock = steppingClock('2026-03-01T12:00:00Z');
-        return withStore(async (store) => {
-          const v1 = makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 1, signed_at: '2026-03-01T11:00:00Z' })]);
-          await store.append(v1);
-          clock.advance(10);
-          const v2 = makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 2, signed_at: '2026-03-01T11:00:01Z' })]);
-          await store.append(v2);
-          const at = (t: string) => store.latest({ cell: HERE, as_of_signed_at: t }).then(cids);
-          assert.deepEqual(await at('2026-03-01T12:00:05Z'), [v1.facts[0].fact_cid]);
-          assert.deepEqual(await at('2026-03-01T12:00:09.999Z'), [v1.facts[0].fact_cid]);
-          assert.deepEqual(await at('2026-03-01T13:00:10+01:00'), [v2.facts[0].fact_cid]);
-          assert.deepEqual(await at('2026-03-01T12:00:10Z'), [v2.facts[0].fact_cid]);
-          assert.deepEqual(await at('2026-03-01T11:59:59Z'), []);
-          await assert.rejects(at('yesterday'), (e: unknown) => e instanceof SvcError && e.code === 'invalid_argument' && /as_of_signed_at/.test(e.message));
-        }, { now: clock.now });
+        return withStore(
+          async (store) => {
+            const v1 = makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 1, signed_at: '2026-03-01T11:00:00Z' })]);
+            await store.append(v1);
+            clock.advance(10);
+            const v2 = makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 2, signed_at: '2026-03-01T11:00:01Z' })]);
+            await store.append(v2);
+            const at = (t: string) => store.latest({ cell: HERE, as_of_signed_at: t }).then(cids);
+            assert.deepEqual(await at('2026-03-01T12:00:05Z'), [v1.facts[0].fact_cid]);
+            assert.deepEqual(await at('2026-03-01T12:00:09.999Z'), [v1.facts[0].fact_cid]);
+            assert.deepEqual(await at('2026-03-01T13:00:10+01:00'), [v2.facts[0].fact_cid]);
+            assert.deepEqual(await at('2026-03-01T12:00:10Z'), [v2.facts[0].fact_cid]);
+            assert.deepEqual(await at('2026-03-01T11:59:59Z'), []);
+            await assert.rejects(at('yesterday'), (e: unknown) => e instanceof SvcError && e.code === 'invalid_argument' && /as_of_signed_at/.test(e.message));
+          },
+          { now: clock.now },
+        );
       });
 
       it('filters by provenance class', () =>
@@ -211,8 +241,14 @@ export function runContractSuite(driverName: string, makeStore: MakeStore): void
           assert.equal(cur.supersedes, v1.facts[0].fact_cid);
           assert.equal((await store.getFact(other.facts[0].fact_cid))!.supersedes, null, 'another tslot is not a new version');
           const hist = await store.history({ cell: HERE, bands: [ELEV] });
-          assert.deepEqual(cids(hist), [v1, v2, other].map((b) => b.facts[0].fact_cid));
-          assert.deepEqual(cids(await store.history({ cell: HERE, tslot_from: 0, tslot_to: 0 })), [v1, v2].map((b) => b.facts[0].fact_cid));
+          assert.deepEqual(
+            cids(hist),
+            [v1, v2, other].map((b) => b.facts[0].fact_cid),
+          );
+          assert.deepEqual(
+            cids(await store.history({ cell: HERE, tslot_from: 0, tslot_to: 0 })),
+            [v1, v2].map((b) => b.facts[0].fact_cid),
+          );
           assert.deepEqual(cids(await store.history({ cell: HERE, limit: 1 })), [v1.facts[0].fact_cid]);
         }));
 
@@ -250,7 +286,13 @@ export function runContractSuite(driverName: string, makeStore: MakeStore): void
     describe('cells and stats', () => {
       it('lists bands at a cell', () =>
         withStore(async (store) => {
-          await store.append(makeBatch([makeFact({ cell: HERE, band: NDVI, tslot: 1, value: 0.1 }), makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 9 }), makeFact({ cell: HERE, band: NDVI, tslot: 2, value: 0.2 })]));
+          await store.append(
+            makeBatch([
+              makeFact({ cell: HERE, band: NDVI, tslot: 1, value: 0.1 }),
+              makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 9 }),
+              makeFact({ cell: HERE, band: NDVI, tslot: 2, value: 0.2 }),
+            ]),
+          );
           assert.deepEqual(await store.bandsAt(HERE), [ELEV, NDVI]);
           assert.deepEqual(await store.bandsAt(PARIS), []);
         }));
@@ -273,13 +315,15 @@ export function runContractSuite(driverName: string, makeStore: MakeStore): void
       it('lists only the cells a scope can see when asked for one: private facts do not show on a public walk', () =>
         withStore(async (store) => {
           // HERE: public; NORTH: only alice's; EAST: public and bob's; PARIS: only bob's.
-          await store.append(makeBatch([
-            makeFact({ cell: HERE, band: NDVI, tslot: 1, value: 0.1 }),
-            makeFact({ cell: NORTH, band: NDVI, tslot: 1, value: 0.2, scope: { user_id: 'alice' } }),
-            makeFact({ cell: EAST, band: NDVI, tslot: 1, value: 0.3 }),
-            makeFact({ cell: EAST, band: ELEV, tslot: 0, value: 4, scope: { user_id: 'bob' } }),
-            makeFact({ cell: PARIS, band: ELEV, tslot: 0, value: 5, scope: { user_id: 'bob' } }),
-          ]));
+          await store.append(
+            makeBatch([
+              makeFact({ cell: HERE, band: NDVI, tslot: 1, value: 0.1 }),
+              makeFact({ cell: NORTH, band: NDVI, tslot: 1, value: 0.2, scope: { user_id: 'alice' } }),
+              makeFact({ cell: EAST, band: NDVI, tslot: 1, value: 0.3 }),
+              makeFact({ cell: EAST, band: ELEV, tslot: 0, value: 4, scope: { user_id: 'bob' } }),
+              makeFact({ cell: PARIS, band: ELEV, tslot: 0, value: 5, scope: { user_id: 'bob' } }),
+            ]),
+          );
           const sorted = (xs: string[]) => [...xs].sort();
           assert.deepEqual(await store.cellsWithPrefix('defi.', 100), { cells: sorted([HERE, NORTH, EAST, PARIS]), truncated: false }, 'no scope argument: every cell');
           assert.deepEqual(await store.cellsWithPrefix('defi.', 100, null), { cells: sorted([HERE, EAST]), truncated: false });
@@ -304,14 +348,13 @@ export function runContractSuite(driverName: string, makeStore: MakeStore): void
           const before = await store.stats();
           assert.deepEqual(before, { facts: 1, cells: 1, bands: 1, log_size: 1 });
           // A new cell, a new band and another version at a public cell, all in a scope.
-          await store.append(makeBatch([
-            makeFact({ cell: PARIS, band: NDVI, tslot: 0, value: 0.2, scope: { org_id: 'acme' } }),
-            makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 2, scope: { org_id: 'acme' } }),
-          ]));
+          await store.append(
+            makeBatch([makeFact({ cell: PARIS, band: NDVI, tslot: 0, value: 0.2, scope: { org_id: 'acme' } }), makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 2, scope: { org_id: 'acme' } })]),
+          );
           assert.deepEqual(await store.stats(), { ...before, log_size: 2 });
         }));
 
-      it('counts public facts per attester, never a scope\'s', () =>
+      it("counts public facts per attester, never a scope's", () =>
         withStore(async (store) => {
           assert.deepEqual(await store.publicFactsByAttester(), []);
           const mine = makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 1 }), makeFact({ cell: NORTH, band: ELEV, tslot: 0, value: 1 })]);
@@ -319,29 +362,35 @@ export function runContractSuite(driverName: string, makeStore: MakeStore): void
           // The store trusts the write path's checks: another key's batch is simulated by its attester field.
           await store.append({ ...makeBatch([makeFact({ cell: EAST, band: ELEV, tslot: 0, value: 5 })]), attester: 'other-attester' });
           await store.append(makeBatch([makeFact({ cell: PARIS, band: ELEV, tslot: 0, value: 9, scope: { user_id: 'secret' } })]));
-          assert.deepEqual(await store.publicFactsByAttester(), [{ attester: mine.attester, facts: 2 }, { attester: 'other-attester', facts: 1 }]);
+          assert.deepEqual(await store.publicFactsByAttester(), [
+            { attester: mine.attester, facts: 2 },
+            { attester: 'other-attester', facts: 1 },
+          ]);
         }));
 
       it('counts the facts first stored per attester and UTC day; duplicates add nothing', () => {
         const clock = steppingClock('2026-03-01T23:59:58Z');
-        return withStore(async (store) => {
-          const a = makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 1 });
-          const b = makeFact({ cell: NORTH, band: ELEV, tslot: 0, value: 2 });
-          const first = makeBatch([a, b]);
-          const attester = first.attester;
-          assert.equal(await store.attesterFactsOn(attester, '2026-03-01'), 0);
-          await store.append(first);
-          assert.equal(await store.attesterFactsOn(attester, '2026-03-01'), 2);
-          await store.append(makeBatch([a, b])); // all duplicates: no entry
-          await store.append(makeBatch([a, makeFact({ cell: EAST, band: ELEV, tslot: 0, value: 3 })])); // one new
-          assert.equal(await store.attesterFactsOn(attester, '2026-03-01'), 3);
-          clock.advance(5); // past UTC midnight
-          await store.append(makeBatch([makeFact({ cell: PARIS, band: ELEV, tslot: 0, value: 4 })]));
-          assert.equal(await store.attesterFactsOn(attester, '2026-03-02'), 1);
-          assert.equal(await store.attesterFactsOn(attester, '2026-03-01'), 3);
-          assert.equal(await store.attesterFactsOn('someone-else', '2026-03-02'), 0);
-          await assert.rejects(store.attesterFactsOn(attester, '2026-3-2'), RangeError);
-        }, { now: clock.now });
+        return withStore(
+          async (store) => {
+            const a = makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 1 });
+            const b = makeFact({ cell: NORTH, band: ELEV, tslot: 0, value: 2 });
+            const first = makeBatch([a, b]);
+            const attester = first.attester;
+            assert.equal(await store.attesterFactsOn(attester, '2026-03-01'), 0);
+            await store.append(first);
+            assert.equal(await store.attesterFactsOn(attester, '2026-03-01'), 2);
+            await store.append(makeBatch([a, b])); // all duplicates: no entry
+            await store.append(makeBatch([a, makeFact({ cell: EAST, band: ELEV, tslot: 0, value: 3 })])); // one new
+            assert.equal(await store.attesterFactsOn(attester, '2026-03-01'), 3);
+            clock.advance(5); // past UTC midnight
+            await store.append(makeBatch([makeFact({ cell: PARIS, band: ELEV, tslot: 0, value: 4 })]));
+            assert.equal(await store.attesterFactsOn(attester, '2026-03-02'), 1);
+            assert.equal(await store.attesterFactsOn(attester, '2026-03-01'), 3);
+            assert.equal(await store.attesterFactsOn('someone-else', '2026-03-02'), 0);
+            await assert.rejects(store.attesterFactsOn(attester, '2026-3-2'), RangeError);
+          },
+          { now: clock.now },
+        );
       });
     });
 
@@ -425,22 +474,25 @@ export function runContractSuite(driverName: string, makeStore: MakeStore): void
     describe('rejected appends', () => {
       it('leaves log and index unchanged when the durable write fails', () => {
         let failing = false;
-        return withStore(async (store) => {
-          await store.append(makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 1 })]));
-          const before = await store.stats();
-          const rootBefore = await store.log.root();
-          const bad = makeBatch([makeFact({ cell: NORTH, band: ELEV, tslot: 0, value: 2 })]);
-          failing = true;
-          await assert.rejects(store.append(bad));
-          failing = false;
-          assert.deepEqual(await store.stats(), before);
-          assert.ok(equalBytes(await store.log.root(), rootBefore));
-          assert.equal(await store.getFact(bad.facts[0].fact_cid), null);
-          assert.deepEqual(await store.latest({ cell: NORTH }), []);
-          const ok = await store.append(bad);
-          assert.equal(ok.log_index, 1, 'the failed write consumed no log index');
-          assert.ok(await store.getFact(bad.facts[0].fact_cid));
-        }, { failLogAppend: () => failing });
+        return withStore(
+          async (store) => {
+            await store.append(makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 1 })]));
+            const before = await store.stats();
+            const rootBefore = await store.log.root();
+            const bad = makeBatch([makeFact({ cell: NORTH, band: ELEV, tslot: 0, value: 2 })]);
+            failing = true;
+            await assert.rejects(store.append(bad));
+            failing = false;
+            assert.deepEqual(await store.stats(), before);
+            assert.ok(equalBytes(await store.log.root(), rootBefore));
+            assert.equal(await store.getFact(bad.facts[0].fact_cid), null);
+            assert.deepEqual(await store.latest({ cell: NORTH }), []);
+            const ok = await store.append(bad);
+            assert.equal(ok.log_index, 1, 'the failed write consumed no log index');
+            assert.ok(await store.getFact(bad.facts[0].fact_cid));
+          },
+          { failLogAppend: () => failing },
+        );
       });
 
       it('refuses a batch whose facts do not hash into batch_root, before the log', () =>

@@ -132,7 +132,10 @@ function suite(driver: 'sqlite' | 'postgres') {
       await o.geocache.put('lima', { source: 'photon', payload: {}, stored_at: t }, 60_000);
       if (driver === 'postgres') {
         const left = await pgQuery<{ key: string }>(`SELECT key FROM "${schema}".geocache ORDER BY key`);
-        assert.deepEqual(left.map((r) => r.key), ['lima', 'nowhere', 'oymyakon']);
+        assert.deepEqual(
+          left.map((r) => r.key),
+          ['lima', 'nowhere', 'oymyakon'],
+        );
       }
       assert.equal(await o.geocache.get('paris', 2100), undefined, 'pruned');
     });

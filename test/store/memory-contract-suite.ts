@@ -59,23 +59,41 @@ export function runMemoryContractSuite(driverName: string, makeStore: MakeStore)
           assert.ok(pub[0].text_score > pub[1].text_score && pub[1].text_score > 0);
 
           const inA = await store.memory.searchNotes({ scope: A, text: 'irrigation pump', limit: 10 });
-          assert.deepEqual(inA.map((h) => h.fact_cid), [factCid(scoped)]);
+          assert.deepEqual(
+            inA.map((h) => h.fact_cid),
+            [factCid(scoped)],
+          );
           assert.deepEqual(await store.memory.searchNotes({ scope: B, text: 'irrigation pump', limit: 10 }), []);
           assert.deepEqual(await store.memory.searchNotes({ scope: B, limit: 10 }), []);
 
           const tagged = await store.memory.searchNotes({ scope: null, tags: ['maize', 'pump'], limit: 10 });
-          assert.deepEqual(tagged.map((h) => h.fact_cid), [factCid(n1)]);
+          assert.deepEqual(
+            tagged.map((h) => h.fact_cid),
+            [factCid(n1)],
+          );
           const byEntity = await store.memory.searchNotes({ scope: null, entity: ent, limit: 10 });
-          assert.deepEqual(byEntity.map((h) => h.fact_cid), [factCid(n1)]);
+          assert.deepEqual(
+            byEntity.map((h) => h.fact_cid),
+            [factCid(n1)],
+          );
           const boxed = await store.memory.searchNotes({ scope: null, bbox: { min_lat: 52, min_lng: 5, max_lat: 52.2, max_lng: 5.2 }, limit: 10 });
           assert.deepEqual(new Set(boxed.map((h) => h.fact_cid)), new Set([factCid(n1), factCid(n2)]));
           assert.ok(boxed.every((h) => h.lat !== null && Math.abs(h.lat - 52.1) < 0.01));
           const window = await store.memory.searchNotes({ scope: null, text: 'maize', observed_from: Date.parse('2026-02-15T00:00:00Z') / 1000, limit: 10 });
-          assert.deepEqual(window.map((h) => h.fact_cid), [factCid(n2)]);
+          assert.deepEqual(
+            window.map((h) => h.fact_cid),
+            [factCid(n2)],
+          );
           const before = await store.memory.searchNotes({ scope: null, text: 'pump', accepted_before: cut, limit: 10 });
-          assert.deepEqual(before.map((h) => h.fact_cid), [factCid(n1)]);
+          assert.deepEqual(
+            before.map((h) => h.fact_cid),
+            [factCid(n1)],
+          );
           const byB = await store.memory.searchNotes({ scope: null, text: 'pump', authors: [makeBatch([n4], { attesterSeed: SEED_B }).attester], limit: 10 });
-          assert.deepEqual(byB.map((h) => h.fact_cid), [factCid(n4)]);
+          assert.deepEqual(
+            byB.map((h) => h.fact_cid),
+            [factCid(n4)],
+          );
           assert.equal(byB[0].attester, makeBatch([n4], { attesterSeed: SEED_B }).attester);
 
           // Without text: newest first, text_score 0.
@@ -94,7 +112,10 @@ export function runMemoryContractSuite(driverName: string, makeStore: MakeStore)
             assert.ok(Array.isArray(hits), text);
           }
           const hits = await store.memory.searchNotes({ scope: null, text: 'pump-house gate', limit: 5 });
-          assert.deepEqual(hits.map((h) => h.fact_cid), [factCid(n)]);
+          assert.deepEqual(
+            hits.map((h) => h.fact_cid),
+            [factCid(n)],
+          );
         }));
 
       it('finds the old note holding a rare word even when a common word matches more notes than are ranked', () =>
@@ -111,7 +132,7 @@ export function runMemoryContractSuite(driverName: string, makeStore: MakeStore)
           // A query of 32 words, common ones among them, is bounded per word, and still finds it.
           const long = ['common', 'pump', ...Array.from({ length: 29 }, (_, i) => `absent${i}`), 'zebra'].join(' ');
           const longHits = await store.memory.searchNotes({ scope: null, text: long, limit: 5 });
-          assert.equal(longHits[0].fact_cid, factCid(oldest), 'the rare word\'s note ranks first in a long query too');
+          assert.equal(longHits[0].fact_cid, factCid(oldest), "the rare word's note ranks first in a long query too");
           assert.equal(longHits.length, 5);
         }));
 
@@ -159,7 +180,10 @@ export function runMemoryContractSuite(driverName: string, makeStore: MakeStore)
           }
           const byAlias = record('memory.alias', { entity: anchorId({ city: 'ist' }), phrase: 'İstanbul old town' });
           await store.append(makeBatch([byAlias], { provenance_class: 'human_curated' }));
-          assert.deepEqual((await store.memory.aliases({ scope: null, text: 'İstanbul', limit: 5 })).map((h) => h.fact_cid), [factCid(byAlias)]);
+          assert.deepEqual(
+            (await store.memory.aliases({ scope: null, text: 'İstanbul', limit: 5 })).map((h) => h.fact_cid),
+            [factCid(byAlias)],
+          );
           if (driverName.startsWith('sqlite')) {
             // The embedded store folds case and diacritics itself (memory-text.ts): every spelling meets.
             for (const text of ['istanbul', 'ISTANBUL', 'Istanbul']) {
@@ -174,9 +198,15 @@ export function runMemoryContractSuite(driverName: string, makeStore: MakeStore)
           const plain = note({ text: 'plain note' });
           await store.append(makeBatch([v, plain], { provenance_class: 'human_curated' }));
           const hits = await store.memory.searchNotes({ scope: null, with_vector: true, limit: 10 });
-          assert.deepEqual(hits.map((h) => h.fact_cid), [factCid(v)]);
+          assert.deepEqual(
+            hits.map((h) => h.fact_cid),
+            [factCid(v)],
+          );
           assert.ok(hits[0].vector instanceof Float32Array);
-          assert.deepEqual(Array.from(hits[0].vector!).map((x) => Math.round(x * 10) / 10), [0.6, 0.8, 0]);
+          assert.deepEqual(
+            Array.from(hits[0].vector!).map((x) => Math.round(x * 10) / 10),
+            [0.6, 0.8, 0],
+          );
         }));
     });
 
@@ -196,28 +226,40 @@ export function runMemoryContractSuite(driverName: string, makeStore: MakeStore)
 
           const t = (iso: string) => Date.parse(iso) / 1000;
           const march = await store.memory.edges({ scope: null, record: plot, direction: 'out', valid_at: t('2026-03-01T00:00:00Z'), limit: 10 });
-          assert.deepEqual(march.map((e) => e.to), [farmX]);
+          assert.deepEqual(
+            march.map((e) => e.to),
+            [farmX],
+          );
           assert.equal(march[0].closed_at, t('2026-06-01T00:00:00Z'));
           assert.equal(march[0].closed_by, factCid(e2));
           assert.equal(march[0].edge_cid, factCid(e1));
           assert.equal(march[0].stated_by, factCid(e1));
           const july = await store.memory.edges({ scope: null, record: plot, direction: 'out', valid_at: t('2026-07-01T00:00:00Z'), limit: 10 });
-          assert.deepEqual(july.map((e) => e.to), [farmY]);
+          assert.deepEqual(
+            july.map((e) => e.to),
+            [farmY],
+          );
           // As recorded before the sale was known: X still holds in July, unclosed.
           const julyThen = await store.memory.edges({ scope: null, record: plot, direction: 'out', valid_at: t('2026-07-01T00:00:00Z'), recorded_at: beforeSale, limit: 10 });
-          assert.deepEqual(julyThen.map((e) => e.to), [farmX]);
+          assert.deepEqual(
+            julyThen.map((e) => e.to),
+            [farmX],
+          );
           assert.equal(julyThen[0].closed_at, null);
           // Without a valid time, both edges, nothing erased.
           const every = await store.memory.edges({ scope: null, record: plot, direction: 'both', limit: 10 });
           assert.equal(every.length, 2);
           const into = await store.memory.edges({ scope: null, record: farmY, direction: 'in', limit: 10 });
-          assert.deepEqual(into.map((e) => e.from), [plot]);
+          assert.deepEqual(
+            into.map((e) => e.from),
+            [plot],
+          );
           assert.deepEqual(await store.memory.edges({ scope: null, record: farmY, direction: 'out', limit: 10 }), []);
-          assert.deepEqual((await store.memory.edges({ scope: null, record: plot, direction: 'out', kinds: ['same_as'], limit: 10 })), []);
+          assert.deepEqual(await store.memory.edges({ scope: null, record: plot, direction: 'out', kinds: ['same_as'], limit: 10 }), []);
           assert.deepEqual(await store.memory.edges({ scope: A, record: plot, direction: 'both', limit: 10 }), []);
         }));
 
-      it('one key never closes another key\'s edge: neither by an exclusive edge nor by invalidates', () =>
+      it("one key never closes another key's edge: neither by an exclusive edge nor by invalidates", () =>
         withStore(async (store) => {
           const plot = anchorId({ kind: 'field', name: 'plot 9' });
           const farmX = anchorId({ kind: 'farm', name: 'X9' });
@@ -245,7 +287,10 @@ export function runMemoryContractSuite(driverName: string, makeStore: MakeStore)
           const e2 = record('memory.edge', { type: 'related_to', from: a, to: b, valid_from: '2026-02-01T00:00:00Z', invalidates: [factCid(e1)] });
           await store.append(makeBatch([e2], { provenance_class: 'human_curated' }));
           const feb = await store.memory.edges({ scope: null, record: a, direction: 'out', valid_at: Date.parse('2026-02-10T00:00:00Z') / 1000, limit: 10 });
-          assert.deepEqual(feb.map((e) => e.kind), ['related_to']);
+          assert.deepEqual(
+            feb.map((e) => e.kind),
+            ['related_to'],
+          );
 
           const p1 = makeFact({ cell: FIELD, band: 'indices.ndvi', tslot: 100, value: 0.5, unit: 'ndvi' });
           const p2 = makeFact({ cell: FIELD, band: 'indices.ndvi', tslot: 200, value: 0.3, unit: 'ndvi' });
@@ -257,7 +302,10 @@ export function runMemoryContractSuite(driverName: string, makeStore: MakeStore)
           assert.ok(out.every((e) => e.kind === 'derived_from' && e.stated_by === factCid(d)));
           assert.ok(out.every((e) => e.edge_cid === contentId({ kind: 'derived_from', from: factCid(d), to: e.to })));
           const derived = await store.memory.derivedBy({ scope: null, attester: makeBatch([d]).attester, limit: 10 });
-          assert.deepEqual(derived.map((x) => x.fact_cid), [factCid(d)]);
+          assert.deepEqual(
+            derived.map((x) => x.fact_cid),
+            [factCid(d)],
+          );
           const next = await store.memory.derivedBy({ scope: null, attester: makeBatch([d]).attester, after: derived[0].seq, limit: 10 });
           assert.deepEqual(next, []);
           assert.deepEqual(await store.memory.derivedBy({ scope: A, attester: makeBatch([d]).attester, limit: 10 }), []);
@@ -276,12 +324,21 @@ export function runMemoryContractSuite(driverName: string, makeStore: MakeStore)
           await store.append(makeBatch([entity, alias, other], { provenance_class: 'human_curated' }));
           await store.append(makeBatch([hidden], { provenance_class: 'human_curated' }));
           const hits = await store.memory.aliases({ scope: null, text: 'north field', limit: 10 });
-          assert.deepEqual(hits.map((h) => h.entity), [ent]);
+          assert.deepEqual(
+            hits.map((h) => h.entity),
+            [ent],
+          );
           assert.equal(hits[0].fact_cid, factCid(alias));
           const byName = await store.memory.aliases({ scope: null, text: 'hoeve noord', limit: 10 });
-          assert.deepEqual(byName.map((h) => [h.entity, h.fact_cid]), [[ent, factCid(entity)]]);
+          assert.deepEqual(
+            byName.map((h) => [h.entity, h.fact_cid]),
+            [[ent, factCid(entity)]],
+          );
           const inA = await store.memory.aliases({ scope: A, text: 'north field', limit: 10 });
-          assert.deepEqual(inA.map((h) => h.fact_cid), [factCid(hidden)]);
+          assert.deepEqual(
+            inA.map((h) => h.fact_cid),
+            [factCid(hidden)],
+          );
           assert.deepEqual(await store.memory.aliases({ scope: B, text: 'north', limit: 10 }), []);
         }));
     });

@@ -36,11 +36,41 @@ const prng = seededRandom;
  * selectors, astral letters and digits, tags, lone surrogates.
  */
 const RANGES: Array<[number, number]> = [
-  [0x20, 0x7e], [0x30, 0x39], [0xa0, 0x24f], [0x2b0, 0x36f], [0x370, 0x3ff], [0x400, 0x52f], [0x590, 0x6ff], [0x900, 0x97f],
-  [0xe00, 0xe7f], [0x1100, 0x11ff], [0x1800, 0x18af], [0x1980, 0x19df], [0x1a00, 0x1aff], [0x1cd0, 0x1cff], [0x1dc0, 0x1dff],
-  [0x1e00, 0x1fff], [0x2000, 0x206f], [0x20d0, 0x20ff], [0x2100, 0x218f], [0x2460, 0x24ff], [0x3040, 0x30ff], [0x4e00, 0x4e3f],
-  [0xa980, 0xa9df], [0xac00, 0xac3f], [0xd800, 0xdfff], [0xe000, 0xe01f], [0xfb00, 0xfb4f], [0xfe00, 0xfe2f], [0xff00, 0xffef],
-  [0x10400, 0x1044f], [0x11000, 0x1107f], [0x1d400, 0x1d4ff], [0x1e900, 0x1e95f], [0x1f100, 0x1f1ff], [0xe0000, 0xe007f],
+  [0x20, 0x7e],
+  [0x30, 0x39],
+  [0xa0, 0x24f],
+  [0x2b0, 0x36f],
+  [0x370, 0x3ff],
+  [0x400, 0x52f],
+  [0x590, 0x6ff],
+  [0x900, 0x97f],
+  [0xe00, 0xe7f],
+  [0x1100, 0x11ff],
+  [0x1800, 0x18af],
+  [0x1980, 0x19df],
+  [0x1a00, 0x1aff],
+  [0x1cd0, 0x1cff],
+  [0x1dc0, 0x1dff],
+  [0x1e00, 0x1fff],
+  [0x2000, 0x206f],
+  [0x20d0, 0x20ff],
+  [0x2100, 0x218f],
+  [0x2460, 0x24ff],
+  [0x3040, 0x30ff],
+  [0x4e00, 0x4e3f],
+  [0xa980, 0xa9df],
+  [0xac00, 0xac3f],
+  [0xd800, 0xdfff],
+  [0xe000, 0xe01f],
+  [0xfb00, 0xfb4f],
+  [0xfe00, 0xfe2f],
+  [0xff00, 0xffef],
+  [0x10400, 0x1044f],
+  [0x11000, 0x1107f],
+  [0x1d400, 0x1d4ff],
+  [0x1e900, 0x1e95f],
+  [0x1f100, 0x1f1ff],
+  [0xe0000, 0xe007f],
 ];
 const SPECIAL = ['İ', 'ı', 'ß', 'ẞ', 'Σ', 'ς', 'ǅ', '\u212a', '\u212b', '\u0345', '\u19b0', '\u19c8', '\u1cf2', 'q', '"', '*', ':', '_', '-', ' '];
 
@@ -69,8 +99,7 @@ describe('sqlite note words: the service tokenizer and FTS5 agree', () => {
                CREATE VIRTUAL TABLE real_v USING fts5vocab(real, 'instance');`);
       const addPlain = db.prepare('INSERT INTO plain (rowid, words) VALUES (?, ?)');
       const addReal = db.prepare('INSERT INTO real (rowid, words) VALUES (?, ?)');
-      const tokensOf = (table: 'plain_v' | 'real_v', doc: number) =>
-        db.prepare(`SELECT term FROM ${table} WHERE doc = ? ORDER BY offset`).pluck().all(doc) as string[];
+      const tokensOf = (table: 'plain_v' | 'real_v', doc: number) => db.prepare(`SELECT term FROM ${table} WHERE doc = ? ORDER BY offset`).pluck().all(doc) as string[];
       const find = db.prepare('SELECT rowid FROM real WHERE real MATCH ?').pluck();
       const rnd = prng(0x5eed);
       let words = 0;
@@ -85,7 +114,10 @@ describe('sqlite note words: the service tokenizer and FTS5 agree', () => {
         assert.deepEqual(tokensOf('plain_v', doc), expected, label);
         const stemmed = tokensOf('real_v', doc);
         assert.equal(stemmed.length, expected.length, label);
-        assert.ok(stemmed.every((t) => t.startsWith(`${scopeId}q`)), label);
+        assert.ok(
+          stemmed.every((t) => t.startsWith(`${scopeId}q`)),
+          label,
+        );
         for (const term of queryTerms(scopeId, queryWords(text))) {
           assert.ok((find.all(term) as number[]).includes(doc), `${label}: ${term}`);
         }
@@ -106,11 +138,11 @@ describe('sqlite note words: the service tokenizer and FTS5 agree', () => {
   });
 });
 
-describe('sqlite notes: a word in another scope\'s posting list never counts there', () => {
+describe("sqlite notes: a word in another scope's posting list never counts there", () => {
   const root = mkdtempSync(join(tmpdir(), 'svc-memory-text-'));
   after(() => rmSync(root, { recursive: true, force: true }));
 
-  it('keeps the scope\'s results when public notes carry its prefixed words (a simulated tokenizer disagreement)', async () => {
+  it("keeps the scope's results when public notes carry its prefixed words (a simulated tokenizer disagreement)", async () => {
     const logs = await logOpener(testSigner());
     const open = async () => createSqliteStore({ dataDir: root, scanCellLimit: 1000 }, await logs.open(join(root, 'log')), { logger: () => {} });
     let store = await open();
@@ -126,7 +158,10 @@ describe('sqlite notes: a word in another scope\'s posting list never counts the
         await store.append(makeBatch(bodies, { provenance_class: 'human_curated', sign: false }));
       }
       const before = await store.memory.searchNotes({ scope: A, text: 'pump valve', limit: 10 });
-      assert.deepEqual(before.map((h) => h.fact_cid), [factCid(s1), factCid(s2)]);
+      assert.deepEqual(
+        before.map((h) => h.fact_cid),
+        [factCid(s1), factCid(s2)],
+      );
 
       // What a split word would leave behind: the public notes' rows under scope A's terms
       // (written with the store closed, which holds the index file).
@@ -149,9 +184,16 @@ describe('sqlite notes: a word in another scope\'s posting list never counts the
         store = await open();
       }
       const afterPlant = await store.memory.searchNotes({ scope: A, text: 'pump valve', limit: 10 });
-      assert.deepEqual(afterPlant.map((h) => h.fact_cid), [factCid(s1), factCid(s2)], 'the scope\'s own notes, still ranked exactly');
+      assert.deepEqual(
+        afterPlant.map((h) => h.fact_cid),
+        [factCid(s1), factCid(s2)],
+        "the scope's own notes, still ranked exactly",
+      );
       for (const text of ['pump', 'valve']) {
-        assert.ok((await store.memory.searchNotes({ scope: A, text, limit: 50 })).every((h) => h.fact_cid === factCid(s1) || h.fact_cid === factCid(s2)), text);
+        assert.ok(
+          (await store.memory.searchNotes({ scope: A, text, limit: 50 })).every((h) => h.fact_cid === factCid(s1) || h.fact_cid === factCid(s2)),
+          text,
+        );
       }
     } finally {
       await store.close();

@@ -49,7 +49,10 @@ function startWorker(schema: string, tag: string): { ready: Promise<void>; go: (
     child.on('close', (code) => {
       onReady(); // never leave the parent waiting on a worker that died while opening
       if (code !== 0) return reject(new Error(`worker ${tag} exited with ${code}: ${err}`));
-      const lines = out.trim().split('\n').map((l) => JSON.parse(l) as Line);
+      const lines = out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Line);
       if (!lines.some((l) => 'done' in l)) return reject(new Error(`worker ${tag} did not finish: ${err}`));
       resolve(lines.filter((l): l is Ack => 'log_index' in l));
     });
@@ -74,7 +77,10 @@ describe('postgres store shared by two processes', { skip: pgSkip }, () => {
         assert.equal(size, 2 * PER_WORKER, 'one entry per acknowledged batch');
         // Every acknowledged index is present exactly once, and they cover 0..n-1.
         const indices = acks.map((a) => a.log_index).sort((x, y) => x - y);
-        assert.deepEqual(indices, Array.from({ length: size }, (_, i) => i));
+        assert.deepEqual(
+          indices,
+          Array.from({ length: size }, (_, i) => i),
+        );
         // The two writers really overlapped: their entries interleave in the log.
         const order = [...acks].sort((x, y) => x.log_index - y.log_index).map((a) => a.w);
         const switches = order.filter((w, i) => i > 0 && w !== order[i - 1]).length;
@@ -82,7 +88,10 @@ describe('postgres store shared by two processes', { skip: pgSkip }, () => {
         t.diagnostic(`${size} entries, ${switches} switches between the two writers in log order`);
 
         const rows = await pgQuery<{ idx: string; leaf_hash: Buffer; entry: Buffer }>(`SELECT idx, leaf_hash, entry FROM "${schema}".log_entries ORDER BY idx`);
-        assert.deepEqual(rows.map((r) => Number(r.idx)), Array.from({ length: size }, (_, i) => i));
+        assert.deepEqual(
+          rows.map((r) => Number(r.idx)),
+          Array.from({ length: size }, (_, i) => i),
+        );
         const leaves = rows.map((r) => new Uint8Array(r.leaf_hash));
         assert.equal(new Set(leaves.map(toHex)).size, size, 'leaf hashes are unique');
         const byIndex = new Map(acks.map((a) => [a.log_index, a]));

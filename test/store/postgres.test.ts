@@ -11,9 +11,7 @@ import { cellOf } from '../../src/protocol/cell64.js';
 import { anchorId, factCid } from '../../src/protocol/cid.js';
 import { verifyStrict } from '../../src/protocol/ed25519.js';
 import { blake3 } from '../../src/protocol/hash.js';
-import {
-  consistencyProof, inclusionProof, leafHash, memoryNodeSource, treeRoot, verifyConsistency, verifyInclusion,
-} from '../../src/protocol/log-tree.js';
+import { consistencyProof, inclusionProof, leafHash, memoryNodeSource, treeRoot, verifyConsistency, verifyInclusion } from '../../src/protocol/log-tree.js';
 import { sthDigest } from '../../src/protocol/tree-head.js';
 import type { Store } from '../../src/store/contract.js';
 import { decodeLogEntry } from '../../src/store/entry.js';
@@ -31,10 +29,8 @@ const single = (i: number, extra: { band?: string; signed_at?: string } = {}) =>
   makeBatch([makeFact({ cell: HERE, band: extra.band ?? `test.b${i}`, tslot: 0, value: i, signed_at: extra.signed_at })], { sign: false });
 
 /** A memory record body (band memory.*), filed under the svc:entity: subject of its value. */
-const record = (band: string, value: Record<string, unknown>) =>
-  makeFact({ cell: `svc:entity:${anchorId(value)}`, band, tslot: 0, value, unit: 'record' });
-const curated = (bodies: Record<string, unknown>[], seed?: Uint8Array) =>
-  makeBatch(bodies, { provenance_class: 'human_curated', sign: false, ...(seed ? { attesterSeed: seed } : {}) });
+const record = (band: string, value: Record<string, unknown>) => makeFact({ cell: `svc:entity:${anchorId(value)}`, band, tslot: 0, value, unit: 'record' });
+const curated = (bodies: Record<string, unknown>[], seed?: Uint8Array) => makeBatch(bodies, { provenance_class: 'human_curated', sign: false, ...(seed ? { attesterSeed: seed } : {}) });
 const unix = (iso: string) => Date.parse(iso) / 1000;
 
 /** Everything the memory index answers about the records `memoryFixture` writes. */
@@ -176,7 +172,10 @@ describe('postgres store', { skip: pgSkip }, () => {
       try {
         const batches = Array.from({ length: 64 }, (_, i) => single(i));
         const results = await Promise.all(batches.map((b) => store.append(b)));
-        assert.deepEqual(results.map((r) => r.log_index).sort((x, y) => x - y), Array.from({ length: 64 }, (_, i) => i));
+        assert.deepEqual(
+          results.map((r) => r.log_index).sort((x, y) => x - y),
+          Array.from({ length: 64 }, (_, i) => i),
+        );
         for (const [i, r] of results.entries()) {
           const entry = decodeLogEntry((await store.log.entry(r.log_index))!);
           assert.deepEqual(entry.facts, [batches[i].facts[0].body], `entry ${r.log_index}`);
@@ -201,7 +200,10 @@ describe('postgres store', { skip: pgSkip }, () => {
         assert.deepEqual(r1again.duplicates, [v1.facts[0].fact_cid]);
         assert.equal(await store.log.size(), 2);
         assert.equal((await store.getFact(v2.facts[0].fact_cid))!.supersedes, v1.facts[0].fact_cid);
-        assert.deepEqual((await store.latest({ cell: HERE })).map((f) => f.fact_cid), [v2.facts[0].fact_cid]);
+        assert.deepEqual(
+          (await store.latest({ cell: HERE })).map((f) => f.fact_cid),
+          [v2.facts[0].fact_cid],
+        );
       } finally {
         await cleanup();
       }
@@ -213,11 +215,23 @@ describe('postgres store', { skip: pgSkip }, () => {
       const { store, cleanup } = await openPgStore(signer);
       try {
         const bands = ['a.lower', 'B.upper', 'b.lower', '_x'];
-        await store.append(makeBatch(bands.map((band) => makeFact({ cell: HERE, band, tslot: 0, value: 1 })), { sign: false }));
+        await store.append(
+          makeBatch(
+            bands.map((band) => makeFact({ cell: HERE, band, tslot: 0, value: 1 })),
+            { sign: false },
+          ),
+        );
         const sorted = [...bands].sort();
         assert.deepEqual(await store.bandsAt(HERE), sorted);
-        assert.deepEqual((await store.latest({ cell: HERE })).map((f) => f.band), sorted);
-        assert.deepEqual((await store.history({ cell: HERE })).map((f) => f.band), bands, 'history is in version order, not band order');
+        assert.deepEqual(
+          (await store.latest({ cell: HERE })).map((f) => f.band),
+          sorted,
+        );
+        assert.deepEqual(
+          (await store.history({ cell: HERE })).map((f) => f.band),
+          bands,
+          'history is in version order, not band order',
+        );
       } finally {
         await cleanup();
       }
@@ -227,7 +241,12 @@ describe('postgres store', { skip: pgSkip }, () => {
       const { store, cleanup } = await openPgStore(signer, { config: { scanCellLimit: 2 } });
       try {
         const cells = [0, 1, 2].map((i) => cellOf(51.5 + i * 0.001, -0.12));
-        await store.append(makeBatch(cells.map((cell) => makeFact({ cell, band: ELEV, tslot: 0, value: 1 })), { sign: false }));
+        await store.append(
+          makeBatch(
+            cells.map((cell) => makeFact({ cell, band: ELEV, tslot: 0, value: 1 })),
+            { sign: false },
+          ),
+        );
         const got = await store.cellsWithPrefix('', 10);
         assert.deepEqual(got, { cells: [...cells].sort().slice(0, 2), truncated: true });
         await assert.rejects(store.cellsWithPrefix('', -1), RangeError);
@@ -251,7 +270,10 @@ describe('postgres store', { skip: pgSkip }, () => {
         const unseen = record('memory.edge', { type: 'related_to', from: plot, to: z, valid_from: '2026-03-01T00:00:00Z', invalidates: [factCid(seen)] });
         const results = await Promise.all([june, jan, seen, unseen].map((e) => store.append(curated([e]))));
         assert.deepEqual(groups, [4], 'one transaction');
-        assert.deepEqual(results.map((r) => r.log_index), [0, 1, 2, 3]);
+        assert.deepEqual(
+          results.map((r) => r.log_index),
+          [0, 1, 2, 3],
+        );
         const all = await store.memory.edges({ scope: null, record: plot, direction: 'out', limit: 10 });
         const byCid = new Map(all.map((e) => [e.edge_cid, e]));
         assert.equal(byCid.get(factCid(jan))!.closed_at, unix('2026-06-01T00:00:00Z'));
@@ -259,12 +281,19 @@ describe('postgres store', { skip: pgSkip }, () => {
         assert.equal(byCid.get(factCid(june))!.closed_at, null);
         assert.equal(byCid.get(factCid(seen))!.closed_at, unix('2026-03-01T00:00:00Z'));
         assert.equal(byCid.get(factCid(seen))!.closed_by, factCid(unseen));
-        assert.deepEqual(all.map((e) => e.valid_from), [...all.map((e) => e.valid_from)].sort((a, b) => a - b), 'valid_from order');
+        assert.deepEqual(
+          all.map((e) => e.valid_from),
+          [...all.map((e) => e.valid_from)].sort((a, b) => a - b),
+          'valid_from order',
+        );
         const april = await store.memory.edges({ scope: null, record: plot, direction: 'out', valid_at: unix('2026-04-01T00:00:00Z'), limit: 10 });
         assert.deepEqual(april.map((e) => e.to).sort(), [x, z].sort());
         // Fractional seconds bound the integer columns exactly: just before the sale, X holds.
         const justBefore = await store.memory.edges({ scope: null, record: plot, direction: 'out', kinds: ['part_of'], valid_at: unix('2026-06-01T00:00:00Z') - 0.5, limit: 10 });
-        assert.deepEqual(justBefore.map((e) => e.to), [x]);
+        assert.deepEqual(
+          justBefore.map((e) => e.to),
+          [x],
+        );
         assert.deepEqual(await store.memory.searchNotes({ scope: null, observed_from: 1.5, observed_to: 1e300, limit: 1 }), []);
       } finally {
         await cleanup();
@@ -280,7 +309,10 @@ describe('postgres store', { skip: pgSkip }, () => {
         assert.deepEqual(await store.memory.searchNotes({ scope: null, text: 'note', limit: 5 }), []);
         failing = false;
         await store.append(curated([n]));
-        assert.deepEqual((await store.memory.searchNotes({ scope: null, text: 'note', limit: 5 })).map((h) => h.fact_cid), [factCid(n)]);
+        assert.deepEqual(
+          (await store.memory.searchNotes({ scope: null, text: 'note', limit: 5 })).map((h) => h.fact_cid),
+          [factCid(n)],
+        );
         // A duplicate indexes nothing twice.
         await store.append(curated([n]));
         assert.equal((await store.memory.searchNotes({ scope: null, limit: 5 })).length, 1);
@@ -296,8 +328,14 @@ describe('postgres store', { skip: pgSkip }, () => {
         const a = record('memory.alias', { entity: anchorId({ n: 'v' }), phrase: 'the\u0000 old valve' });
         await store.append(curated([n, a]));
         const hits = await store.memory.searchNotes({ scope: null, text: 'valve', tags: ['valve'], limit: 5 });
-        assert.deepEqual(hits.map((h) => h.fact_cid), [factCid(n)]);
-        assert.deepEqual((await store.memory.aliases({ scope: null, text: 'old valve', limit: 5 })).map((h) => h.fact_cid), [factCid(a)]);
+        assert.deepEqual(
+          hits.map((h) => h.fact_cid),
+          [factCid(n)],
+        );
+        assert.deepEqual(
+          (await store.memory.aliases({ scope: null, text: 'old valve', limit: 5 })).map((h) => h.fact_cid),
+          [factCid(a)],
+        );
         // Nor does a NUL in a caller's filter fail the read: it finds nothing.
         assert.deepEqual(await store.memory.searchNotes({ scope: null, entity: 'x\u0000', authors: ['\u0000'], limit: 5 }), []);
         assert.deepEqual(await store.memory.edges({ scope: null, record: '\u0000', direction: 'both', kinds: ['a\u0000'], limit: 5 }), []);
@@ -341,7 +379,10 @@ describe('postgres store', { skip: pgSkip }, () => {
       try {
         const work = Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? a : b).append(single(i)));
         const results = await Promise.all(work);
-        assert.deepEqual(results.map((r) => r.log_index).sort((x, y) => x - y), Array.from({ length: 40 }, (_, i) => i));
+        assert.deepEqual(
+          results.map((r) => r.log_index).sort((x, y) => x - y),
+          Array.from({ length: 40 }, (_, i) => i),
+        );
         const size = await b.log.size();
         assert.equal(size, 40);
         const leaves = await leavesOf(b);
@@ -366,7 +407,10 @@ describe('postgres store', { skip: pgSkip }, () => {
       try {
         const n = record('memory.note', { text: 'gate left open at the east paddock', tags: ['gate'] });
         await a.append(curated([n]));
-        assert.deepEqual((await b.memory.searchNotes({ scope: null, text: 'paddock gate', limit: 5 })).map((h) => h.fact_cid), [factCid(n)]);
+        assert.deepEqual(
+          (await b.memory.searchNotes({ scope: null, text: 'paddock gate', limit: 5 })).map((h) => h.fact_cid),
+          [factCid(n)],
+        );
         // An exclusive edge written through b closes the one written through a.
         const plot = anchorId({ n: 'plot' });
         const e1 = record('memory.edge', { type: 'owned_by', from: plot, to: anchorId({ n: 'ann' }), valid_from: '2026-01-01T00:00:00Z' });
@@ -374,7 +418,13 @@ describe('postgres store', { skip: pgSkip }, () => {
         await a.append(curated([e1]));
         await b.append(curated([e2]));
         const seen = await a.memory.edges({ scope: null, record: plot, direction: 'out', limit: 5 });
-        assert.deepEqual(seen.map((e) => [e.edge_cid, e.closed_by]), [[factCid(e1), factCid(e2)], [factCid(e2), null]]);
+        assert.deepEqual(
+          seen.map((e) => [e.edge_cid, e.closed_by]),
+          [
+            [factCid(e1), factCid(e2)],
+            [factCid(e2), null],
+          ],
+        );
       } finally {
         await b.close();
         await cleanup();

@@ -17,15 +17,25 @@ const THERE = cellOf(-33.9, 18.4);
 const ELEV = 'copdem30m.elevation_mean';
 
 describe('log entry codec (src/store/entry.ts)', () => {
-  const batch = makeBatch([
-    makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 918.5 }),
-    makeFact({ cell: THERE, band: 'indices.ndvi', tslot: 12, value: [0.5, -0.25], scope: { org_id: 'o1', user_id: 'u1' } }),
-    makeFact({ cell: HERE, band: 'era5.t2m', tslot: 3, value: null, kind: 'absence' }),
-  ], { provenance_class: ['direct_sensor', 'deterministic_index', 'model_output'] });
+  const batch = makeBatch(
+    [
+      makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 918.5 }),
+      makeFact({ cell: THERE, band: 'indices.ndvi', tslot: 12, value: [0.5, -0.25], scope: { org_id: 'o1', user_id: 'u1' } }),
+      makeFact({ cell: HERE, band: 'era5.t2m', tslot: 3, value: null, kind: 'absence' }),
+    ],
+    { provenance_class: ['direct_sensor', 'deterministic_index', 'model_output'] },
+  );
   const entry: LogEntryV1 = {
-    v: 1, type: 'batch', accepted_at: '2026-03-01T12:00:00Z', attester: batch.attester, signature: batch.signature, batch_root: batch.batch_root,
-    registry_cid: batch.registry_cid, schema_cid: batch.schema_cid,
-    facts: batch.facts.map((f) => f.body), meta: batch.facts.map((f) => ({ provenance_class: f.provenance_class, tslot: f.tslot })),
+    v: 1,
+    type: 'batch',
+    accepted_at: '2026-03-01T12:00:00Z',
+    attester: batch.attester,
+    signature: batch.signature,
+    batch_root: batch.batch_root,
+    registry_cid: batch.registry_cid,
+    schema_cid: batch.schema_cid,
+    facts: batch.facts.map((f) => f.body),
+    meta: batch.facts.map((f) => ({ provenance_class: f.provenance_class, tslot: f.tslot })),
   };
 
   it('round-trips through canonical CBOR', () => {
@@ -48,7 +58,10 @@ describe('log entry codec (src/store/entry.ts)', () => {
       assert.equal(f.provenance_class, entry.meta[i].provenance_class);
       assert.equal(f.supersedes, null);
     });
-    assert.deepEqual(facts.map((f) => f.kind), ['primary', 'primary', 'absence']);
+    assert.deepEqual(
+      facts.map((f) => f.kind),
+      ['primary', 'primary', 'absence'],
+    );
     assert.deepEqual(facts[1].scope, { user_id: 'u1', org_id: 'o1' });
     assert.equal(facts[0].scope, null);
   });
@@ -66,16 +79,26 @@ describe('log entry codec (src/store/entry.ts)', () => {
       ['an unknown member', { ...entry, extra: 1 }, /extra: unknown member/],
     ];
     for (const [what, e, re] of bad) {
-      assert.throws(() => encodeLogEntry(e as LogEntryV1), (err: unknown) => err instanceof SvcError && err.code === 'internal' && re.test(err.message), what);
+      assert.throws(
+        () => encodeLogEntry(e as LogEntryV1),
+        (err: unknown) => err instanceof SvcError && err.code === 'internal' && re.test(err.message),
+        what,
+      );
     }
-    assert.throws(() => decodeLogEntry(new Uint8Array([0xa1])), (err: unknown) => err instanceof SvcError && /not decodable/.test(err.message));
+    assert.throws(
+      () => decodeLogEntry(new Uint8Array([0xa1])),
+      (err: unknown) => err instanceof SvcError && /not decodable/.test(err.message),
+    );
   });
 
   it('encodes each body once and splices it in: the same bytes as encodeCanonical of the whole entry', () => {
     const shapes: LogEntryV1[] = [entry, entryOf(mixedBatch(300, 'x'), '2026-03-01T12:00:00Z')];
     const odd = mixedBatch(10, 'y');
     shapes.push({
-      ...entryOf(odd, '0001-01-01T00:00:00Z'), attester: 'attester-ü-😀', signature: 's'.repeat(300), registry_cid: 'r',
+      ...entryOf(odd, '0001-01-01T00:00:00Z'),
+      attester: 'attester-ü-😀',
+      signature: 's'.repeat(300),
+      registry_cid: 'r',
       meta: odd.facts.map((f, i) => ({ provenance_class: f.provenance_class, tslot: [0, 23, 24, 255, 256, 65535, 65536, 2 ** 32 - 1, 2 ** 32, 2 ** 53 - 1][i] })),
       facts: odd.facts.map((f, i) => ({ ...f.body, tslot: undefined, band: `b€${i}` })),
     });
@@ -122,7 +145,10 @@ describe('sqlite index: batch tree and column codecs', () => {
     const times = ['0001-01-01T00:00:00Z', '1999-12-31T23:59:59Z', '2026-03-01T12:00:00Z', '2026-03-01T12:00:01Z', '2026-13-45T99:99:99Z', '9999-12-31T23:59:59Z'];
     for (const t of times) assert.equal(unpackAcceptedAt(packAcceptedAt(t)), t);
     const packed = times.map(packAcceptedAt);
-    assert.deepEqual([...packed].sort((a, b) => a - b), packed);
+    assert.deepEqual(
+      [...packed].sort((a, b) => a - b),
+      packed,
+    );
     // isoSeconds outside four-digit years starts with a sign, which sorted before every stored time.
     assert.equal(packedBound('+010000-01-01T00:00Z'), -1);
     assert.equal(packedBound('2026-03-01T12:00:00Z'), packAcceptedAt('2026-03-01T12:00:00Z'));

@@ -113,11 +113,20 @@ describe('sqlite store: recovery from the log', () => {
     // What append() would have written, had the process died right after the log fsync.
     const log = await logs.open(join(dir, 'log'));
     const accepted = isoSeconds(new Date());
-    await log.append(encodeLogEntry({
-      v: 1, type: 'batch', accepted_at: accepted, attester: second.attester, signature: second.signature, batch_root: second.batch_root,
-      registry_cid: second.registry_cid, schema_cid: second.schema_cid,
-      facts: second.facts.map((f) => f.body), meta: second.facts.map((f) => ({ provenance_class: f.provenance_class, tslot: f.tslot })),
-    }));
+    await log.append(
+      encodeLogEntry({
+        v: 1,
+        type: 'batch',
+        accepted_at: accepted,
+        attester: second.attester,
+        signature: second.signature,
+        batch_root: second.batch_root,
+        registry_cid: second.registry_cid,
+        schema_cid: second.schema_cid,
+        facts: second.facts.map((f) => f.body),
+        meta: second.facts.map((f) => ({ provenance_class: f.provenance_class, tslot: f.tslot })),
+      }),
+    );
     await log.close();
 
     const lines: string[] = [];
@@ -143,11 +152,20 @@ describe('sqlite store: recovery from the log', () => {
     const { store, log } = await open(dir);
     try {
       await store.append(first);
-      await log.append(encodeLogEntry({
-        v: 1, type: 'batch', accepted_at: isoSeconds(new Date()), attester: second.attester, signature: second.signature,
-        batch_root: second.batch_root, registry_cid: second.registry_cid, schema_cid: second.schema_cid,
-        facts: second.facts.map((f) => f.body), meta: second.facts.map((f) => ({ provenance_class: f.provenance_class, tslot: f.tslot })),
-      }));
+      await log.append(
+        encodeLogEntry({
+          v: 1,
+          type: 'batch',
+          accepted_at: isoSeconds(new Date()),
+          attester: second.attester,
+          signature: second.signature,
+          batch_root: second.batch_root,
+          registry_cid: second.registry_cid,
+          schema_cid: second.schema_cid,
+          facts: second.facts.map((f) => f.body),
+          meta: second.facts.map((f) => ({ provenance_class: f.provenance_class, tslot: f.tslot })),
+        }),
+      );
       const res = await store.append(third);
       assert.equal(res.log_index, 2);
       assert.equal((await store.getFact(second.facts[0].fact_cid))?.log_index, 1);
@@ -224,7 +242,14 @@ describe('sqlite store: index layout', () => {
       const range = (log as unknown as { entryRange(i: number, a: number, b: number): Uint8Array | null }).entryRange.bind(log);
       assert.deepEqual(range(0, 5, 40), whole.subarray(5, 40));
       assert.deepEqual(range(0, 0, whole.length), whole);
-      for (const [i, a, b] of [[0, 0, whole.length + 1], [0, 10, 9], [0, -1, 4], [1, 0, 1], [-1, 0, 1]]) assert.equal(range(i, a, b), null, `${i} [${a}, ${b})`);
+      for (const [i, a, b] of [
+        [0, 0, whole.length + 1],
+        [0, 10, 9],
+        [0, -1, 4],
+        [1, 0, 1],
+        [-1, 0, 1],
+      ])
+        assert.equal(range(i, a, b), null, `${i} [${a}, ${b})`);
     } finally {
       await store.close();
     }
@@ -408,7 +433,12 @@ describe('sqlite store: index layout', () => {
     const { store } = await open(dir, { now: clock.now });
     try {
       await store.append(makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 1 })]));
-      for (const [bound, n] of [['2026-03-01T12:00:00Z', 1], ['2026-03-01T11:59:59Z', 0], ['+010000-01-01T00:00:00Z', 0], ['9999-12-31T23:59:59Z', 1]] as const) {
+      for (const [bound, n] of [
+        ['2026-03-01T12:00:00Z', 1],
+        ['2026-03-01T11:59:59Z', 0],
+        ['+010000-01-01T00:00:00Z', 0],
+        ['9999-12-31T23:59:59Z', 1],
+      ] as const) {
         assert.equal((await store.latest({ cell: HERE, as_of_signed_at: bound })).length, n, bound);
       }
     } finally {
@@ -432,24 +462,33 @@ describe('sqlite store: memory index', () => {
   /** Notes, aliases, edges with closures, a derivative and shared slots, public and scoped, over several entries. */
   async function fillMemory(store: Store, clock: ReturnType<typeof steppingClock>): Promise<void> {
     const ent = anchorId({ kind: 'field', name: 'Hoeve Noord' });
-    await store.append(makeBatch([
-      record('memory.entity', { kind: 'field', name: 'Hoeve Noord' }),
-      record('memory.alias', { entity: ent, phrase: 'the north field by the canal' }),
-      record('memory.note', { text: 'Irrigation pump at the north field failed', cell: HERE, tags: ['pump'], entity: ent, vector: [0.1, 0.2], observed_at: '2026-02-01T00:00:00Z' }),
-      record('memory.note', { text: 'Pump replaced; field irrigated again', cell: THERE, tags: ['pump', 'fixed'] }),
-      record('memory.note', { text: 'secret pump plan for the north field', tags: ['pump'] }, { scope: A }),
-      record('memory.alias', { entity: ent, phrase: 'north field secret name' }, { scope: A }),
-    ], { provenance_class: 'human_curated' }));
+    await store.append(
+      makeBatch(
+        [
+          record('memory.entity', { kind: 'field', name: 'Hoeve Noord' }),
+          record('memory.alias', { entity: ent, phrase: 'the north field by the canal' }),
+          record('memory.note', { text: 'Irrigation pump at the north field failed', cell: HERE, tags: ['pump'], entity: ent, vector: [0.1, 0.2], observed_at: '2026-02-01T00:00:00Z' }),
+          record('memory.note', { text: 'Pump replaced; field irrigated again', cell: THERE, tags: ['pump', 'fixed'] }),
+          record('memory.note', { text: 'secret pump plan for the north field', tags: ['pump'] }, { scope: A }),
+          record('memory.alias', { entity: ent, phrase: 'north field secret name' }, { scope: A }),
+        ],
+        { provenance_class: 'human_curated' },
+      ),
+    );
     clock.advance(3600);
     await store.append(makeBatch([record('memory.edge', { type: 'part_of', from: plot, to: farms[0], valid_from: '2026-01-01T00:00:00Z' })], { provenance_class: 'human_curated' }));
     clock.advance(3600);
     // Learned late: valid before the first, so it is closed at the first's start.
-    await store.append(makeBatch([record('memory.edge', { type: 'part_of', from: plot, to: farms[1], valid_from: '2025-06-01T00:00:00Z' })], { provenance_class: 'human_curated', attesterSeed: SEED_B }));
+    await store.append(
+      makeBatch([record('memory.edge', { type: 'part_of', from: plot, to: farms[1], valid_from: '2025-06-01T00:00:00Z' })], { provenance_class: 'human_curated', attesterSeed: SEED_B }),
+    );
     clock.advance(3600);
     const e3 = record('memory.edge', { type: 'part_of', from: plot, to: farms[2], valid_from: '2026-06-01T00:00:00Z' });
     await store.append(makeBatch([e3, record('memory.edge', { type: 'mentions', from: plot, to: ent, valid_from: '2026-02-01T00:00:00Z' })], { provenance_class: 'human_curated' }));
     clock.advance(3600);
-    await store.append(makeBatch([record('memory.edge', { type: 'related_to', from: plot, to: ent, valid_from: '2026-07-01T00:00:00Z', invalidates: [factCid(e3)] })], { provenance_class: 'human_curated' }));
+    await store.append(
+      makeBatch([record('memory.edge', { type: 'related_to', from: plot, to: ent, valid_from: '2026-07-01T00:00:00Z', invalidates: [factCid(e3)] })], { provenance_class: 'human_curated' }),
+    );
     const p1 = makeFact({ cell: HERE, band: 'indices.ndvi', tslot: 100, value: 0.5, unit: 'ndvi' });
     const p2 = makeFact({ cell: HERE, band: 'indices.ndvi', tslot: 100, value: 0.4, unit: 'ndvi', signed_at: '2026-01-02T00:00:00Z' });
     await store.append(makeBatch([p1]));
@@ -489,7 +528,10 @@ describe('sqlite store: memory index', () => {
     // The reads see something of every kind, so the comparison compares something.
     const b = before as Record<string, unknown[]>;
     for (const k of ['public.text', 'a.text', 'public.tags', 'public.vector', 'public.aliases', 'a.aliases', 'public.slots', 'edges.undefined', 'derived']) assert.ok(b[k].length > 0, k);
-    assert.ok((b['edges.undefined'] as Array<{ closed_at: number | null }>).some((e) => e.closed_at !== null), 'closures are rebuilt too');
+    assert.ok(
+      (b['edges.undefined'] as Array<{ closed_at: number | null }>).some((e) => e.closed_at !== null),
+      'closures are rebuilt too',
+    );
 
     for (const f of ['index.sqlite', 'index.sqlite-wal', 'index.sqlite-shm']) rmSync(join(dir, f), { force: true });
     const lines: string[] = [];
@@ -543,7 +585,12 @@ describe('sqlite store: memory index', () => {
       // the first of which is older than the newest 2 000 "field" notes.
       const texts = Array.from({ length: 4200 }, (_, i) => `field report ${i} ${i % 2 === 0 ? 'maize' : 'wheat'}${[5, 3000, 4100].includes(i) ? ' zebra' : ''}`);
       for (let i = 0; i < texts.length; i += 300) {
-        await store.append(makeBatch(texts.slice(i, i + 300).map((text) => record('memory.note', { text, tags: [text.includes('maize') ? 'maize' : 'wheat'] })), { sign: false, provenance_class: 'human_curated' }));
+        await store.append(
+          makeBatch(
+            texts.slice(i, i + 300).map((text) => record('memory.note', { text, tags: [text.includes('maize') ? 'maize' : 'wheat'] })),
+            { sign: false, provenance_class: 'human_curated' },
+          ),
+        );
         clock.advance(1);
       }
       const zebra = await store.memory.searchNotes({ scope: null, text: 'zebra field', limit: 5 });
@@ -553,7 +600,10 @@ describe('sqlite store: memory index', () => {
       assert.ok(zebra.every((h) => h.text_score > 0));
       const common = await store.memory.searchNotes({ scope: null, text: 'field report', limit: 50 });
       assert.equal(common.length, 50);
-      assert.ok(common.every((h, i) => h.text_score > 0 && (i === 0 || common[i - 1].text_score >= h.text_score)), 'best first');
+      assert.ok(
+        common.every((h, i) => h.text_score > 0 && (i === 0 || common[i - 1].text_score >= h.text_score)),
+        'best first',
+      );
       const tagged = await store.memory.searchNotes({ scope: null, text: 'field', tags: ['wheat'], limit: 20 });
       assert.equal(tagged.length, 20);
       assert.equal(new Set(tagged.map((h) => h.fact_cid)).size, 20);

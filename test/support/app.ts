@@ -66,11 +66,19 @@ export async function build(overrides: Partial<Config> = {}, env: NodeJS.Process
     closed[`${key}_ASSETS`] = 'http://127.0.0.1:9';
   }
   const base = loadConfig({ SVC_LOG_LEVEL: 'silent', ...env }, {});
-  const config = loadConfig({ SVC_LOG_LEVEL: 'silent', ...env }, {
-    // Every answer is checked against its operation's declared response schema.
-    dataDir, rateLimitRps: 1e6, rateLimitBurst: 1e6, checkResponses: true, ...pg, ...overrides,
-    upstreams: { ...closed, ...base.upstreams, ...overrides.upstreams },
-  });
+  const config = loadConfig(
+    { SVC_LOG_LEVEL: 'silent', ...env },
+    {
+      // Every answer is checked against its operation's declared response schema.
+      dataDir,
+      rateLimitRps: 1e6,
+      rateLimitBurst: 1e6,
+      checkResponses: true,
+      ...pg,
+      ...overrides,
+      upstreams: { ...closed, ...base.upstreams, ...overrides.upstreams },
+    },
+  );
   const service = await openService(config, { materializers: opts.materializers, now: opts.now });
   const app = await buildApp(service);
   await app.ready();

@@ -5,9 +5,7 @@
  */
 import proj4 from 'proj4';
 import { tesseraTile } from '../../src/sources/geotessera.js';
-import {
-  TESSERA_FINE, TESSERA_RES, TESSERA_TILES, tesseraFineQ, tesseraFineScale, tesseraQ, tesseraScale,
-} from '../sources/fixtures/raster-scenes.js';
+import { TESSERA_FINE, TESSERA_RES, TESSERA_TILES, tesseraFineQ, tesseraFineScale, tesseraQ, tesseraScale } from '../sources/fixtures/raster-scenes.js';
 
 export const utm33 = proj4('EPSG:4326', '+proj=utm +zone=33 +datum=WGS84 +units=m +no_defs');
 
@@ -24,8 +22,10 @@ export function centreOf(origin: [number, number], res: number, c: number, r: nu
 export function gridBox(origin: [number, number], res: number, c0: number, r0: number, c1: number, r1: number) {
   const pts = [centreOf(origin, res, c0, r0), centreOf(origin, res, c1, r0), centreOf(origin, res, c0, r1), centreOf(origin, res, c1, r1)];
   return {
-    min_lat: Math.min(...pts.map((p) => p.lat)), max_lat: Math.max(...pts.map((p) => p.lat)),
-    min_lng: Math.min(...pts.map((p) => p.lng)), max_lng: Math.max(...pts.map((p) => p.lng)),
+    min_lat: Math.min(...pts.map((p) => p.lat)),
+    max_lat: Math.max(...pts.map((p) => p.lat)),
+    min_lng: Math.min(...pts.map((p) => p.lng)),
+    max_lng: Math.max(...pts.map((p) => p.lng)),
   };
 }
 

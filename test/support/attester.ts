@@ -4,7 +4,10 @@ import * as P from '../../src/protocol/index.js';
 export interface TestAttester {
   seed: Uint8Array;
   publicKey: string;
-  batch(facts: Record<string, unknown>[], manifests: { registry_cid: string; schema_cid: string }): {
+  batch(
+    facts: Record<string, unknown>[],
+    manifests: { registry_cid: string; schema_cid: string },
+  ): {
     batch_root: number[];
     attester: string;
     signature: string;

@@ -22,8 +22,14 @@ async function writer(w: number): Promise<never> {
       seq++;
       // The value wraps so it stays a possible air temperature (the registry refuses above 70 degC).
       return mintedBody(service, {
-        kind: 'primary', cell: cellOf(((round * 7 + w) % 170) - 85 + seq * 1e-4, (seq % 340) - 170), band: 'weather.temperature_2m',
-        tslot: 20_000, value: (seq % 500) / 10, unit: 'degC', provenance: 'crash-test', derivation: { fn: 'attested@1', sources: [`round-${round}`] },
+        kind: 'primary',
+        cell: cellOf(((round * 7 + w) % 170) - 85 + seq * 1e-4, (seq % 340) - 170),
+        band: 'weather.temperature_2m',
+        tslot: 20_000,
+        value: (seq % 500) / 10,
+        unit: 'degC',
+        provenance: 'crash-test',
+        derivation: { fn: 'attested@1', sources: [`round-${round}`] },
       });
     });
     const r = await mintFacts(service, bodies, 'crash_test');

@@ -97,7 +97,10 @@ export function pixel(png: DecodedPng, x: number, y: number): [number, number, n
 
 /** `#rrggbb` of pixel (x, y). */
 export function hexAt(png: DecodedPng, x: number, y: number): string {
-  return `#${pixel(png, x, y).slice(0, 3).map((v) => v.toString(16).padStart(2, '0')).join('')}`;
+  return `#${pixel(png, x, y)
+    .slice(0, 3)
+    .map((v) => v.toString(16).padStart(2, '0'))
+    .join('')}`;
 }
 
 /** Distinct colours (RGBA) in the rows [y0, y1) of the picture. */

@@ -17,8 +17,10 @@ export const RASTER_NOW = new Date('2026-11-22T12:00:00Z');
 export function pixelBox(c0: number, r0: number, c1: number, r1: number) {
   const pts = [s2PointAt(c0, r0), s2PointAt(c1, r0), s2PointAt(c0, r1), s2PointAt(c1, r1)];
   return {
-    min_lat: Math.min(...pts.map((p) => p.lat)), max_lat: Math.max(...pts.map((p) => p.lat)),
-    min_lng: Math.min(...pts.map((p) => p.lng)), max_lng: Math.max(...pts.map((p) => p.lng)),
+    min_lat: Math.min(...pts.map((p) => p.lat)),
+    max_lat: Math.max(...pts.map((p) => p.lat)),
+    min_lng: Math.min(...pts.map((p) => p.lng)),
+    max_lng: Math.max(...pts.map((p) => p.lng)),
   };
 }
 
@@ -36,12 +38,14 @@ export function expectedReflectance(idx: number, asset: string, col: number, row
 
 /** Inclusive byte ranges the fixture served for `path` since the last reset. */
 export function servedRanges(up: RasterUpstreams, path: string): Array<[number, number]> {
-  return up.requests.filter((r) => r.path === path && r.method === 'GET').map((r) => {
-    const m = /^bytes=(\d+)-(\d*)$/.exec(r.range ?? '');
-    const size = up.files.get(path)!.length;
-    if (!m) return [0, size - 1];
-    return [Number(m[1]), Math.min(size - 1, m[2] === '' ? size - 1 : Number(m[2]))];
-  });
+  return up.requests
+    .filter((r) => r.path === path && r.method === 'GET')
+    .map((r) => {
+      const m = /^bytes=(\d+)-(\d*)$/.exec(r.range ?? '');
+      const size = up.files.get(path)!.length;
+      if (!m) return [0, size - 1];
+      return [Number(m[1]), Math.min(size - 1, m[2] === '' ? size - 1 : Number(m[2]))];
+    });
 }
 
 /** Bytes the fixture served for `path` since the last reset. */

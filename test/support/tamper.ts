@@ -30,7 +30,7 @@ const near = (r: MaterializeRequest, p: { lat: number; lng: number }) => Math.ab
 const SCRIPTS: Record<string, Script> = {
   // 8000 m on the summit (the answer the tamper tests edit to "12"), the connector's default elsewhere.
   'copdem30m.elevation_mean': (r) => (near(r, SUMMIT) ? value(8000) : { ...value(42.5), provenance: { source: 'fake', ref: 'dem', captured_at: '2026-11-20T00:00:00Z', version: 'v1' } }),
-  'indices.dnbr': (r) => value(0.2 + Math.round(((r.center.lat - 41.6) + (r.center.lng + 83.2)) * 1000) / 100),
+  'indices.dnbr': (r) => value(0.2 + Math.round((r.center.lat - 41.6 + (r.center.lng + 83.2)) * 1000) / 100),
   // A bloom in the western basin of Lake Erie, open water everywhere.
   'indices.ndci': (r) => value(r.center.lng < -82.5 ? 0.35 + Math.round((-82.5 - r.center.lng) * 100) / 1000 : 0.02),
   'indices.mndwi': () => value(0.5),
@@ -41,7 +41,9 @@ const NOTES = [
   { text: 'Irrigation pump at the north field failed; the pump house is flooded', tags: ['pump'], vector: [1, 0, 0] },
   { text: 'Maize emerged evenly after the irrigation pump was repaired', tags: ['maize'], vector: [0.8, 0.6, 0] },
   { text: 'Vineyard harvest at the cape, no irrigation needed', tags: ['grapes'], vector: [0, 0, 1] },
-].map((v) => ({ ...v, cell: CELL_A })).map((value) => ({ kind: 'primary', cell: `svc:entity:${P.anchorId(value)}`, band: 'memory.note', tslot: 0, value, signed_at: '2026-11-20T12:00:00Z' }));
+]
+  .map((v) => ({ ...v, cell: CELL_A }))
+  .map((value) => ({ kind: 'primary', cell: `svc:entity:${P.anchorId(value)}`, band: 'memory.note', tslot: 0, value, signed_at: '2026-11-20T12:00:00Z' }));
 
 /** A responder holding attested and materialized facts at two cells, and its public key. */
 export async function fixtureApp(): Promise<{ t: TestApp; key: string }> {
@@ -157,30 +159,64 @@ export function editsOf(primitive: string, doc: unknown, maxFacts = 2): Edit[] {
   const { facts, receipts, references } = locate(doc);
   for (const fp of facts.slice(0, maxFacts)) {
     const where = `fact ${JSON.stringify(fp)}`;
-    edit(`${where}.value`, fp, (f) => { f.value = changed(f.value); });
-    edit(`${where}.unit`, fp, (f) => { f.unit = 'furlongs'; });
-    edit(`${where}.tslot`, fp, (f) => { f.tslot = typeof f.tslot === 'number' ? f.tslot + 1 : 1; });
-    edit(`${where}.cell`, fp, (f) => { f.cell = f.cell === OTHER_CELL ? CELL_A : OTHER_CELL; });
-    edit(`${where}.band`, fp, (f) => { f.band = f.band === 'indices.ndvi' ? 'weather.temperature_2m' : 'indices.ndvi'; });
-    edit(`${where}.kind`, fp, (f) => { f.kind = f.kind === 'absence' ? 'primary' : 'absence'; });
-    edit(`${where}.fact_cid`, fp, (f) => { f.fact_cid = flip(f.fact_cid); });
+    edit(`${where}.value`, fp, (f) => {
+      f.value = changed(f.value);
+    });
+    edit(`${where}.unit`, fp, (f) => {
+      f.unit = 'furlongs';
+    });
+    edit(`${where}.tslot`, fp, (f) => {
+      f.tslot = typeof f.tslot === 'number' ? f.tslot + 1 : 1;
+    });
+    edit(`${where}.cell`, fp, (f) => {
+      f.cell = f.cell === OTHER_CELL ? CELL_A : OTHER_CELL;
+    });
+    edit(`${where}.band`, fp, (f) => {
+      f.band = f.band === 'indices.ndvi' ? 'weather.temperature_2m' : 'indices.ndvi';
+    });
+    edit(`${where}.kind`, fp, (f) => {
+      f.kind = f.kind === 'absence' ? 'primary' : 'absence';
+    });
+    edit(`${where}.fact_cid`, fp, (f) => {
+      f.fact_cid = flip(f.fact_cid);
+    });
   }
   const rps = [receipts[0], receipts.find((p) => at(doc, p).merkle_proof)].filter((p, i, a): p is Key[] => p !== undefined && a.indexOf(p) === i);
   for (const rp of rps) {
     const where = `receipt ${JSON.stringify(rp)}`;
-    edit(`${where}.request_id`, rp, (r) => { r.request_id = r.request_id.slice(0, -1) + (r.request_id.endsWith('0') ? '1' : '0'); });
-    edit(`${where}.served_at`, rp, (r) => { r.served_at = '2001-01-01T00:00:00Z'; });
-    edit(`${where}.primitive`, rp, (r) => { r.primitive = `${r.primitive}x`; });
-    edit(`${where}.cells`, rp, (r) => { r.cells = [...r.cells, OTHER_CELL]; });
-    edit(`${where}.fact_cids`, rp, (r) => { r.fact_cids = r.fact_cids.length > 0 ? [flip(r.fact_cids[0]), ...r.fact_cids.slice(1)] : [P.b32encode(new Uint8Array(32))]; });
-    edit(`${where}.signature`, rp, (r) => { r.signature = flip(r.signature); });
+    edit(`${where}.request_id`, rp, (r) => {
+      r.request_id = r.request_id.slice(0, -1) + (r.request_id.endsWith('0') ? '1' : '0');
+    });
+    edit(`${where}.served_at`, rp, (r) => {
+      r.served_at = '2001-01-01T00:00:00Z';
+    });
+    edit(`${where}.primitive`, rp, (r) => {
+      r.primitive = `${r.primitive}x`;
+    });
+    edit(`${where}.cells`, rp, (r) => {
+      r.cells = [...r.cells, OTHER_CELL];
+    });
+    edit(`${where}.fact_cids`, rp, (r) => {
+      r.fact_cids = r.fact_cids.length > 0 ? [flip(r.fact_cids[0]), ...r.fact_cids.slice(1)] : [P.b32encode(new Uint8Array(32))];
+    });
+    edit(`${where}.signature`, rp, (r) => {
+      r.signature = flip(r.signature);
+    });
     const proof = at(doc, rp).merkle_proof;
-    if (proof?.siblings.length > 0) edit(`${where}.merkle_proof.siblings[0]`, rp, (r) => { r.merkle_proof.siblings[0] = flip(r.merkle_proof.siblings[0]); });
-    else if (proof) edit(`${where}.merkle_proof.root`, rp, (r) => { r.merkle_proof.root = flip(r.merkle_proof.root); });
+    if (proof?.siblings.length > 0)
+      edit(`${where}.merkle_proof.siblings[0]`, rp, (r) => {
+        r.merkle_proof.siblings[0] = flip(r.merkle_proof.siblings[0]);
+      });
+    else if (proof)
+      edit(`${where}.merkle_proof.root`, rp, (r) => {
+        r.merkle_proof.root = flip(r.merkle_proof.root);
+      });
   }
   for (const ref of references.slice(0, 2)) {
     const key = ref.at(-1)!;
-    edit(`reference ${JSON.stringify(ref)}`, ref.slice(0, -1), (holder) => { holder[key] = flip(holder[key]); });
+    edit(`reference ${JSON.stringify(ref)}`, ref.slice(0, -1), (holder) => {
+      holder[key] = flip(holder[key]);
+    });
   }
   return [...edits, ...shownEdits(primitive, doc)];
 }
@@ -198,17 +234,30 @@ function shownEdits(primitive: string, doc: unknown): Edit[] {
     edits.push({ primitive, what, doc: copy });
   };
   const d = doc as any;
-  if (Array.isArray(d?.facts) && d.facts.length > 1) edit('a bound fact left out of facts[]', (c) => { c.facts.splice(0, 1); });
+  if (Array.isArray(d?.facts) && d.facts.length > 1)
+    edit('a bound fact left out of facts[]', (c) => {
+      c.facts.splice(0, 1);
+    });
   if (typeof d?.answer === 'string') {
     const reading = /\d[\d.]* metres|\d[\d.]* unitless/.exec(d.answer)?.[0];
     if (reading) {
       const twelve = reading.replace(/^[\d.]+/, '12');
-      edit(`answer: "${reading}" → "${twelve}"`, (c) => { c.answer = c.answer.replace(reading, twelve); });
-      edit(`answer and answer_md: "${reading}" → "${twelve}"`, (c) => { c.answer = c.answer.replace(reading, twelve); c.answer_md = c.answer_md.replace(reading, twelve); });
+      edit(`answer: "${reading}" → "${twelve}"`, (c) => {
+        c.answer = c.answer.replace(reading, twelve);
+      });
+      edit(`answer and answer_md: "${reading}" → "${twelve}"`, (c) => {
+        c.answer = c.answer.replace(reading, twelve);
+        c.answer_md = c.answer_md.replace(reading, twelve);
+      });
       // A reply cut to its size cap leaves answer_md empty: then there is nothing to edit there.
-      if (d.answer_md.includes(reading)) edit(`answer_md: "${reading}" → "${twelve}"`, (c) => { c.answer_md = c.answer_md.replace(reading, twelve); });
+      if (d.answer_md.includes(reading))
+        edit(`answer_md: "${reading}" → "${twelve}"`, (c) => {
+          c.answer_md = c.answer_md.replace(reading, twelve);
+        });
     }
-    edit('answer: a sentence appended', (c) => { c.answer += ' Readings above 12 metres are flooded.'; });
+    edit('answer: a sentence appended', (c) => {
+      c.answer += ' Readings above 12 metres are flooded.';
+    });
     // Words and parts edited together: a reading typed as words is refused.
     edit('answer and its parts: a reading typed as words', (c) => {
       c.answer = c.answer.replace(/\.$/, '; 12 metres.');
@@ -216,12 +265,16 @@ function shownEdits(primitive: string, doc: unknown): Edit[] {
       const last = c.answer_parts.lead.length - 1;
       c.answer_parts.lead[last].push('; 12 metres');
     });
-    edit('answer_parts removed', (c) => { delete c.answer_parts; });
+    edit('answer_parts removed', (c) => {
+      delete c.answer_parts;
+    });
   }
   const hunt = Array.isArray(d?.hotspots) ? d : Array.isArray(d?.hunt?.hotspots) ? d.hunt : undefined;
   const at = (c: any) => (Array.isArray(c.hotspots) ? c : c.hunt);
   if (hunt?.hotspots.length > 1) {
-    edit('hotspots[0].value', (c) => { at(c).hotspots[0].value += 1; });
+    edit('hotspots[0].value', (c) => {
+      at(c).hotspots[0].value += 1;
+    });
     edit('hotspots[0].cell64 and its centre', (c) => {
       const [h0, h1] = at(c).hotspots;
       [h0.cell64, h0.lat, h0.lng] = [h1.cell64, h1.lat, h1.lng];
@@ -229,25 +282,39 @@ function shownEdits(primitive: string, doc: unknown): Edit[] {
     edit('hotspots[0] and [1] swapped, ranks renumbered', (c) => {
       const hs = at(c).hotspots;
       [hs[0], hs[1]] = [hs[1], hs[0]];
-      hs.forEach((h: any, i: number) => { h.rank = i + 1; });
+      hs.forEach((h: any, i: number) => {
+        h.rank = i + 1;
+      });
     });
     edit('hotspots[0] left out, ranks renumbered', (c) => {
       const hs = at(c).hotspots;
       hs.splice(0, 1);
-      hs.forEach((h: any, i: number) => { h.rank = i + 1; });
+      hs.forEach((h: any, i: number) => {
+        h.rank = i + 1;
+      });
     });
   }
   if (Array.isArray(d?.results) && d.results.length > 1) {
-    edit('results[0].note.text', (c) => { c.results[0].note.text = 'The pump works fine'; });
-    edit('results[0].note.tags', (c) => { c.results[0].note.tags = ['all clear']; });
+    edit('results[0].note.text', (c) => {
+      c.results[0].note.text = 'The pump works fine';
+    });
+    edit('results[0].note.tags', (c) => {
+      c.results[0].note.tags = ['all clear'];
+    });
     edit('results[0].score lowered below results[1]', (c) => {
       const r = c.results[0];
       r.score = c.results[1].score / 2;
       if (c.ranking === 'text') r.text_score = r.score;
     });
-    edit('results[1].score alone changed', (c) => { c.results[1].score = Number((c.results[1].score * 0.9).toFixed(6)); });
-    edit('results[0] and [1] swapped', (c) => { [c.results[0], c.results[1]] = [c.results[1], c.results[0]]; });
-    edit('results[0] left out', (c) => { c.results.splice(0, 1); });
+    edit('results[1].score alone changed', (c) => {
+      c.results[1].score = Number((c.results[1].score * 0.9).toFixed(6));
+    });
+    edit('results[0] and [1] swapped', (c) => {
+      [c.results[0], c.results[1]] = [c.results[1], c.results[0]];
+    });
+    edit('results[0] left out', (c) => {
+      c.results.splice(0, 1);
+    });
   }
   return edits;
 }

@@ -42,7 +42,9 @@ after(async () => {
 async function imagePage(src: string, width: number | null, background = '#ffffff'): Promise<{ page: any; box: { width: number; height: number; natural: [number, number] } }> {
   const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
   const style = width === null ? '' : `width:${width}px`;
-  await page.setContent(`<!doctype html><body style="margin:0;background:${background}"><div style="${style}"><img id="pic" src="${src}" style="display:block;${width === null ? '' : 'width:100%'}"></div></body>`);
+  await page.setContent(
+    `<!doctype html><body style="margin:0;background:${background}"><div style="${style}"><img id="pic" src="${src}" style="display:block;${width === null ? '' : 'width:100%'}"></div></body>`,
+  );
   await page.waitForFunction(() => {
     const img = document.getElementById('pic') as HTMLImageElement;
     return img.complete && img.naturalWidth > 0;
@@ -71,8 +73,19 @@ describe('coverage_map.svg in headless Chromium', { skip }, () => {
     const u = 1000 / 360; // screen pixels per degree
     const at = (lat: number, lng: number) => pixel(shot, Math.round((lng + 180) * u), Math.round((90 - lat) * u)).slice(0, 3);
     // Points off the 30° graticule lines.
-    for (const [lat, lng] of [[25, 20], [-25, 133.5], [62, 95], [-10, -55]]) assert.ok(near(at(lat!, lng!), rgbOf(LAND)), `land at ${lat}, ${lng}: ${at(lat!, lng!)}`);
-    for (const [lat, lng] of [[5, -145], [33, -40], [-27, 80]]) assert.ok(near(at(lat!, lng!), rgbOf(OCEAN)), `water at ${lat}, ${lng}: ${at(lat!, lng!)}`);
+    for (const [lat, lng] of [
+      [25, 20],
+      [-25, 133.5],
+      [62, 95],
+      [-10, -55],
+    ])
+      assert.ok(near(at(lat!, lng!), rgbOf(LAND)), `land at ${lat}, ${lng}: ${at(lat!, lng!)}`);
+    for (const [lat, lng] of [
+      [5, -145],
+      [33, -40],
+      [-27, 80],
+    ])
+      assert.ok(near(at(lat!, lng!), rgbOf(OCEAN)), `water at ${lat}, ${lng}: ${at(lat!, lng!)}`);
     // Bin centres: Paris holds 150 cells (100–299), Nairobi 40 (30–99), São Paulo 12 (10–29).
     const bin = (col: number, row: number) => pixel(shot, Math.round((col + 0.5) * u), Math.round((row + 0.5) * u)).slice(0, 3);
     assert.ok(near(bin(182, 41), rgbOf(CLASSES[4]!.fill)), `Paris bin ${bin(182, 41)}`);

@@ -24,11 +24,15 @@ after(async () => {
 
 /** Paste each document into the page, press Verify, read the verdict: all inside the browser. */
 async function verdicts(page: any, docs: unknown[]): Promise<string[]> {
-  return page.evaluate((texts: string[]) => texts.map((text) => {
-    (document.getElementById('receipt') as HTMLTextAreaElement).value = text;
-    (document.getElementById('verify') as HTMLButtonElement).click();
-    return document.getElementById('verdict')?.textContent ?? '';
-  }), docs.map((d) => JSON.stringify(d)));
+  return page.evaluate(
+    (texts: string[]) =>
+      texts.map((text) => {
+        (document.getElementById('receipt') as HTMLTextAreaElement).value = text;
+        (document.getElementById('verify') as HTMLButtonElement).click();
+        return document.getElementById('verdict')?.textContent ?? '';
+      }),
+    docs.map((d) => JSON.stringify(d)),
+  );
 }
 
 describe('GET /verify with whole responses, in headless Chromium', { skip }, () => {
@@ -37,10 +41,16 @@ describe('GET /verify with whole responses, in headless Chromium', { skip }, () 
     await page.goto(`${base}/verify`);
     await page.waitForFunction(() => (document.getElementById('pubkey') as HTMLInputElement).value.length === 52);
     const names = Object.keys(saved);
-    const good = await verdicts(page, names.map((n) => saved[n]));
+    const good = await verdicts(
+      page,
+      names.map((n) => saved[n]),
+    );
     names.forEach((n, i) => assert.equal(good[i], 'VALID', `${n} was not VALID in the page`));
     const edits = names.flatMap((n) => editsOf(n, saved[n]));
-    const bad = await verdicts(page, edits.map((e) => e.doc));
+    const bad = await verdicts(
+      page,
+      edits.map((e) => e.doc),
+    );
     edits.forEach((e, i) => assert.equal(bad[i], 'INVALID', `${e.primitive}: ${e.what} was accepted by the page`));
     assert.ok(edits.length > 150);
     await page.close();

@@ -41,7 +41,10 @@ const Slot = Type.Union([
 const Sentence = Type.Array(Type.Union([Type.String(), Slot]));
 
 /** The sentences answer and answer_md render from: words, and slots citing the signed facts and cells. */
-const AnswerParts = Closed({ lead: Type.Array(Sentence), items: Type.Array(Sentence), notes: Type.Array(Sentence) }, 'answer and answer_md as parts: words, and slots a verifier renders again from the signed facts');
+const AnswerParts = Closed(
+  { lead: Type.Array(Sentence), items: Type.Array(Sentence), notes: Type.Array(Sentence) },
+  'answer and answer_md as parts: words, and slots a verifier renders again from the signed facts',
+);
 
 const MatchedKeyword = Closed({
   topic: Type.String(),
@@ -72,12 +75,14 @@ const Algorithm = Closed({
   key: Type.String(),
   topic: Type.String(),
   formula: Type.String(),
-  output: Type.Optional(Closed({
-    value: Type.Union([Type.Number(), Type.Boolean(), Type.String(), Type.Record(Type.String(), Type.Number())]),
-    unit: Type.Optional(Type.String()),
-    verdict: Type.String(),
-    fact_cids: Type.Array(Type.String()),
-  })),
+  output: Type.Optional(
+    Closed({
+      value: Type.Union([Type.Number(), Type.Boolean(), Type.String(), Type.Record(Type.String(), Type.Number())]),
+      unit: Type.Optional(Type.String()),
+      verdict: Type.String(),
+      fact_cids: Type.Array(Type.String()),
+    }),
+  ),
   missing_bands: Type.Optional(Type.Array(Type.String(), { description: 'input bands without a usable fact at the cell' })),
   needs: Type.Optional(Type.String({ description: 'why it is not computed from one cell' })),
   computed_by: Type.Optional(Type.String({ description: 'the shortcut that computes it' })),
@@ -145,26 +150,32 @@ export const askOp = defineOperation({
       cell: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'cell64 or svc:cell: token' })),
       lat: Type.Optional(Type.Number({ minimum: -90, maximum: 90, description: 'WGS-84 latitude (with lng)' })),
       lng: Type.Optional(Type.Number({ minimum: -180, maximum: 180, description: 'WGS-84 longitude (with lat)' })),
-      include_image: Type.Optional(Type.Boolean({ description: 'add image_url, the cell\'s true-colour scene.png (default false)' })),
+      include_image: Type.Optional(Type.Boolean({ description: "add image_url, the cell's true-colour scene.png (default false)" })),
       verbose: Type.Optional(Type.Boolean({ description: `full formulas, band metadata and place polygons (default false: reply under ${ASK_REPLY_CAP_BYTES / 1000} KB)` })),
       keep: OneOf(STATE_KEEPS, {
         default: 'transient',
-        description: 'where the answer step (your question text included) is kept for its svc:state: token: "transient" (default) outside the public log, deleted after the retention window (see /v1/limits); "public" as a signed fact in the public append-only log, forever; "scope" as a signed fact in your scope (with scope and its bearer)',
+        description:
+          'where the answer step (your question text included) is kept for its svc:state: token: "transient" (default) outside the public log, deleted after the retention window (see /v1/limits); "public" as a signed fact in the public append-only log, forever; "scope" as a signed fact in your scope (with scope and its bearer)',
       }),
       scope: Type.Optional({ ...Scope, description: 'with keep: "scope" only: the scope the answer step is kept in (send its bearer as Authorization: Bearer)' }),
     },
     { additionalProperties: false },
   ),
   output: Signed({
-    hunt: Type.Optional(Closed({
-      event: Type.String(),
-      algorithm: HuntAlgorithm,
-      region: HuntRegion,
-      cells_sampled: Type.Integer({ minimum: 0 }),
-      hotspots: Type.Array(Hotspot),
-      empty_reason: Type.Optional(Type.String()),
-      summary: HuntSummary,
-    }, 'a hunt question over a place with extent: the hunt\'s hotspots (POST /v1/hunt gives its samples)')),
+    hunt: Type.Optional(
+      Closed(
+        {
+          event: Type.String(),
+          algorithm: HuntAlgorithm,
+          region: HuntRegion,
+          cells_sampled: Type.Integer({ minimum: 0 }),
+          hotspots: Type.Array(Hotspot),
+          empty_reason: Type.Optional(Type.String()),
+          summary: HuntSummary,
+        },
+        "a hunt question over a place with extent: the hunt's hotspots (POST /v1/hunt gives its samples)",
+      ),
+    ),
     answer: Type.String({ description: 'deterministic text built only from the signed facts returned' }),
     answer_md: Type.String({ description: 'the same as Markdown (empty when trimmed)' }),
     answer_parts: AnswerParts,
@@ -184,7 +195,7 @@ export const askOp = defineOperation({
     next_steps: Type.Array(NextStep),
     time: Nullable(AskTime),
     image_url: Type.Optional(Type.String()),
-    corpus: Type.Optional(Type.Record(Type.String(), AnyValue, { description: 'corpus questions: the corpus counts, and the availability of the topic\'s bands' })),
+    corpus: Type.Optional(Type.Record(Type.String(), AnyValue, { description: "corpus questions: the corpus counts, and the availability of the topic's bands" })),
     state: AskState,
     trimmed: Type.Optional(Type.Array(Type.String(), { description: 'verbose:false: what was cut to fit the cap' })),
   }),
@@ -203,9 +214,9 @@ export const stateResolveOp = defineOperation({
   summary: 'Resolve an svc:state: token to the answer step it names (also GET /v1/state/<fact_cid>)',
   description: [
     'Use when an agent hands you an svc:state: token, or to re-read an answer of /v1/ask later exactly as it was given.',
-    'Returns token, state (the step: question, routing, place, the cells and fact_cids its receipt bound, the answer text, and that receipt\'s request_id, served_at and signature),',
+    "Returns token, state (the step: question, routing, place, the cells and fact_cids its receipt bound, the answer text, and that receipt's request_id, served_at and signature),",
     'kept (transient: outside the log until kept_until; public or scope: a durable fact), record_cid (recompute it from state), fact (durable steps: the step as a responder-signed fact with its own receipt) and a receipt.',
-    'Unknown or expired ids → cid_not_found; a step kept in a scope resolves only with that scope\'s bearer.',
+    "Unknown or expired ids → cid_not_found; a step kept in a scope resolves only with that scope's bearer.",
     'Next: fetch any of state.fact_cids with fetch, or verify the whole answer with verify_receipt.',
   ].join(' '),
   tags: ['ask'],
@@ -227,7 +238,11 @@ export const ASK_OPS: readonly Operation[] = [askOp, stateResolveOp];
 
 /** REST route with a path parameter: GET /v1/state/:cid. Register with `await stateRoutes(app, ctx)`. */
 export async function stateRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
-  app.get('/v1/state/:cid', {
-    schema: { summary: stateResolveOp.summary, tags: stateResolveOp.tags, params: Type.Object({ cid: stateToken }) },
-  }, async (req) => runOperation(ctx, stateResolveOp, { token: (req.params as { cid: string }).cid }, req.headers, 'rest', req.ip));
+  app.get(
+    '/v1/state/:cid',
+    {
+      schema: { summary: stateResolveOp.summary, tags: stateResolveOp.tags, params: Type.Object({ cid: stateToken }) },
+    },
+    async (req) => runOperation(ctx, stateResolveOp, { token: (req.params as { cid: string }).cid }, req.headers, 'rest', req.ip),
+  );
 }

@@ -25,18 +25,21 @@ export const devicePlatformsOp = defineOperation({
   method: 'GET',
   path: '/v1/device_platforms',
   summary: 'Platforms a device key can be enrolled with, the evidence each needs, and whether this responder verifies it',
-  description: 'Lists operator_vouched (supported: an operator-listed key and the device key both sign a device_enrollment statement) and android_key_attestation, apple_app_attest, tpm2_quote (supported: false: they chain to vendor root certificates this responder does not hold offline). Also the responder key every statement must name and the routes to enroll, resolve and revoke (writes are REST only). Next: device_enrollment_resolve on an svc:attestation: token.',
+  description:
+    'Lists operator_vouched (supported: an operator-listed key and the device key both sign a device_enrollment statement) and android_key_attestation, apple_app_attest, tpm2_quote (supported: false: they chain to vendor root certificates this responder does not hold offline). Also the responder key every statement must name and the routes to enroll, resolve and revoke (writes are REST only). Next: device_enrollment_resolve on an svc:attestation: token.',
   tags: ['devices'],
   input: noInput,
   output: Closed({
-    platforms: Type.Array(Closed({
-      platform: Type.String(),
-      supported: Type.Boolean({ description: 'whether this responder verifies the evidence' }),
-      title: Type.String(),
-      evidence: Type.String({ description: 'what the request carries' }),
-      verification: Type.String({ description: 'how it is checked here, or why it is not' }),
-      request: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'the enroll request fields (supported platforms)' })),
-    })),
+    platforms: Type.Array(
+      Closed({
+        platform: Type.String(),
+        supported: Type.Boolean({ description: 'whether this responder verifies the evidence' }),
+        title: Type.String(),
+        evidence: Type.String({ description: 'what the request carries' }),
+        verification: Type.String({ description: 'how it is checked here, or why it is not' }),
+        request: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'the enroll request fields (supported platforms)' })),
+      }),
+    ),
     responder_key: Type.String({ description: 'the responder key every statement names (b32)' }),
     statement_ttl_s: Type.Integer({ description: 'how far ahead a statement exp may lie' }),
     enroll: Type.String(),
@@ -54,7 +57,8 @@ export const deviceEnrollOp = defineOperation({
   method: 'POST',
   path: '/v1/device_platforms',
   summary: 'Enroll a device key with its platform evidence; the responder mints a device.enrollment record (svc:attestation: token)',
-  description: 'operator_vouched: voucher_signature (by an operator-listed voucher) and device_signature (by the device key), both ed25519 (base32) over H(stream("device_enrollment") ‖ seg(1, device key) ‖ seg(2, utf8 platform) ‖ seg(3, voucher key) ‖ seg(4, u64be(exp)) ‖ seg(5, responder key)) (src/protocol/device-statements.ts). Returns {attestation: "svc:attestation:<fact_cid>", key, platform, enrolled_at, already_enrolled, fact, receipt}; re-enrolling an enrolled key returns its record. Refusals: unknown platform 422 invalid_argument; unsupported platform 501 not_yet_implemented; bad signature 401 bad_signature; exp past or more than 900 s ahead 422 invalid_argument; voucher not listed 403 unauthorized (voucher_not_listed); revoked voucher or key 403 attester_revoked. Afterwards the key writes at L2 through POST /v1/attest.',
+  description:
+    'operator_vouched: voucher_signature (by an operator-listed voucher) and device_signature (by the device key), both ed25519 (base32) over H(stream("device_enrollment") ‖ seg(1, device key) ‖ seg(2, utf8 platform) ‖ seg(3, voucher key) ‖ seg(4, u64be(exp)) ‖ seg(5, responder key)) (src/protocol/device-statements.ts). Returns {attestation: "svc:attestation:<fact_cid>", key, platform, enrolled_at, already_enrolled, fact, receipt}; re-enrolling an enrolled key returns its record. Refusals: unknown platform 422 invalid_argument; unsupported platform 501 not_yet_implemented; bad signature 401 bad_signature; exp past or more than 900 s ahead 422 invalid_argument; voucher not listed 403 unauthorized (voucher_not_listed); revoked voucher or key 403 attester_revoked. Afterwards the key writes at L2 through POST /v1/attest.',
   tags: ['devices'],
   // Only platform and key are required: an unsupported platform is refused (501) before the
   // operator_vouched fields are read, and a missing signature answers 401 (the primitive's checks).
@@ -86,7 +90,7 @@ export const deviceAttestationResolveOp = defineOperation({
   name: 'device_enrollment_resolve',
   method: 'POST',
   path: '/v1/device_platforms/resolve',
-  summary: 'Resolve an svc:attestation: token to the device enrollment it names and the key\'s standing now',
+  summary: "Resolve an svc:attestation: token to the device enrollment it names and the key's standing now",
   description: [
     'Use when you meet an svc:attestation: token, or want to know whether a device key that signed facts is enrolled and still in good standing.',
     'Returns attestation, key, platform, enrolled_at, record (the signed value, with its evidence: voucher, exp and both signatures),',
@@ -95,10 +99,7 @@ export const deviceAttestationResolveOp = defineOperation({
     'Next: recall or fetch facts the key wrote; check a trace it signed with trace_resolve.',
   ].join(' '),
   tags: ['devices'],
-  input: Type.Object(
-    { attestation: Type.String({ minLength: 1, maxLength: 120, description: 'an svc:attestation: token, or its bare fact_cid' }) },
-    { additionalProperties: false },
-  ),
+  input: Type.Object({ attestation: Type.String({ minLength: 1, maxLength: 120, description: 'an svc:attestation: token, or its bare fact_cid' }) }, { additionalProperties: false }),
   output: Signed({
     attestation: attestationToken,
     key: Type.String(),
@@ -107,10 +108,12 @@ export const deviceAttestationResolveOp = defineOperation({
     record: AnyValue,
     standing: Type.Union([Type.Literal('enrolled'), Type.Literal('revoked')]),
     writes_as: standing,
-    revocation: Nullable(Type.Union([
-      Closed({ source: Type.Literal('record'), fact_cid: Type.String(), record: AnyValue, fact: ServedFact }, 'a device.revocation record'),
-      Closed({ source: Type.Literal('configuration'), note: Type.String() }, 'revoked by the operator (SVC_REVOKED_KEYS): no record'),
-    ])),
+    revocation: Nullable(
+      Type.Union([
+        Closed({ source: Type.Literal('record'), fact_cid: Type.String(), record: AnyValue, fact: ServedFact }, 'a device.revocation record'),
+        Closed({ source: Type.Literal('configuration'), note: Type.String() }, 'revoked by the operator (SVC_REVOKED_KEYS): no record'),
+      ]),
+    ),
     fact: ServedFact,
   }),
   mcp: 'full',
@@ -122,7 +125,8 @@ export const keyRevokeOp = defineOperation({
   method: 'POST',
   path: '/v1/device_platforms/revoke',
   summary: 'Revoke a device or agent key (signed by the key, its voucher, or an operator-listed key); mints a device.revocation record',
-  description: 'signature: ed25519 (base32) by `by` over H(stream("key_revocation") ‖ seg(1, key) ‖ seg(2, utf8 reason) ‖ seg(3, by key) ‖ seg(4, u64be(exp)) ‖ seg(5, responder key)). by: the key itself, the voucher that enrolled it, or any operator-listed key not itself revoked (a listed key may revoke itself). Returns {key, revoked, revocation (fact_cid), reason, requested_by, revoked_at, already_revoked, subject, fact, receipt}. Afterwards the key\'s writes get 403 attester_revoked and its bearers attester_revoked, on every responder sharing the store; nothing it wrote is erased. The responder\'s own key cannot be revoked (it is rotated).',
+  description:
+    'signature: ed25519 (base32) by `by` over H(stream("key_revocation") ‖ seg(1, key) ‖ seg(2, utf8 reason) ‖ seg(3, by key) ‖ seg(4, u64be(exp)) ‖ seg(5, responder key)). by: the key itself, the voucher that enrolled it, or any operator-listed key not itself revoked (a listed key may revoke itself). Returns {key, revoked, revocation (fact_cid), reason, requested_by, revoked_at, already_revoked, subject, fact, receipt}. Afterwards the key\'s writes get 403 attester_revoked and its bearers attester_revoked, on every responder sharing the store; nothing it wrote is erased. The responder\'s own key cannot be revoked (it is rotated).',
   tags: ['devices'],
   input: Type.Object(
     {
@@ -154,7 +158,8 @@ export const substratesOp = defineOperation({
   method: 'GET',
   path: '/v1/substrates',
   summary: 'What an execution trace (device.trace record) holds, its limits, and how to submit and resolve one',
-  description: 'Use before submitting a trace (POST /v1/substrates, REST only, signed by an enrolled device or listed key) or to learn what a resolved svc:trace: record means. Returns the record format, field limits and the submit/resolve routes. Next: trace_resolve on a svc:trace: token.',
+  description:
+    'Use before submitting a trace (POST /v1/substrates, REST only, signed by an enrolled device or listed key) or to learn what a resolved svc:trace: record means. Returns the record format, field limits and the submit/resolve routes. Next: trace_resolve on a svc:trace: token.',
   tags: ['devices'],
   input: noInput,
   output: Closed({
@@ -163,10 +168,7 @@ export const substratesOp = defineOperation({
       { substrate: Type.String(), inputs: Type.String(), outputs: Type.String(), steps_digest: Type.String(), started_at: Type.String(), ended_at: Type.String(), summary: Type.String() },
       'the fields of a device.trace value and their limits',
     ),
-    fact: Closed(
-      { kind: Type.String(), cell: Type.String(), band: Type.String(), tslot: Type.Integer(), signed_at: Type.String(), scope: Type.String() },
-      'the fact body carrying it',
-    ),
+    fact: Closed({ kind: Type.String(), cell: Type.String(), band: Type.String(), tslot: Type.Integer(), signed_at: Type.String(), scope: Type.String() }, 'the fact body carrying it'),
     envelope: Type.String(),
     signers: Type.String(),
     submit: Type.String(),
@@ -183,7 +185,8 @@ export const traceSubmitOp = defineOperation({
   method: 'POST',
   path: '/v1/substrates',
   summary: 'Submit an execution trace: the attest envelope with exactly one device.trace record, signed by an enrolled device or listed key',
-  description: 'Body: {batch_root (32 integers), attester, signature (ed25519 over blake3(batch_root ‖ registry_cid ‖ schema_cid)), facts: [one device.trace fact at svc:entity:<anchorId(value)>, tslot 0]}. Returns {trace: "svc:trace:<fact_cid>", fact_cid, attester, duplicate, log_index, accepted_at, merkle_proofs, receipt}. Refusals as POST /v1/attest (attester_revoked, 403 unauthorized for keys not enrolled or listed, invalid_argument naming the record field).',
+  description:
+    'Body: {batch_root (32 integers), attester, signature (ed25519 over blake3(batch_root ‖ registry_cid ‖ schema_cid)), facts: [one device.trace fact at svc:entity:<anchorId(value)>, tslot 0]}. Returns {trace: "svc:trace:<fact_cid>", fact_cid, attester, duplicate, log_index, accepted_at, merkle_proofs, receipt}. Refusals as POST /v1/attest (attester_revoked, 403 unauthorized for keys not enrolled or listed, invalid_argument naming the record field).',
   tags: ['devices', 'write'],
   input: signedRecordsSchema('device.trace', 1, 'exactly one device.trace record'),
   output: Signed({
@@ -211,10 +214,7 @@ export const traceResolveOp = defineOperation({
     'Next: fetch any input or output by its fact_cid, or resolve attester_standing.enrollment with device_enrollment_resolve.',
   ].join(' '),
   tags: ['devices'],
-  input: Type.Object(
-    { trace: Type.String({ minLength: 1, maxLength: 120, description: 'an svc:trace: token, or its bare fact_cid' }) },
-    { additionalProperties: false },
-  ),
+  input: Type.Object({ trace: Type.String({ minLength: 1, maxLength: 120, description: 'an svc:trace: token, or its bare fact_cid' }) }, { additionalProperties: false }),
   output: Signed({
     trace: Type.String({ description: 'svc:trace:<fact_cid>' }),
     fact_cid: Type.String(),
@@ -237,7 +237,13 @@ export const traceResolveOp = defineOperation({
 
 /** The operations of this file (and the memory bearer routes), for the operation table. */
 export const DEVICE_OPS: readonly Operation[] = [
-  devicePlatformsOp, deviceEnrollOp, deviceAttestationResolveOp, keyRevokeOp,
-  substratesOp, traceSubmitOp, traceResolveOp,
-  memoryBearerOp, memoryBearerRevokeOp,
+  devicePlatformsOp,
+  deviceEnrollOp,
+  deviceAttestationResolveOp,
+  keyRevokeOp,
+  substratesOp,
+  traceSubmitOp,
+  traceResolveOp,
+  memoryBearerOp,
+  memoryBearerRevokeOp,
 ];

@@ -26,18 +26,32 @@ const Polygon = Type.Object(
 const AttributeValue = Type.Unsafe<string | number | boolean>({ type: ['string', 'number', 'boolean'] });
 
 /** The signed value of an entity record: the identity itself (docs/entities.md). */
-const EntityValue = Closed({
-  kind: Type.String(),
-  name: Type.String(),
-  geometry: Type.Union([
-    Closed({ cell: Type.String({ description: 'cell64' }) }),
-    Closed({ polygon: Closed({ type: Type.Literal('Polygon'), coordinates: Type.Array(Type.Array(Type.Array(Type.Number(), { minItems: 2, maxItems: 2 })), { description: 'one ring of [lng, lat] positions' }) }) }),
-  ]),
-  attributes: Type.Optional(Type.Record(Type.String(), AttributeValue)),
-}, 'the entity (the signed value of its memory.entity record)');
+const EntityValue = Closed(
+  {
+    kind: Type.String(),
+    name: Type.String(),
+    geometry: Type.Union([
+      Closed({ cell: Type.String({ description: 'cell64' }) }),
+      Closed({
+        polygon: Closed({
+          type: Type.Literal('Polygon'),
+          coordinates: Type.Array(Type.Array(Type.Array(Type.Number(), { minItems: 2, maxItems: 2 })), { description: 'one ring of [lng, lat] positions' }),
+        }),
+      }),
+    ]),
+    attributes: Type.Optional(Type.Record(Type.String(), AttributeValue)),
+  },
+  'the entity (the signed value of its memory.entity record)',
+);
 
 const Evidence = Type.Union([
-  Closed({ type: OneOf(['name', 'alias'] as const), fact_cid: Type.String(), phrase: Type.String(), attester: Type.String(), text_score: Type.Number({ description: 'relative to the best match (0..1)' }) }),
+  Closed({
+    type: OneOf(['name', 'alias'] as const),
+    fact_cid: Type.String(),
+    phrase: Type.String(),
+    attester: Type.String(),
+    text_score: Type.Number({ description: 'relative to the best match (0..1)' }),
+  }),
   Closed({ type: Type.Literal('facts'), attester: Type.String(), facts: Type.Integer({ minimum: 0, description: 'facts this key filed under the entity' }) }),
 ]);
 
@@ -59,12 +73,13 @@ export const entityOp = defineOperation({
   method: 'POST',
   path: '/v1/entity',
   summary: 'Get the one stable identity (entity_cid, token svc:entity:<cid>) of a real-world object: a field, building, river, farm …',
-  description: 'Use this before writing or reading anything about a named object, so every agent refers to it by the same id. '
-    + 'The identity IS the content {kind, name, geometry, attributes?}: entity_cid = anchor of that value, so the same content always returns the same entity (created: false the second time) and different attributes give a different entity. '
-    + 'name is trimmed (case kept); geometry is {cell} (a cell64, svc:cell: token or place name, stored as the cell64) or {polygon} (GeoJSON Polygon). '
-    + 'Response {entity_cid, token, created, entity (the signed value), cells (its cell, or up to 64 sample cells of its polygon), fact (the responder-signed memory.entity record with its receipt), place (only when geometry.cell was a place name: check is_high_confidence), receipt}. '
-    + 'Next: POST /v1/entity/alias to record other names for it (signed by you), POST /v1/entity/resolve to find it from a phrasing, POST /v1/entity/recall to read its facts and its cells\' facts; '
-    + 'file facts about it with subject (cell) svc:entity:<entity_cid>. A `scope` keeps it private to that scope (needs the scope\'s Authorization: Bearer header, over REST or MCP). New entities count against a per-address quota (429 rate_limited).',
+  description:
+    'Use this before writing or reading anything about a named object, so every agent refers to it by the same id. ' +
+    'The identity IS the content {kind, name, geometry, attributes?}: entity_cid = anchor of that value, so the same content always returns the same entity (created: false the second time) and different attributes give a different entity. ' +
+    'name is trimmed (case kept); geometry is {cell} (a cell64, svc:cell: token or place name, stored as the cell64) or {polygon} (GeoJSON Polygon). ' +
+    'Response {entity_cid, token, created, entity (the signed value), cells (its cell, or up to 64 sample cells of its polygon), fact (the responder-signed memory.entity record with its receipt), place (only when geometry.cell was a place name: check is_high_confidence), receipt}. ' +
+    "Next: POST /v1/entity/alias to record other names for it (signed by you), POST /v1/entity/resolve to find it from a phrasing, POST /v1/entity/recall to read its facts and its cells' facts; " +
+    "file facts about it with subject (cell) svc:entity:<entity_cid>. A `scope` keeps it private to that scope (needs the scope's Authorization: Bearer header, over REST or MCP). New entities count against a per-address quota (429 rate_limited).",
   tags: ['entities'],
   input: Type.Object(
     {
@@ -99,9 +114,10 @@ export const entityAliasOp = defineOperation({
   method: 'POST',
   path: '/v1/entity/alias',
   summary: 'Record, signed by your key, that phrasings mean entities (1..64 memory.alias records)',
-  description: 'The attest envelope (batch_root, attester, signature, facts; docs/writes.md) whose facts are memory.alias records {entity: entity_cid, phrase, lang?}, each filed under svc:entity:<anchorId(value)>. '
-    + 'Every named entity must exist in the batch\'s scope (else 404 cid_not_found naming facts[i].value.entity, checked after the signature; nothing is written). '
-    + 'Response: the attest result plus aliases [{fact_cid, entity_cid, phrase}]. Distinct keys aliasing an entity corroborate it in POST /v1/entity/resolve.',
+  description:
+    'The attest envelope (batch_root, attester, signature, facts; docs/writes.md) whose facts are memory.alias records {entity: entity_cid, phrase, lang?}, each filed under svc:entity:<anchorId(value)>. ' +
+    "Every named entity must exist in the batch's scope (else 404 cid_not_found naming facts[i].value.entity, checked after the signature; nothing is written). " +
+    'Response: the attest result plus aliases [{fact_cid, entity_cid, phrase}]. Distinct keys aliasing an entity corroborate it in POST /v1/entity/resolve.',
   tags: ['entities', 'write'],
   input: signedRecordsSchema('memory.alias', MAX_ALIASES_PER_WRITE, '1..64 memory.alias records, value {entity: entity_cid, phrase: 1..200 characters, lang?}'),
   output: Signed({ ...AttestAnswer, aliases: Type.Array(Closed({ fact_cid: Type.String(), entity_cid: Type.String(), phrase: Type.String() })) }),
@@ -113,12 +129,13 @@ export const entityResolveOp = defineOperation({
   name: 'entity_resolve',
   method: 'POST',
   path: '/v1/entity/resolve',
-  summary: 'Which entity does a phrasing mean? Ranked candidates with the evidence (distinct attesters\' aliases and facts)',
-  description: 'Use this when a user or document names an object ("the north field", "Hoeve de Linde") and you need its entity_cid. '
-    + 'Give phrase (matched against entity names and aliases by full text) or token (svc:entity:<cid> / meme:<cid>: that entity alone, or 404 cid_not_found). '
-    + 'Candidates are ranked by corroboration.distinct_attesters (distinct keys that aliased the entity with a matching phrase or filed facts under it; the responder, which mints every entity, never counts), then score (best text score), then entity_cid. '
-    + 'Response {phrase, token, candidates: [{entity_cid, token, entity, score, corroboration: {distinct_attesters, alias_attesters, fact_attesters}, evidence: [{type: name|alias, fact_cid, phrase, attester, text_score} | {type: facts, attester, facts}]}], receipt (binds every cited fact_cid)}. '
-    + 'An empty list means nothing matches here (in this scope). Next: POST /v1/entity/recall with the chosen entity_cid.',
+  summary: "Which entity does a phrasing mean? Ranked candidates with the evidence (distinct attesters' aliases and facts)",
+  description:
+    'Use this when a user or document names an object ("the north field", "Hoeve de Linde") and you need its entity_cid. ' +
+    'Give phrase (matched against entity names and aliases by full text) or token (svc:entity:<cid> / meme:<cid>: that entity alone, or 404 cid_not_found). ' +
+    'Candidates are ranked by corroboration.distinct_attesters (distinct keys that aliased the entity with a matching phrase or filed facts under it; the responder, which mints every entity, never counts), then score (best text score), then entity_cid. ' +
+    'Response {phrase, token, candidates: [{entity_cid, token, entity, score, corroboration: {distinct_attesters, alias_attesters, fact_attesters}, evidence: [{type: name|alias, fact_cid, phrase, attester, text_score} | {type: facts, attester, facts}]}], receipt (binds every cited fact_cid)}. ' +
+    'An empty list means nothing matches here (in this scope). Next: POST /v1/entity/recall with the chosen entity_cid.',
   tags: ['entities'],
   input: Type.Object(
     {
@@ -147,10 +164,11 @@ export const entityRecallOp = defineOperation({
   method: 'POST',
   path: '/v1/entity/recall',
   summary: 'Everything known about an entity: facts filed under it, plus the facts at its cells',
-  description: 'Recall by entity (POST /v1/recall takes cells; an entity covers one cell or a polygon\'s sample cells). '
-    + 'Response {entity_cid, token, entity, cells, own_facts (newest fact per band filed under svc:entity:<cid>, its memory.entity record included), by_cell: {<cell>: {cell, facts, receipt, …}}, receipt (binds own_facts)}. '
-    + 'Without bands the cells\' stored facts are returned and nothing is fetched; with bands each cell is read like recall_many (materialized on a miss, one receipt per cell). '
-    + 'Unknown entity (or not in this scope) → 404 cid_not_found.',
+  description:
+    "Recall by entity (POST /v1/recall takes cells; an entity covers one cell or a polygon's sample cells). " +
+    'Response {entity_cid, token, entity, cells, own_facts (newest fact per band filed under svc:entity:<cid>, its memory.entity record included), by_cell: {<cell>: {cell, facts, receipt, …}}, receipt (binds own_facts)}. ' +
+    "Without bands the cells' stored facts are returned and nothing is fetched; with bands each cell is read like recall_many (materialized on a miss, one receipt per cell). " +
+    'Unknown entity (or not in this scope) → 404 cid_not_found.',
   tags: ['entities', 'read'],
   input: Type.Object({ entity: EntityRef, bands: Type.Optional(Bands), scope: Type.Optional(Scope) }, { additionalProperties: false }),
   output: Signed({

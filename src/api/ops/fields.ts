@@ -21,10 +21,9 @@ export const Field = Closed({
   field_cid: b32,
   id: Type.String({ description: 'stable id: ftw:<year>:<upstream id> (or :g<anchor> of its geometry when the archive has no id)' }),
   layer: Type.String({ description: 'the archive layer read (one per year)' }),
-  geometry: Type.Union([
-    Closed({ type: Type.Literal('Polygon'), coordinates: Rings }),
-    Closed({ type: Type.Literal('MultiPolygon'), coordinates: Type.Array(Rings, { minItems: 2 }) }),
-  ], { description: 'GeoJSON (RFC 7946), clipped to the box; a MultiPolygon when the clip splits the field' }),
+  geometry: Type.Union([Closed({ type: Type.Literal('Polygon'), coordinates: Rings }), Closed({ type: Type.Literal('MultiPolygon'), coordinates: Type.Array(Rings, { minItems: 2 }) })], {
+    description: 'GeoJSON (RFC 7946), clipped to the box; a MultiPolygon when the clip splits the field',
+  }),
   area_ha: Type.Number({ minimum: 0, description: 'geodesic area (WGS 84) of the clipped geometry, hectares' }),
   confidence: Nullable(Type.Number({ minimum: 0, maximum: 1, description: 'upstream confidence 0..1 (FTW 0–100 / 100); FTW suggests ≥ 0.69 as reliable' })),
   country: Nullable(Type.String({ description: 'ISO 3166-1 alpha-2' })),
@@ -38,22 +37,48 @@ export const FieldsAnswer = Signed({
     bbox: Box,
     aoi_cid: Type.String({ description: 'anchor of the box; the receipt signs it (field.aoi_cid)' }),
     area_km2: Type.Number(),
-    place: Type.Optional(Closed({
-      query: Type.String(), label: Type.String(), lat: Type.Number(), lng: Type.Number(), via: Type.String(), is_high_confidence: Type.Boolean(),
-      radius_m: Type.Optional(Type.Number({ description: 'a point place: half the side of the square read' })),
-    }, 'the place as resolved (not signed: check is_high_confidence)')),
+    place: Type.Optional(
+      Closed(
+        {
+          query: Type.String(),
+          label: Type.String(),
+          lat: Type.Number(),
+          lng: Type.Number(),
+          via: Type.String(),
+          is_high_confidence: Type.Boolean(),
+          radius_m: Type.Optional(Type.Number({ description: 'a point place: half the side of the square read' })),
+        },
+        'the place as resolved (not signed: check is_high_confidence)',
+      ),
+    ),
   }),
   fields: Type.Array(Field),
   truncated: Type.Boolean(),
-  note: Type.Optional(Closed({
-    code: OneOf(['no_fields_in_area', 'outside_coverage', 'year_not_in_archive', 'below_min_confidence', 'truncated'] as const),
-    message: Type.String(),
-  }, 'why the list is empty or cut')),
-  derivation: Type.Object({ derivation_cid: Type.String(), source: Type.String(), archive_version: Type.String(), layer: Nullable(Type.String()), zoom: Type.Integer() }, { additionalProperties: true, description: 'how the polygons were read; the receipt signs its content id (field.derivation_cid)' }),
-  read: Closed({
-    zoom: Type.Integer(), tiles_covering: Type.Integer(), tiles_present: Type.Integer(), tiles_from_cache: Type.Integer(),
-    range_requests: Type.Integer(), bytes_read: Type.Integer(), inside_archive_bounds: Type.Boolean(),
-  }, 'what the read cost (not signed)'),
+  note: Type.Optional(
+    Closed(
+      {
+        code: OneOf(['no_fields_in_area', 'outside_coverage', 'year_not_in_archive', 'below_min_confidence', 'truncated'] as const),
+        message: Type.String(),
+      },
+      'why the list is empty or cut',
+    ),
+  ),
+  derivation: Type.Object(
+    { derivation_cid: Type.String(), source: Type.String(), archive_version: Type.String(), layer: Nullable(Type.String()), zoom: Type.Integer() },
+    { additionalProperties: true, description: 'how the polygons were read; the receipt signs its content id (field.derivation_cid)' },
+  ),
+  read: Closed(
+    {
+      zoom: Type.Integer(),
+      tiles_covering: Type.Integer(),
+      tiles_present: Type.Integer(),
+      tiles_from_cache: Type.Integer(),
+      range_requests: Type.Integer(),
+      bytes_read: Type.Integer(),
+      inside_archive_bounds: Type.Boolean(),
+    },
+    'what the read cost (not signed)',
+  ),
   license: Type.String(),
   attribution: Type.String(),
 });
@@ -63,7 +88,13 @@ export const FieldsUnavailable = Closed({ status: Type.Literal('unavailable'), c
 
 const common = {
   place: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: 'a place name, resolved by locate: its box, or a square of radius_m around a point' })),
-  radius_m: Type.Optional(Type.Number({ minimum: 10, maximum: FIELD_LIMITS.point_radius_m.max, description: `with place: half the side of the square read around it (default ${FIELD_LIMITS.point_radius_m.default} m for a point)` })),
+  radius_m: Type.Optional(
+    Type.Number({
+      minimum: 10,
+      maximum: FIELD_LIMITS.point_radius_m.max,
+      description: `with place: half the side of the square read around it (default ${FIELD_LIMITS.point_radius_m.default} m for a point)`,
+    }),
+  ),
   year: Type.Optional(Type.Integer({ minimum: 2000, maximum: 2100, description: 'the archive layer of this year (default: the newest read)' })),
   min_confidence: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'only fields with at least this confidence' })),
   max_fields: Type.Integer({ minimum: 1, maximum: FIELD_LIMITS.max_fields.max, default: FIELD_LIMITS.max_fields.default }),
@@ -91,13 +122,16 @@ export const fieldBoundariesGetOp = defineOperation({
   summary: 'Field polygons inside a box or place (GET form of POST /v1/field_boundaries)',
   description: `Query parameters: place (with radius_m) or min_lat, min_lng, max_lat, max_lng (all four), year, min_confidence, max_fields. Same answer as POST /v1/field_boundaries. ${DESCRIPTION}`,
   tags: ['read'],
-  input: Type.Object({
-    ...common,
-    min_lat: Type.Optional(lat('box south (with the other three)')),
-    min_lng: Type.Optional(lng('box west')),
-    max_lat: Type.Optional(lat('box north')),
-    max_lng: Type.Optional(lng('box east')),
-  }, { additionalProperties: false }),
+  input: Type.Object(
+    {
+      ...common,
+      min_lat: Type.Optional(lat('box south (with the other three)')),
+      min_lng: Type.Optional(lng('box west')),
+      max_lat: Type.Optional(lat('box north')),
+      max_lng: Type.Optional(lng('box east')),
+    },
+    { additionalProperties: false },
+  ),
   output: FieldsAnswer,
   mcp: false,
   run: (ctx, input, call) => {

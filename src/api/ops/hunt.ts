@@ -55,7 +55,7 @@ export const Hotspot = Closed({
   value: Type.Number(),
   unit: Type.Optional(Type.String()),
   fact_cid: Type.String(),
-  scene_png: Type.String({ description: 'the cell\'s true-colour thumbnail' }),
+  scene_png: Type.String({ description: "the cell's true-colour thumbnail" }),
   gate: Nullable(Gate),
   fact: { ...ServedFact, description: 'the signed body the value comes from (the hunt receipt binds it; no per-fact receipt)' },
 });
@@ -85,8 +85,13 @@ export const huntOp = defineOperation({
   name: 'hunt',
   method: 'POST',
   path: '/v1/hunt',
-  summary: 'Where in a region is an event happening: sample up to 32 cells, rank by the algorithm\'s primary band, top 8 signed hotspots',
-  description: `event: ${events.map((e) => e.event).join(', ')} (case-insensitive; aliases such as ${events.slice(0, 4).map((e) => e.aliases[0]).join(', ')} accepted). Give region (free text, resolved by locate) or polygon_bbox. Every sampled cell is reported in samples[] with its status (value, absence, timeout, gate result); one receipt binds every fact_cid cited. An empty hotspots list carries empty_reason.`,
+  summary: "Where in a region is an event happening: sample up to 32 cells, rank by the algorithm's primary band, top 8 signed hotspots",
+  description: `event: ${events.map((e) => e.event).join(', ')} (case-insensitive; aliases such as ${events
+    .slice(0, 4)
+    .map((e) => e.aliases[0])
+    .join(
+      ', ',
+    )} accepted). Give region (free text, resolved by locate) or polygon_bbox. Every sampled cell is reported in samples[] with its status (value, absence, timeout, gate result); one receipt binds every fact_cid cited. An empty hotspots list carries empty_reason.`,
   tags: ['read'],
   input: Type.Object(
     {

@@ -25,7 +25,28 @@ import { VECTOR_OPS } from './vectors.js';
 // Every read taking a `scope` runs only with a bearer for it (scopes.ts, docs/scopes.md); the
 // bearer's own issuance names a scope too, and is authenticated by the key's signature instead.
 export const OPERATIONS: Operation[] = [
-  ...[locateOp, recallOp, corpusStatsOp, verifyReceiptOp, ...READS_MORE_OPS, ...SCENE_OPS, ...VECTOR_OPS, ...TOKEN_OPS, ...BACKFILL_OPS, ...SHORTCUT_OPS, ...ASK_OPS, huntOp, ...MEMORY_OPS, ...DERIVE_OPS, ...ENTITY_OPS, ...INSIGHT_OPS, ...FIELD_OPS, ...RASTER_OPS, ...AREA_EMBEDDING_OPS, ...CUBE_OPS].map(guardScopedRead),
+  ...[
+    locateOp,
+    recallOp,
+    corpusStatsOp,
+    verifyReceiptOp,
+    ...READS_MORE_OPS,
+    ...SCENE_OPS,
+    ...VECTOR_OPS,
+    ...TOKEN_OPS,
+    ...BACKFILL_OPS,
+    ...SHORTCUT_OPS,
+    ...ASK_OPS,
+    huntOp,
+    ...MEMORY_OPS,
+    ...DERIVE_OPS,
+    ...ENTITY_OPS,
+    ...INSIGHT_OPS,
+    ...FIELD_OPS,
+    ...RASTER_OPS,
+    ...AREA_EMBEDDING_OPS,
+    ...CUBE_OPS,
+  ].map(guardScopedRead),
   scopeBearerOp,
   ...DEVICE_OPS,
 ];

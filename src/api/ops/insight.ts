@@ -81,8 +81,8 @@ export const memoryContradictionsOp = defineOperation({
     `scalar |a − b| > the band's agreement_tolerance (GET /v1/bands; default 1e-6 relative); vector cosine < ${VECTOR_AGREEMENT_COSINE}; categorical different class.`,
     'Returns contradictions[] {cell, band, tslot, kind, a (newer: fact_cid, attester, value, signed_at, accepted_at), b (older), measure: {abs_diff, tolerance} | {cosine, threshold} | {equal: false}},',
     `next_after (pass back as after; null when done; at most ${CONTRADICTION_LIMITS.slots_scanned} slots are examined per call), slots_examined, caveats and a receipt binding every cited fact_cid and cell (and the scope).`,
-    'record: true (REST only; refused over MCP) also writes one responder-signed memory.edge {type: contradicts, from: newer, to: older} per pair not yet joined by one, in the facts\' scope; recorded.edge_fact_cids lists them and the receipt binds them as edge_cids.',
-    'Next: fetch both fact_cids, GET /v1/contributors for the attesters\' reputation, POST /v1/edges/recall on a fact_cid for recorded contradictions, explain for prose.',
+    "record: true (REST only; refused over MCP) also writes one responder-signed memory.edge {type: contradicts, from: newer, to: older} per pair not yet joined by one, in the facts' scope; recorded.edge_fact_cids lists them and the receipt binds them as edge_cids.",
+    "Next: fetch both fact_cids, GET /v1/contributors for the attesters' reputation, POST /v1/edges/recall on a fact_cid for recorded contradictions, explain for prose.",
   ].join(' '),
   tags: ['memory'],
   input: Type.Object(
@@ -140,7 +140,7 @@ export const temporalRouteOp = defineOperation({
   name: 'temporal_route',
   method: 'POST',
   path: '/v1/temporal_route',
-  summary: 'Per band at a cell: cite the stored value now, or fetch first — from the band cadence, the newest fact\'s age and your intent',
+  summary: "Per band at a cell: cite the stored value now, or fetch first — from the band cadence, the newest fact's age and your intent",
   description: [
     'Use before answering a question that depends on time ("is it raining now", "trend since 2020") to know which stored facts are fresh enough to cite.',
     'Give cell (cell64 or place), bands (1..32; default: the bands stored at the cell), intent (your task in words), max_age_s (seconds for every band, or {band: seconds}; overrides the rules), scope.',
@@ -156,10 +156,9 @@ export const temporalRouteOp = defineOperation({
       bands: Type.Optional(Type.Array(bandKey, { minItems: 1, maxItems: TEMPORAL_ROUTE_MAX_BANDS, description: 'namespaced band keys (default: the bands already stored at the cell)' })),
       intent: Type.Optional(Type.String({ maxLength: 2000, description: 'what you mean to do, in words ("current conditions for a hike today", "10-year trend")' })),
       max_age_s: Type.Optional(
-        Type.Union(
-          [Type.Integer({ minimum: 0 }), Type.Record(Type.String(), Type.Integer({ minimum: 0 }), { maxProperties: TEMPORAL_ROUTE_MAX_BANDS })],
-          { description: 'maximum age in seconds: one integer for every band, or {band: seconds}' },
-        ),
+        Type.Union([Type.Integer({ minimum: 0 }), Type.Record(Type.String(), Type.Integer({ minimum: 0 }), { maxProperties: TEMPORAL_ROUTE_MAX_BANDS })], {
+          description: 'maximum age in seconds: one integer for every band, or {band: seconds}',
+        }),
       ),
       scope: Type.Optional(Scope),
     },
@@ -168,7 +167,11 @@ export const temporalRouteOp = defineOperation({
   output: Signed({
     cell: Type.String(),
     place: Type.Optional(PlaceResolved),
-    intent: Closed({ text: Nullable(Type.String()), class: OneOf(['fresh', 'historical', 'default'] as const), matched: Type.Array(Type.String(), { description: 'the words that decided the class' }) }),
+    intent: Closed({
+      text: Nullable(Type.String()),
+      class: OneOf(['fresh', 'historical', 'default'] as const),
+      matched: Type.Array(Type.String(), { description: 'the words that decided the class' }),
+    }),
     routes: Type.Array(
       Closed({
         band: Type.String(),
@@ -203,7 +206,7 @@ export const explainOp = defineOperation({
   description: [
     'Use to turn a read (recall, fetch, a shortcut, query_region…) into sentences for a person, or to check what a saved response says.',
     `Give response (the whole read response: facts and receipt) or fact_cids (1..${EXPLAIN_MAX_FACTS}); scope and its bearer to include scoped facts.`,
-    'The response is checked with the whole-response verifier first; each cited fact is read again from this responder\'s store and described by fixed templates (no language model):',
+    "The response is checked with the whole-response verifier first; each cited fact is read again from this responder's store and described by fixed templates (no language model):",
     'band title, value and unit (class label, absence reason), cell and time, who signed it and when, provenance class.',
     'Returns {explanation (text), signed: false, cites (the fact_cids described: the only evidence), verified (response verified and signed by this responder; null for fact_cids), verification, per_fact[], caveats}.',
     'There is no receipt: this answer is unsigned. Cite the fact_cids, never the prose; verify_receipt re-checks the original response.',

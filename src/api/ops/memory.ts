@@ -40,7 +40,8 @@ export const memoryNotesOp = defineOperation({
   method: 'POST',
   path: '/v1/memory/notes',
   summary: 'Write 1..256 agent notes (memory.note records) signed with the agent key',
-  description: 'Each note value: {text (1..8000 chars), cell?, entity?, facts? (fact_cids), tags? (≤ 32), observed_at?, vector? (2..1024 numbers)}. A note in a scope needs a key bound to that scope. A key may write notes until it has SVC_NOTE_DAILY_QUOTA facts accepted in the UTC day (default 10 000, see /v1/limits): a batch passing it is refused whole, 429 compute_quota_exceeded with retry_after (seconds to 00:00 UTC). Returns the attest result (fact_cids, log_index, merkle_proofs, receipt) and notes[] {fact_cid, subject}. Search them with POST /v1/memory/search.',
+  description:
+    'Each note value: {text (1..8000 chars), cell?, entity?, facts? (fact_cids), tags? (≤ 32), observed_at?, vector? (2..1024 numbers)}. A note in a scope needs a key bound to that scope. A key may write notes until it has SVC_NOTE_DAILY_QUOTA facts accepted in the UTC day (default 10 000, see /v1/limits): a batch passing it is refused whole, 429 compute_quota_exceeded with retry_after (seconds to 00:00 UTC). Returns the attest result (fact_cids, log_index, merkle_proofs, receipt) and notes[] {fact_cid, subject}. Search them with POST /v1/memory/search.',
   tags: ['memory'],
   input: signedRecordsSchema('memory.note', MAX_NOTES_PER_WRITE, 'memory.note records'),
   output: Signed({ ...AttestAnswer, notes: Type.Array(Closed({ fact_cid: Type.String(), subject: Type.String({ description: 'svc:entity:<anchor> the note is filed under' }) })) }),
@@ -53,7 +54,8 @@ export const memorySearchOp = defineOperation({
   method: 'POST',
   path: '/v1/memory/search',
   summary: 'Search agent notes: full-text ranking by the store engine, cosine over agent vectors, filters by scope, place, time, tags, entity and author',
-  description: 'Use to recall what agents wrote about a place, entity or topic. query: free words (ranked by SQLite FTS5 bm25 or PostgreSQL ts_rank_cd; no operators); vector: your own embedding of the query, compared with the vectors agents stored on notes. text_score: the engine score divided by the best candidate score (0..1). Score: text only → text_score; vector only → (cosine+1)/2; both → weighted blend (weights, default 0.5/0.5); filters only → newest first, score null. Returns results[] {fact_cid, score, text_score, cosine, distance_m?, attester, accepted_at, note, fact (signed body + receipt)} and one receipt binding every result. Without scope only public notes are searched; with scope, send its bearer (HTTP header Authorization: Bearer, on the REST or the MCP request). Busy: at most SVC_MEMORY_SEARCH_CONCURRENCY searches run at once per process; more get 503 overloaded with retry_after (retry then). Next: POST /v1/edges/recall on a result fact_cid, or /v1/entity/resolve for an entity it names.',
+  description:
+    'Use to recall what agents wrote about a place, entity or topic. query: free words (ranked by SQLite FTS5 bm25 or PostgreSQL ts_rank_cd; no operators); vector: your own embedding of the query, compared with the vectors agents stored on notes. text_score: the engine score divided by the best candidate score (0..1). Score: text only → text_score; vector only → (cosine+1)/2; both → weighted blend (weights, default 0.5/0.5); filters only → newest first, score null. Returns results[] {fact_cid, score, text_score, cosine, distance_m?, attester, accepted_at, note, fact (signed body + receipt)} and one receipt binding every result. Without scope only public notes are searched; with scope, send its bearer (HTTP header Authorization: Bearer, on the REST or the MCP request). Busy: at most SVC_MEMORY_SEARCH_CONCURRENCY searches run at once per process; more get 503 overloaded with retry_after (retry then). Next: POST /v1/edges/recall on a result fact_cid, or /v1/entity/resolve for an entity it names.',
   tags: ['memory'],
   input: Type.Object(
     {
@@ -69,7 +71,9 @@ export const memorySearchOp = defineOperation({
       as_of: Type.Optional({ ...Rfc3339, description: 'transaction time: only notes this responder had accepted by then' }),
       authors: Type.Optional(Type.Array(B32Key, { maxItems: 32 })),
       limit: Type.Integer({ minimum: 1, maximum: MAX_RESULTS, default: 10 }),
-      weights: Type.Optional(Type.Object({ text: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })), vector: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })) }, { additionalProperties: false })),
+      weights: Type.Optional(
+        Type.Object({ text: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })), vector: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })) }, { additionalProperties: false }),
+      ),
     },
     { additionalProperties: false },
   ),
@@ -115,7 +119,8 @@ export const edgesRecallOp = defineOperation({
   method: 'POST',
   path: '/v1/edges/recall',
   summary: 'Typed edges into or out of a record, as of a valid time and a transaction time',
-  description: 'Use to follow what a fact or entity is linked to (derived_from, contradicts, part_of, same_as …) and to ask what held at a time (valid_at) as it was known at a time (recorded_at). Returns edges[] {edge_cid, type, from, to, valid_from, valid_to, closed_at, closed_by, effective_valid_to, stated_by, attester, recorded_at} and a receipt whose edge_cids bind the listed edges and whose fact_cids are the records stating them (fetch them with /v1/fetch). Next: /v1/fetch or /v1/memory_token/resolve on from/to.',
+  description:
+    'Use to follow what a fact or entity is linked to (derived_from, contradicts, part_of, same_as …) and to ask what held at a time (valid_at) as it was known at a time (recorded_at). Returns edges[] {edge_cid, type, from, to, valid_from, valid_to, closed_at, closed_by, effective_valid_to, stated_by, attester, recorded_at} and a receipt whose edge_cids bind the listed edges and whose fact_cids are the records stating them (fetch them with /v1/fetch). Next: /v1/fetch or /v1/memory_token/resolve on from/to.',
   tags: ['memory'],
   input: Type.Object(
     {

@@ -18,7 +18,7 @@ export const recallFields = {
     Type.Array(B32Key, {
       minItems: 1,
       maxItems: 16,
-      description: 'keep only facts written by these keys (b32): per band the newest such fact; materializes only when the responder key is listed (fact_meta.attester names each fact\'s key)',
+      description: "keep only facts written by these keys (b32): per band the newest such fact; materializes only when the responder key is listed (fact_meta.attester names each fact's key)",
     }),
   ),
   scope: Type.Optional(Scope),
@@ -30,7 +30,11 @@ export const Include = Type.Array(OneOf(['edges', 'freshness'] as const), { maxI
 export const recallInput = Type.Object({ cell: Cell, ...recallFields, include: Type.Optional(Include) }, { additionalProperties: false });
 
 /** Sets ETag and Cache-Control; answers 304 on a matching If-None-Match. */
-export function conditional(result: any, req: { headers: Record<string, string | string[] | undefined> }, reply: { header(k: string, v: string): unknown; code(n: number): unknown; send(p?: unknown): unknown }): boolean {
+export function conditional(
+  result: any,
+  req: { headers: Record<string, string | string[] | undefined> },
+  reply: { header(k: string, v: string): unknown; code(n: number): unknown; send(p?: unknown): unknown },
+): boolean {
   const etag = result !== null && typeof result === 'object' ? recallEtag(result) : undefined;
   if (!etag) return false;
   reply.header('ETag', etag);
@@ -38,7 +42,7 @@ export function conditional(result: any, req: { headers: Record<string, string |
   const inm = req.headers['if-none-match'];
   if (inm === undefined) return false;
   // If-None-Match compares weakly (RFC 9110 §13.1.2): W/"x" matches "x" (caches may weaken tags).
-  const tags = (Array.isArray(inm) ? inm.join(',') : inm ?? '').split(',').map((s) => s.trim().replace(/^W\//, ''));
+  const tags = (Array.isArray(inm) ? inm.join(',') : (inm ?? '')).split(',').map((s) => s.trim().replace(/^W\//, ''));
   if (tags.includes(etag) || tags.includes('*')) {
     reply.code(304);
     reply.send();

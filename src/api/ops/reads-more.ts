@@ -45,10 +45,7 @@ export const recallManyOp = defineOperation({
   summary: 'recall over up to 256 cells: one independently signed receipt per cell',
   description: 'by_cell.<cell> is a SignedResponse with its own receipt and bands_already_attested_at_cell; merged_facts[] is a flattened convenience list with no aggregate signature.',
   tags: ['read'],
-  input: Type.Object(
-    { cells: Type.Array(Cell, { minItems: 1, maxItems: MAX_RECALL_MANY }), ...recallFields, include: Type.Optional(Include) },
-    { additionalProperties: false },
-  ),
+  input: Type.Object({ cells: Type.Array(Cell, { minItems: 1, maxItems: MAX_RECALL_MANY }), ...recallFields, include: Type.Optional(Include) }, { additionalProperties: false }),
   output: Closed(manyFields),
   mcp: 'core',
   run: (ctx, input, call) => recallMany(ctx, input, { deadline: call.deadline }),
@@ -59,22 +56,17 @@ export const recallPolygonOp = defineOperation({
   method: 'POST',
   path: '/v1/recall_polygon',
   summary: 'recall over the cells of a polygon (deterministic sample), under a time budget',
-  description: 'Give exactly one of cells, polygon (GeoJSON Polygon/MultiPolygon as locate returns it) or polygon_bbox. When budget_ms ends no new cell starts: cells not done are listed in pending[] and converged is false.',
+  description:
+    'Give exactly one of cells, polygon (GeoJSON Polygon/MultiPolygon as locate returns it) or polygon_bbox. When budget_ms ends no new cell starts: cells not done are listed in pending[] and converged is false.',
   tags: ['read'],
   input: Type.Object(
     {
       cells: Type.Optional(Type.Array(Cell, { minItems: 1, maxItems: POLYGON_MAX_CELLS })),
       polygon: Type.Optional(
-        Type.Object(
-          { type: OneOf(['Polygon', 'MultiPolygon'] as const), coordinates: Type.Array(Type.Unknown()) },
-          { description: 'GeoJSON Polygon or MultiPolygon ([lng, lat] positions)' },
-        ),
+        Type.Object({ type: OneOf(['Polygon', 'MultiPolygon'] as const), coordinates: Type.Array(Type.Unknown()) }, { description: 'GeoJSON Polygon or MultiPolygon ([lng, lat] positions)' }),
       ),
       polygon_bbox: Type.Optional(
-        Type.Object(
-          { min_lat: Type.Number(), min_lng: Type.Number(), max_lat: Type.Number(), max_lng: Type.Number(), source: Type.Optional(Type.String()) },
-          { additionalProperties: false },
-        ),
+        Type.Object({ min_lat: Type.Number(), min_lng: Type.Number(), max_lat: Type.Number(), max_lng: Type.Number(), source: Type.Optional(Type.String()) }, { additionalProperties: false }),
       ),
       max_cells: Type.Integer({ minimum: 1, maximum: POLYGON_MAX_CELLS, default: POLYGON_DEFAULT_CELLS, description: 'cells sampled inside the polygon' }),
       budget_ms: Type.Integer({ minimum: 1, maximum: 600_000, default: POLYGON_DEFAULT_BUDGET_MS, description: 'time budget in ms' }),
@@ -93,7 +85,11 @@ export const recallPolygonOp = defineOperation({
     converged: Type.Boolean(),
     budget_ms: Type.Integer(),
     elapsed_ms: Type.Integer(),
-    ftw_fields: Type.Optional(Type.Union([FieldsAnswer, FieldsUnavailable], { description: 'include ftw_fields: the field polygons of the area (as POST /v1/field_boundaries answers, with their own receipt), or why they are missing' })),
+    ftw_fields: Type.Optional(
+      Type.Union([FieldsAnswer, FieldsUnavailable], {
+        description: 'include ftw_fields: the field polygons of the area (as POST /v1/field_boundaries answers, with their own receipt), or why they are missing',
+      }),
+    ),
   }),
   mcp: 'core',
   run: (ctx, input, call) => recallPolygon(ctx, input, { deadline: call.deadline }),
@@ -104,7 +100,8 @@ export const queryRegionOp = defineOperation({
   method: 'POST',
   path: '/v1/query_region',
   summary: 'Aggregate stored facts over an area (mean, median, p90, vector_centroid)',
-  description: 'Stored facts only (nothing is fetched). A bbox is sampled on a grid of at most max_cells cells and, where a few prefix seeks cover it, the store is walked for every stored cell inside. No data → value null with n_cells 0.',
+  description:
+    'Stored facts only (nothing is fetched). A bbox is sampled on a grid of at most max_cells cells and, where a few prefix seeks cover it, the store is walked for every stored cell inside. No data → value null with n_cells 0.',
   tags: ['read'],
   input: Type.Object(
     {
@@ -147,7 +144,7 @@ export const fetchOp = defineOperation({
   method: 'POST',
   path: '/v1/fetch',
   summary: 'One fact by fact_cid, or by cell + band (+ tslot), materializing on a miss',
-  description: 'Give cid, or cell with band. Without tslot the band\'s current slot is wanted. The receipt carries the fact\'s merkle_proof.',
+  description: "Give cid, or cell with band. Without tslot the band's current slot is wanted. The receipt carries the fact's merkle_proof.",
   tags: ['read'],
   input: Type.Object(
     {
@@ -280,9 +277,7 @@ export const compareBandsOp = defineOperation({
     percent_change: Nullable(Num),
     cosine: Nullable(Num),
     l2: Nullable(Num),
-    predicate_verdict: Nullable(
-      Closed({ holds: Type.Boolean(), kind: OneOf(PREDICATE_KINDS), threshold: Num, decidable: Type.Boolean(), reason: Type.Optional(Type.String()) }),
-    ),
+    predicate_verdict: Nullable(Closed({ holds: Type.Boolean(), kind: OneOf(PREDICATE_KINDS), threshold: Num, decidable: Type.Boolean(), reason: Type.Optional(Type.String()) })),
     notes: Strings,
   }),
   mcp: 'full',
@@ -325,7 +320,8 @@ export const verifyOp = defineOperation({
   method: 'POST',
   path: '/v1/verify',
   summary: 'Decide a structured claim about one band at one cell against signed facts',
-  description: 'Exactly one of claim.tslot or claim.window. NaN or a type mismatch → claim_undecidable. No evidence → holds false with an explanation. mode fast reads stored facts; resolve may materialize the current slot.',
+  description:
+    'Exactly one of claim.tslot or claim.window. NaN or a type mismatch → claim_undecidable. No evidence → holds false with an explanation. mode fast reads stored facts; resolve may materialize the current slot.',
   tags: ['verify'],
   input: Type.Object(
     {
@@ -355,9 +351,7 @@ export const verifyOp = defineOperation({
 });
 
 /** Every operation of this file, in table order. */
-export const READS_MORE_OPS: readonly Operation[] = [
-  recallManyOp, recallPolygonOp, queryRegionOp, fetchOp, trajectoryOp, diffOp, compareOp, compareBandsOp, cellViewOp, verifyOp,
-];
+export const READS_MORE_OPS: readonly Operation[] = [recallManyOp, recallPolygonOp, queryRegionOp, fetchOp, trajectoryOp, diffOp, compareOp, compareBandsOp, cellViewOp, verifyOp];
 
 /**
  * REST routes with a path parameter (the table's REST adapter passes only the query string):
@@ -365,33 +359,43 @@ export const READS_MORE_OPS: readonly Operation[] = [
  * cell_scene_rgb primitive. Register with `await cellRoutes(app, ctx)`.
  */
 export async function cellRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
-  app.get('/v1/cells/:cell64', {
-    schema: {
-      summary: cellViewOp.summary,
-      tags: cellViewOp.tags,
-      params: { type: 'object', required: ['cell64'], properties: { cell64: { type: 'string', minLength: 1, maxLength: 64 } } },
+  app.get(
+    '/v1/cells/:cell64',
+    {
+      schema: {
+        summary: cellViewOp.summary,
+        tags: cellViewOp.tags,
+        params: { type: 'object', required: ['cell64'], properties: { cell64: { type: 'string', minLength: 1, maxLength: 64 } } },
+      },
     },
-  }, async (req) => runOperation(ctx, cellViewOp, { cell64: (req.params as { cell64: string }).cell64 }, req.headers, 'rest'));
+    async (req) => runOperation(ctx, cellViewOp, { cell64: (req.params as { cell64: string }).cell64 }, req.headers, 'rest'),
+  );
 
-  app.get('/v1/cells/:cell64/scene.png', {
-    schema: {
-      summary: SCENE_SUMMARY,
-      description: `${SCENE_DESCRIPTION} The scene is named by the headers ${Object.values(SCENE_HEADERS).join(', ')}.`,
-      tags: ['read'],
-      produces: ['image/png'],
-      params: { type: 'object', required: ['cell64'], properties: { cell64: { type: 'string', minLength: 1, maxLength: 64 } } },
-      response: { 200: { description: 'PNG image, 8-bit RGB', type: 'string' } },
+  app.get(
+    '/v1/cells/:cell64/scene.png',
+    {
+      schema: {
+        summary: SCENE_SUMMARY,
+        description: `${SCENE_DESCRIPTION} The scene is named by the headers ${Object.values(SCENE_HEADERS).join(', ')}.`,
+        tags: ['read'],
+        produces: ['image/png'],
+        params: { type: 'object', required: ['cell64'], properties: { cell64: { type: 'string', minLength: 1, maxLength: 64 } } },
+        response: { 200: { description: 'PNG image, 8-bit RGB', type: 'string' } },
+      },
     },
-  }, async (req, reply) => {
-    const t = await runOperation(ctx, scenePngOp, { cell64: (req.params as { cell64: string }).cell64 }, req.headers, 'rest') as SceneThumbnail;
-    return reply
-      .type('image/png')
-      // A scene's pixels never change; a newer scene for the cell shows up within the hour.
-      .header('Cache-Control', 'public, max-age=3600')
-      .header(SCENE_HEADERS.id, t.scene.id)
-      .header(SCENE_HEADERS.datetime, t.scene.datetime)
-      .header(SCENE_HEADERS.cloudCover, t.scene.cloud_cover === null ? 'unknown' : String(t.scene.cloud_cover))
-      .header(SCENE_HEADERS.epsg, t.scene.epsg === null ? 'unknown' : String(t.scene.epsg))
-      .send(t.png);
-  });
+    async (req, reply) => {
+      const t = (await runOperation(ctx, scenePngOp, { cell64: (req.params as { cell64: string }).cell64 }, req.headers, 'rest')) as SceneThumbnail;
+      return (
+        reply
+          .type('image/png')
+          // A scene's pixels never change; a newer scene for the cell shows up within the hour.
+          .header('Cache-Control', 'public, max-age=3600')
+          .header(SCENE_HEADERS.id, t.scene.id)
+          .header(SCENE_HEADERS.datetime, t.scene.datetime)
+          .header(SCENE_HEADERS.cloudCover, t.scene.cloud_cover === null ? 'unknown' : String(t.scene.cloud_cover))
+          .header(SCENE_HEADERS.epsg, t.scene.epsg === null ? 'unknown' : String(t.scene.epsg))
+          .send(t.png)
+      );
+    },
+  );
 }

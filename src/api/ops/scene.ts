@@ -15,10 +15,11 @@ const cell64Schema = Type.String({ minLength: 1, maxLength: 64, description: 'ce
 export const scenePngPath = (cell: string) => `/v1/cells/${encodeURIComponent(cell)}/scene.png`;
 
 export const SCENE_SUMMARY = '256 x 256 PNG true-colour thumbnail of a cell from its Sentinel-2 L2A scene';
-export const SCENE_DESCRIPTION = 'Red, green and blue (B04, B03, B02) of the scene the cell\'s Sentinel-2 point values come from (the newest scene of the current 30-day tslot whose scene classification is clear at the cell centre, widening cloud and lookback like recall), '
-  + 'read from the scene\'s 10 m UTM grid around the cell centre without resampling (north-up in UTM, 2.56 km across). '
-  + 'Reflectance 0..0.3 is stretched linearly to 0..255 with gamma 1/2.2 and clamped; pixels without data are black. '
-  + 'No scene over the cell: cid_not_found with details.reason outside_coverage or no_clear_scene (details.detail says why). Upstream failure: source_fetch_failed; deadline: compute_timeout.';
+export const SCENE_DESCRIPTION =
+  "Red, green and blue (B04, B03, B02) of the scene the cell's Sentinel-2 point values come from (the newest scene of the current 30-day tslot whose scene classification is clear at the cell centre, widening cloud and lookback like recall), " +
+  "read from the scene's 10 m UTM grid around the cell centre without resampling (north-up in UTM, 2.56 km across). " +
+  'Reflectance 0..0.3 is stretched linearly to 0..255 with gamma 1/2.2 and clamped; pixels without data are black. ' +
+  'No scene over the cell: cid_not_found with details.reason outside_coverage or no_clear_scene (details.detail says why). Upstream failure: source_fetch_failed; deadline: compute_timeout.';
 
 /** Headers of the PNG naming the scene it was drawn from. */
 export const SCENE_HEADERS = { id: 'X-Scene-Id', datetime: 'X-Scene-Datetime', cloudCover: 'X-Scene-Cloud-Cover', epsg: 'X-Scene-Epsg' } as const;
@@ -67,7 +68,13 @@ export const cellSceneRgbOp = defineOperation({
   // structured part and its text carry everything else, without the base64 a second time.
   mcpResult: (r: ReturnType<typeof sceneJson>) => {
     const { png_base64: data, ...rest } = r;
-    return { structuredContent: rest, content: [{ type: 'image', data, mimeType: 'image/png' }, { type: 'text', text: toJson(rest) }] };
+    return {
+      structuredContent: rest,
+      content: [
+        { type: 'image', data, mimeType: 'image/png' },
+        { type: 'text', text: toJson(rest) },
+      ],
+    };
   },
 });
 

@@ -37,7 +37,8 @@ const bearerOutput = Closed({
   usage: Type.String(),
 });
 
-const BEARER_DESCRIPTION = 'signature: ed25519 (base32) by `key` over H(stream("scope_bearer_request") ‖ seg(1, H(cbor(scope))) ‖ seg(2, key) ‖ seg(3, u64be(exp)) ‖ seg(4, responder key)). exp: Unix seconds, at most SVC_SCOPE_BEARER_TTL_SECS ahead. The key must be bound to the scope (SVC_SCOPE_KEYS, or first claim: an unconfigured scope is claimed by the first listed or enrolled key that writes it or asks here). Returns {token_type, bearer: "sb1.<payload>.<signature>" (payload {v, scope, key, exp, iat}), scope, key, expires_at, issued_at, binding}. 403 unauthorized for a key not bound; attester_revoked for a revoked key. A bearer dies at exp, when its key is revoked, or when its key voids the bearers issued before a time (POST /v1/memory/bearer/revoke).';
+const BEARER_DESCRIPTION =
+  'signature: ed25519 (base32) by `key` over H(stream("scope_bearer_request") ‖ seg(1, H(cbor(scope))) ‖ seg(2, key) ‖ seg(3, u64be(exp)) ‖ seg(4, responder key)). exp: Unix seconds, at most SVC_SCOPE_BEARER_TTL_SECS ahead. The key must be bound to the scope (SVC_SCOPE_KEYS, or first claim: an unconfigured scope is claimed by the first listed or enrolled key that writes it or asks here). Returns {token_type, bearer: "sb1.<payload>.<signature>" (payload {v, scope, key, exp, iat}), scope, key, expires_at, issued_at, binding}. 403 unauthorized for a key not bound; attester_revoked for a revoked key. A bearer dies at exp, when its key is revoked, or when its key voids the bearers issued before a time (POST /v1/memory/bearer/revoke).';
 
 export const scopeBearerOp = defineOperation({
   name: 'scope_bearer',
@@ -72,7 +73,8 @@ export const memoryBearerRevokeOp = defineOperation({
   method: 'POST',
   path: '/v1/memory/bearer/revoke',
   summary: 'Void every bearer of a key issued before not_before (signed by that key); mints a memory.bearer_revocation record',
-  description: 'signature: ed25519 (base32) by `key` over H(stream("bearer_revocation") ‖ seg(1, key) ‖ seg(2, u64be(not_before)) ‖ seg(3, u64be(exp)) ‖ seg(4, responder key)) (src/protocol/device-statements.ts). not_before: Unix seconds, not in the future; omitted, it is the second the statement was signed at (found within the last 60 s). exp: at most 900 s ahead. From then on every bearer of the key with iat < not_before (or without iat) is refused 401 unauthorized (reason bearer_revoked) on every responder sharing the store; bearers issued at or after not_before keep working. Returns {key, not_before, not_before_at, requested_not_before, already_covered, revocation (fact_cid), subject, fact, receipt}; a request no later than the current not_before mints nothing (already_covered).',
+  description:
+    'signature: ed25519 (base32) by `key` over H(stream("bearer_revocation") ‖ seg(1, key) ‖ seg(2, u64be(not_before)) ‖ seg(3, u64be(exp)) ‖ seg(4, responder key)) (src/protocol/device-statements.ts). not_before: Unix seconds, not in the future; omitted, it is the second the statement was signed at (found within the last 60 s). exp: at most 900 s ahead. From then on every bearer of the key with iat < not_before (or without iat) is refused 401 unauthorized (reason bearer_revoked) on every responder sharing the store; bearers issued at or after not_before keep working. Returns {key, not_before, not_before_at, requested_not_before, already_covered, revocation (fact_cid), subject, fact, receipt}; a request no later than the current not_before mints nothing (already_covered).',
   tags: ['scopes', 'memory'],
   input: Type.Object(
     {

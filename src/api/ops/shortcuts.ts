@@ -35,9 +35,11 @@ const cell64Prop = { cell64: Type.Optional(Type.String({ minLength: 1, maxLength
 // "Another status than the catalogue's"), which the primitive owns; a schema type would turn it
 // into the generic 422.
 const nCellsProp = {
-  n_cells: Type.Optional(Type.Unknown({
-    description: `integer ${N_CELLS_MIN}..${N_CELLS_MAX}: cells sampled over a place with extent (default 16; 1 for /v1/at). 1 forces a point read at the centroid. Any other value: HTTP 400 invalid_argument.`,
-  })),
+  n_cells: Type.Optional(
+    Type.Unknown({
+      description: `integer ${N_CELLS_MIN}..${N_CELLS_MAX}: cells sampled over a place with extent (default 16; 1 for /v1/at). 1 forces a point read at the centroid. Any other value: HTTP 400 invalid_argument.`,
+    }),
+  ),
 };
 
 const bandKey = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 100, description }));
@@ -49,10 +51,15 @@ const placeProps = {
     ...cell64Prop,
     band: bandKey('one band key (added to bands)'),
     // One JSON Schema type list, as before: a comma-separated string or an array of keys.
-    bands: Type.Optional(Type.Unsafe<string | string[]>({
-      type: ['string', 'array'], items: { type: 'string', minLength: 1, maxLength: 100 }, maxItems: 64, maxLength: 6400,
-      description: 'band keys: comma-separated string or array (default: the /v1/at set)',
-    })),
+    bands: Type.Optional(
+      Type.Unsafe<string | string[]>({
+        type: ['string', 'array'],
+        items: { type: 'string', minLength: 1, maxLength: 100 },
+        maxItems: 64,
+        maxLength: 6400,
+        description: 'band keys: comma-separated string or array (default: the /v1/at set)',
+      }),
+    ),
     tslot: Type.Optional({ ...Tslot, description: 'tslot for the non-static bands (static bands have the single tslot 0)' }),
     ...nCellsProp,
   },
@@ -86,17 +93,20 @@ function placeInput<F extends keyof typeof placeProps>(spec: PlaceShortcutSpec, 
 // ---- answers ------------------------------------------------------------------------------------
 
 /** The place an answer reads (not signed: check is_high_confidence). */
-const PlaceBlock = Closed({
-  query: Type.Optional(Type.String({ description: 'the caller\'s place text' })),
-  cell64: Type.String(),
-  via: Type.String({ description: 'how locate resolved it (direct_latlng for coordinates and cells)' }),
-  label: Type.String(),
-  lat: Type.Number(),
-  lng: Type.Number(),
-  is_high_confidence: Type.Boolean(),
-  reason: Type.String(),
-  selected: Closed({ label: Type.String(), kind: Type.String(), is_high_confidence: Type.Boolean(), reason: Type.String(), score: Type.Number() }),
-}, 'the place read, as resolved (not signed: check is_high_confidence)');
+const PlaceBlock = Closed(
+  {
+    query: Type.Optional(Type.String({ description: "the caller's place text" })),
+    cell64: Type.String(),
+    via: Type.String({ description: 'how locate resolved it (direct_latlng for coordinates and cells)' }),
+    label: Type.String(),
+    lat: Type.Number(),
+    lng: Type.Number(),
+    is_high_confidence: Type.Boolean(),
+    reason: Type.String(),
+    selected: Closed({ label: Type.String(), kind: Type.String(), is_high_confidence: Type.Boolean(), reason: Type.String(), score: Type.Number() }),
+  },
+  'the place read, as resolved (not signed: check is_high_confidence)',
+);
 
 /** What every shortcut answer carries: the facts read, and one receipt signing every cell and fact_cid used. */
 const envelope = {
@@ -131,17 +141,22 @@ const BandStats = Type.Union([
 
 const PlaceShortcutAnswer = Signed({
   ...envelope,
-  cell: Type.String({ description: 'the place\'s cell64 (its centre cell for a place with extent)' }),
+  cell: Type.String({ description: "the place's cell64 (its centre cell for a place with extent)" }),
   mode: OneOf(['point', 'sampled'] as const),
   bands: Type.Array(Type.String()),
   place: PlaceBlock,
-  polygon: Type.Optional(Closed({
-    bbox: Closed({ min_lat: Type.Number(), min_lng: Type.Number(), max_lat: Type.Number(), max_lng: Type.Number() }),
-    source: Type.String(),
-    cells_sampled: Type.Array(Type.String()),
-    n_cells: Type.Integer({ minimum: 0 }),
-    cells_pending: Type.Array(Type.String(), { description: 'sampled cells not read before the deadline' }),
-  }, 'a place with extent: the cells sampled')),
+  polygon: Type.Optional(
+    Closed(
+      {
+        bbox: Closed({ min_lat: Type.Number(), min_lng: Type.Number(), max_lat: Type.Number(), max_lng: Type.Number() }),
+        source: Type.String(),
+        cells_sampled: Type.Array(Type.String()),
+        n_cells: Type.Integer({ minimum: 0 }),
+        cells_pending: Type.Array(Type.String(), { description: 'sampled cells not read before the deadline' }),
+      },
+      'a place with extent: the cells sampled',
+    ),
+  ),
   stats: Type.Optional(Type.Record(Type.String(), BandStats, { description: 'a place with extent: per band, over the cells read' })),
 });
 
@@ -151,7 +166,9 @@ function derivedAnswer<T extends TProperties>(props: T) {
     ...envelope,
     cell: Nullable(Type.String({ description: 'the cell computed at (null: rice_ch4 without a location)' })),
     place: Nullable(PlaceBlock),
-    series_inputs: Type.Optional(Type.Array(Closed({ band: Type.String(), tslot: Type.Integer(), value: AnyValue, fact_cid: Type.String() }), { description: 'stored series points used (their fact_cids are in the receipt)' })),
+    series_inputs: Type.Optional(
+      Type.Array(Closed({ band: Type.String(), tslot: Type.Integer(), value: AnyValue, fact_cid: Type.String() }), { description: 'stored series points used (their fact_cids are in the receipt)' }),
+    ),
     ...props,
   });
 }
@@ -162,11 +179,15 @@ const reason = Type.Optional(Type.String({ description: 'why the answer is incon
 /** One signed reading a change compares. */
 const Reading = Nullable(Closed({ tslot: Type.Integer(), value: Type.Number(), fact_cid: Type.String() }));
 
-const RESPONSE = 'Response: SignedResponse (facts, receipt, bands_already_attested_at_cell, caveats, materialize_notes) plus shortcut, cell, mode (point | sampled), bands and place {query, cell64, via, label, lat, lng, is_high_confidence, reason, selected}. When the place has extent: polygon {bbox, source, cells_sampled, n_cells, cells_pending} and stats per band — numeric {kind, unit, n, n_absent, n_missing, mean, median, min, max, std}, categorical {kind, n, n_absent, n_missing, mode, mode_label, distribution {class_id: {count, fraction, label}}}; a band without values has null statistics and a reason, never 0. The receipt (primitive svc.<name>) signs every cell read and every fact_cid in facts. The place name is not signed: check place.is_high_confidence.';
+const RESPONSE =
+  'Response: SignedResponse (facts, receipt, bands_already_attested_at_cell, caveats, materialize_notes) plus shortcut, cell, mode (point | sampled), bands and place {query, cell64, via, label, lat, lng, is_high_confidence, reason, selected}. When the place has extent: polygon {bbox, source, cells_sampled, n_cells, cells_pending} and stats per band — numeric {kind, unit, n, n_absent, n_missing, mean, median, min, max, std}, categorical {kind, n, n_absent, n_missing, mode, mode_label, distribution {class_id: {count, fraction, label}}}; a band without values has null statistics and a reason, never 0. The receipt (primitive svc.<name>) signs every cell read and every fact_cid in facts. The place name is not signed: check place.is_high_confidence.';
 
 function content(spec: PlaceShortcutSpec): string {
-  const fan = spec.defaultCells === 1 ? 'reads 1 cell by default (n_cells 2..64 samples a place with extent)' : `samples ${spec.defaultCells} cells over a place with extent by default (n_cells 1..64)`;
-  const fallback = Object.entries(spec.fallback ?? {}).map(([b, f]) => ` Where ${b} is a signed absence at a cell, ${f.band} is read there too and joins bands (and stats, over those cells).`).join('');
+  const fan =
+    spec.defaultCells === 1 ? 'reads 1 cell by default (n_cells 2..64 samples a place with extent)' : `samples ${spec.defaultCells} cells over a place with extent by default (n_cells 1..64)`;
+  const fallback = Object.entries(spec.fallback ?? {})
+    .map(([b, f]) => ` Where ${b} is a signed absence at a cell, ${f.band} is read there too and joins bands (and stats, over those cells).`)
+    .join('');
   return `Composes locate → recall → aggregate over ${spec.bands.join(', ')}${spec.chooseBands ? ' (or the bands given)' : ''}; ${fan}.${fallback} Give place (or name, q, query) or lat and lng${spec.cell64 ? ', or cell64' : ''}. ${RESPONSE}`;
 }
 
@@ -174,35 +195,40 @@ function placeOps(): Operation[] {
   const ops: Operation[] = [];
   for (const spec of Object.values(PLACE_SHORTCUTS)) {
     const path = `/v1/${spec.name}`;
-    ops.push(defineOperation({
-      name: spec.name,
-      method: 'POST',
-      path,
-      summary: spec.summary,
-      description: content(spec),
-      tags: ['shortcuts'],
-      input: placeInput(spec, 'post'),
-      output: PlaceShortcutAnswer,
-      mcp: spec.mcp,
-      run: (ctx, input, call) => placeShortcut(ctx, spec.name, input, { deadline: call.deadline }),
-    }));
-    ops.push(defineOperation({
-      name: `${spec.name}_get`,
-      method: 'GET',
-      path,
-      summary: `${spec.summary} (GET form of POST ${path})`,
-      description: `Query parameters: lat, lon (or lng), place${spec.chooseBands ? ', band, bands (CSV), tslot' : ', tslot'}${spec.cell64 ? ', cell64' : ''}, n_cells. Same answer as POST ${path}. ${content(spec)}`,
-      tags: ['shortcuts'],
-      input: placeInput(spec, 'get'),
-      output: PlaceShortcutAnswer,
-      mcp: false,
-      run: (ctx, input, call) => placeShortcut(ctx, spec.name, input, { deadline: call.deadline, fromQuery: true }),
-    }));
+    ops.push(
+      defineOperation({
+        name: spec.name,
+        method: 'POST',
+        path,
+        summary: spec.summary,
+        description: content(spec),
+        tags: ['shortcuts'],
+        input: placeInput(spec, 'post'),
+        output: PlaceShortcutAnswer,
+        mcp: spec.mcp,
+        run: (ctx, input, call) => placeShortcut(ctx, spec.name, input, { deadline: call.deadline }),
+      }),
+    );
+    ops.push(
+      defineOperation({
+        name: `${spec.name}_get`,
+        method: 'GET',
+        path,
+        summary: `${spec.summary} (GET form of POST ${path})`,
+        description: `Query parameters: lat, lon (or lng), place${spec.chooseBands ? ', band, bands (CSV), tslot' : ', tslot'}${spec.cell64 ? ', cell64' : ''}, n_cells. Same answer as POST ${path}. ${content(spec)}`,
+        tags: ['shortcuts'],
+        input: placeInput(spec, 'get'),
+        output: PlaceShortcutAnswer,
+        mcp: false,
+        run: (ctx, input, call) => placeShortcut(ctx, spec.name, input, { deadline: call.deadline, fromQuery: true }),
+      }),
+    );
   }
   return ops;
 }
 
-const ENVELOPE = 'Envelope: shortcut, cell, place (unsigned; check is_high_confidence), facts (each with its own receipt), series_inputs (stored series points used), receipt (primitive svc.<name>, signing every cell and fact_cid used), bands_already_attested_at_cell, caveats, materialize_notes.';
+const ENVELOPE =
+  'Envelope: shortcut, cell, place (unsigned; check is_high_confidence), facts (each with its own receipt), series_inputs (stored series points used), receipt (primitive svc.<name>, signing every cell and fact_cid used), bands_already_attested_at_cell, caveats, materialize_notes.';
 const locationInput = { ...locationProps, ...cell64Prop };
 const twoSlots = (band: string) => ({
   tslot_a: Type.Optional({ ...Tslot, description: `earlier ${band} tslot (with tslot_b; default: the two newest stored)` }),
@@ -326,14 +352,17 @@ export const deforestationAlertOp = defineOperation({
     a: Reading,
     b: Reading,
     ndvi_drop: num,
-    embedding: Closed({
-      status: OneOf(['ok', 'unavailable'] as const),
-      slot_a: Nullable(Type.Integer()),
-      slot_b: Nullable(Type.Integer()),
-      cosine: num,
-      change: Nullable(Type.Number({ description: '1 − cosine' })),
-      reason: Type.Optional(Type.String()),
-    }, 'the yearly embedding change between the two slots (reported, not part of the alert rule)'),
+    embedding: Closed(
+      {
+        status: OneOf(['ok', 'unavailable'] as const),
+        slot_a: Nullable(Type.Integer()),
+        slot_b: Nullable(Type.Integer()),
+        cosine: num,
+        change: Nullable(Type.Number({ description: '1 − cosine' })),
+        reason: Type.Optional(Type.String()),
+      },
+      'the yearly embedding change between the two slots (reported, not part of the alert rule)',
+    ),
     method,
     reason,
   }),
@@ -388,20 +417,35 @@ export const riceCh4Operation = defineOperation({
   ),
   output: derivedAnswer({
     kind: Type.Literal('calculation'),
-    inputs: Closed({
-      area_ha: Type.Number(),
-      cultivation_days: Type.Number(),
-      water_regime: Type.String(),
-      pre_season_water_regime: Type.String(),
-      organic_amendment: Type.Array(Closed({ type: Type.String(), rate_t_ha: Type.Number(), cfoa: Type.Number() })),
-      ef_c: Type.Number(),
-    }, 'the inputs used, defaults filled in'),
+    inputs: Closed(
+      {
+        area_ha: Type.Number(),
+        cultivation_days: Type.Number(),
+        water_regime: Type.String(),
+        pre_season_water_regime: Type.String(),
+        organic_amendment: Type.Array(Closed({ type: Type.String(), rate_t_ha: Type.Number(), cfoa: Type.Number() })),
+        ef_c: Type.Number(),
+      },
+      'the inputs used, defaults filled in',
+    ),
     defaults_used: Type.Array(Closed({ parameter: Type.String(), value: AnyValue, factor: Type.Optional(Type.Number()), source: Type.String() })),
     result: Closed({
-      ef_c: Type.Number(), sf_w: Type.Number(), sf_p: Type.Number(), sf_o: Type.Number(), ef_kg_ch4_ha_d: Type.Number(),
-      kg_ch4_per_ha: Type.Number(), kg_ch4: Type.Number(), t_ch4: Type.Number(), gg_ch4: Type.Number(),
+      ef_c: Type.Number(),
+      sf_w: Type.Number(),
+      sf_p: Type.Number(),
+      sf_o: Type.Number(),
+      ef_kg_ch4_ha_d: Type.Number(),
+      kg_ch4_per_ha: Type.Number(),
+      kg_ch4: Type.Number(),
+      t_ch4: Type.Number(),
+      gg_ch4: Type.Number(),
     }),
-    landcover: Nullable(Closed({ class: AnyValue, label: Nullable(Type.String()), is_cropland: Nullable(Type.Boolean()), fact_cid: Nullable(Type.String()) }, 'with a location: the land cover at the cell (is it cropland?)')),
+    landcover: Nullable(
+      Closed(
+        { class: AnyValue, label: Nullable(Type.String()), is_cropland: Nullable(Type.Boolean()), fact_cid: Nullable(Type.String()) },
+        'with a location: the land cover at the cell (is it cropland?)',
+      ),
+    ),
     formula: Type.Record(Type.String(), Type.String()),
     citation: Type.String(),
   }),

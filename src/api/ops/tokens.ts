@@ -36,36 +36,45 @@ const resolvedKind = { legacy: Type.Boolean({ description: 'the token used a leg
 
 /** What memory_token_resolve answers, by the kind of token. */
 const TokenResolution = Type.Union([
-  Signed({
-    kind: Type.Literal('fact'),
-    form: Type.Union([Type.Literal('cell'), Type.Literal('readable')]),
-    ...resolvedKind,
-    token: Type.String(),
-    fact: ServedFact,
-    fact_cid: Type.String(),
-    provenance_class: Type.String(),
-    checks: Closed({ cell: Type.Boolean(), band: Type.Optional(Type.Boolean()), date: Type.Optional(Type.Boolean()) }, 'each claim of the token, checked against the signed body'),
-    caution: Type.Optional(Type.String({ description: 'model_output and human_curated facts: the signature does not prove the value' })),
-  }, 'a fact token: the fact it names, every claim checked'),
+  Signed(
+    {
+      kind: Type.Literal('fact'),
+      form: Type.Union([Type.Literal('cell'), Type.Literal('readable')]),
+      ...resolvedKind,
+      token: Type.String(),
+      fact: ServedFact,
+      fact_cid: Type.String(),
+      provenance_class: Type.String(),
+      checks: Closed({ cell: Type.Boolean(), band: Type.Optional(Type.Boolean()), date: Type.Optional(Type.Boolean()) }, 'each claim of the token, checked against the signed body'),
+      caution: Type.Optional(Type.String({ description: 'model_output and human_curated facts: the signature does not prove the value' })),
+    },
+    'a fact token: the fact it names, every claim checked',
+  ),
   Signed({ kind: Type.Literal('bundle'), ...resolvedKind, ...bundleFields }, 'a bundle token: as memory_bundle_resolve'),
-  Signed({
-    kind: Type.Literal('entity'),
-    ...resolvedKind,
-    phrase: Type.Null(),
-    token: Type.String(),
-    candidates: Type.Array(Type.Unknown(), { description: 'the entity record and its evidence, as POST /v1/entity/resolve answers' }),
-  }, 'an entity token: as POST /v1/entity/resolve with that token'),
-  Signed({
-    kind: Type.Literal('cell'),
-    legacy: Type.Literal(false),
-    token: Type.String(),
-    cell: Type.String(),
-    lat: Type.Number(),
-    lng: Type.Number(),
-    address_only: Type.Literal(true),
-    note: Type.String(),
-    next: Closed({ method: Type.String(), path: Type.String(), body: Closed({ cell: Type.String() }) }, 'where the facts at the cell are read'),
-  }, 'a cell token: an address only, no facts'),
+  Signed(
+    {
+      kind: Type.Literal('entity'),
+      ...resolvedKind,
+      phrase: Type.Null(),
+      token: Type.String(),
+      candidates: Type.Array(Type.Unknown(), { description: 'the entity record and its evidence, as POST /v1/entity/resolve answers' }),
+    },
+    'an entity token: as POST /v1/entity/resolve with that token',
+  ),
+  Signed(
+    {
+      kind: Type.Literal('cell'),
+      legacy: Type.Literal(false),
+      token: Type.String(),
+      cell: Type.String(),
+      lat: Type.Number(),
+      lng: Type.Number(),
+      address_only: Type.Literal(true),
+      note: Type.String(),
+      next: Closed({ method: Type.String(), path: Type.String(), body: Closed({ cell: Type.String() }) }, 'where the facts at the cell are read'),
+    },
+    'a cell token: an address only, no facts',
+  ),
 ]);
 
 export const memoryTokenOp = defineOperation({
@@ -73,12 +82,13 @@ export const memoryTokenOp = defineOperation({
   method: 'POST',
   path: '/v1/memory_token',
   summary: 'Mint a fact token: svc:fact:<cell64>:<fact_cid>, or the readable form with band and observed_on',
-  description: 'With band and observed_on (YYYY-MM-DD): svc:fact:<lat>,<lng>@<date>@<band>:<fact_cid>, lat/lng the cell centre at 6 decimals. Claims are checked against the signed body before minting (409 on mismatch).',
+  description:
+    'With band and observed_on (YYYY-MM-DD): svc:fact:<lat>,<lng>@<date>@<band>:<fact_cid>, lat/lng the cell centre at 6 decimals. Claims are checked against the signed body before minting (409 on mismatch).',
   tags: ['tokens'],
   input: Type.Object(
     {
       fact_cid: FactCid,
-      cell: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'optional: must equal the fact\'s cell' })),
+      cell: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "optional: must equal the fact's cell" })),
       band: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
       observed_on: Type.Optional(Type.String({ minLength: 10, maxLength: 10, description: 'YYYY-MM-DD, a capture date of the fact' })),
     },
@@ -102,7 +112,8 @@ export const memoryTokenResolveOp = defineOperation({
   method: 'POST',
   path: '/v1/memory_token/resolve',
   summary: 'Resolve a token to the signed fact it names, after checking its place, band and date claims',
-  description: 'Returns the fact (body, fact_cid, receipt) and its provenance class; model_output and human_curated facts carry a caution. A claim that does not match the signed body → 409 token_claim_mismatch; coordinates with fewer than 5 decimals → 400. Legacy memt:/memb:/meme: prefixes resolve. A svc:cell:<cell64> token (minted by locate) resolves to its cell only: an address, no facts (read them with recall, which takes the token as cell). Entity tokens (svc:entity:<id>, legacy meme:<id>) resolve to the public entity record, as POST /v1/entity/resolve with that token (404 cid_not_found when none is stored here).',
+  description:
+    'Returns the fact (body, fact_cid, receipt) and its provenance class; model_output and human_curated facts carry a caution. A claim that does not match the signed body → 409 token_claim_mismatch; coordinates with fewer than 5 decimals → 400. Legacy memt:/memb:/meme: prefixes resolve. A svc:cell:<cell64> token (minted by locate) resolves to its cell only: an address, no facts (read them with recall, which takes the token as cell). Entity tokens (svc:entity:<id>, legacy meme:<id>) resolve to the public entity record, as POST /v1/entity/resolve with that token (404 cid_not_found when none is stored here).',
   tags: ['tokens'],
   input: tokenInput,
   output: TokenResolution,
@@ -125,7 +136,7 @@ export const memoryBundleOp = defineOperation({
   ),
   output: Signed({
     ...bundleTokens,
-    fact_cids: Type.Array(Type.String(), { description: 'the bundle\'s facts, sorted, each once' }),
+    fact_cids: Type.Array(Type.String(), { description: "the bundle's facts, sorted, each once" }),
     n_facts: Type.Integer({ minimum: 1 }),
   }),
   mcp: 'full',
@@ -151,16 +162,20 @@ export const TOKEN_OPS: readonly Operation[] = [memoryTokenOp, memoryTokenResolv
 
 /** REST route with a path parameter: GET /v1/memory_bundle/:token. Register with `await bundleRoutes(app, ctx)`. */
 export async function bundleRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
-  app.get('/v1/memory_bundle/:token', {
-    schema: {
-      summary: memoryBundleResolveOp.summary,
-      tags: memoryBundleResolveOp.tags,
-      params: tokenInput,
-      response: { 200: BundleResolution },
+  app.get(
+    '/v1/memory_bundle/:token',
+    {
+      schema: {
+        summary: memoryBundleResolveOp.summary,
+        tags: memoryBundleResolveOp.tags,
+        params: tokenInput,
+        response: { 200: BundleResolution },
+      },
     },
-  }, async (req) => {
-    const result = await runOperation(ctx, memoryBundleResolveOp, { token: (req.params as { token: string }).token }, req.headers, 'rest');
-    if (ctx.config.checkResponses) checkAnswer(memoryBundleResolveOp, result, req.log);
-    return result;
-  });
+    async (req) => {
+      const result = await runOperation(ctx, memoryBundleResolveOp, { token: (req.params as { token: string }).token }, req.headers, 'rest');
+      if (ctx.config.checkResponses) checkAnswer(memoryBundleResolveOp, result, req.log);
+      return result;
+    },
+  );
 }

@@ -15,14 +15,34 @@ import { MCP_CORE_TOOL_COUNT, toolName, toolsOf } from '../mcp.js';
 
 /** The order an agent should try tools in: find the place, read, then verify. */
 const RECOMMENDED_ORDER = [
-  'ask', 'locate', 'recall', 'hunt', 'at', 'fetch', 'recall_many', 'recall_polygon', 'query_region', 'trajectory',
-  'compare', 'compare_bands', 'find_similar', 'state', 'verify', 'verify_receipt', 'memory_token_resolve', 'corpus_state_stats',
+  'ask',
+  'locate',
+  'recall',
+  'hunt',
+  'at',
+  'fetch',
+  'recall_many',
+  'recall_polygon',
+  'query_region',
+  'trajectory',
+  'compare',
+  'compare_bands',
+  'find_similar',
+  'state',
+  'verify',
+  'verify_receipt',
+  'memory_token_resolve',
+  'corpus_state_stats',
 ];
 
 const QUICKREF: Array<{ intent: string; tool: string; why: string }> = [
-  { intent: 'a question in plain words', tool: 'ask', why: 'routes the question to a topic and a place, reads the signed facts, answers from them and lists the literal next calls; its svc:state: token resolves later (state_resolve)' },
+  {
+    intent: 'a question in plain words',
+    tool: 'ask',
+    why: 'routes the question to a topic and a place, reads the signed facts, answers from them and lists the literal next calls; its svc:state: token resolves later (state_resolve)',
+  },
   { intent: 'what is at a place name', tool: 'locate → recall', why: 'resolve the name, check selected.is_high_confidence, then read the cell' },
-  { intent: 'where in a region an event is happening', tool: 'hunt', why: 'samples up to 32 cells over the region, reads the event algorithm\'s primary and gate bands, ranks signed hotspots' },
+  { intent: 'where in a region an event is happening', tool: 'hunt', why: "samples up to 32 cells over the region, reads the event algorithm's primary and gate bands, ranks signed hotspots" },
   { intent: 'read given bands at a cell', tool: 'recall', why: 'signed facts, materialized on a miss; notes say what was skipped and why' },
   { intent: 'one value by id', tool: 'fetch', why: 'fetch by fact_cid or (cell, band, tslot)' },
   { intent: 'many cells at once', tool: 'recall_many', why: 'up to 256 cells, one receipt per cell' },
@@ -35,10 +55,18 @@ const QUICKREF: Array<{ intent: string; tool: string; why: string }> = [
   { intent: 'check an answer', tool: 'verify_receipt', why: 'give the whole response: every fact is recomputed and matched to its receipt (or npx svc verify offline)' },
   { intent: 'hand a reading to another agent', tool: 'memory_token / memory_token_resolve', why: 'short tokens that resolve to the signed bytes' },
   { intent: 'add facts', tool: 'POST /v1/attest (REST only)', why: 'signed batches from listed keys; every write lands in the Merkle log' },
-  { intent: 'recall what agents wrote', tool: 'memory_search', why: 'notes ranked by the store\'s full-text engine plus cosine over agent vectors, filtered by place, time, tags, entity, author; write them with POST /v1/memory/notes (REST)' },
-  { intent: 'which real-world object a phrase means', tool: 'entity_resolve → entity_recall', why: 'candidates ranked by how many independent keys named them, with the evidence; then the facts at the entity\'s cells and its own' },
+  {
+    intent: 'recall what agents wrote',
+    tool: 'memory_search',
+    why: "notes ranked by the store's full-text engine plus cosine over agent vectors, filtered by place, time, tags, entity, author; write them with POST /v1/memory/notes (REST)",
+  },
+  {
+    intent: 'which real-world object a phrase means',
+    tool: 'entity_resolve → entity_recall',
+    why: "candidates ranked by how many independent keys named them, with the evidence; then the facts at the entity's cells and its own",
+  },
   { intent: 'what a record is linked to, then or now', tool: 'edges_recall', why: 'typed edges with valid time and transaction time: as-of queries; closed edges stay listed' },
-  { intent: 'where agents disagree', tool: 'memory_contradictions', why: 'slots where signed values of different keys differ beyond the band\'s tolerance, with both fact_cids' },
+  { intent: 'where agents disagree', tool: 'memory_contradictions', why: "slots where signed values of different keys differ beyond the band's tolerance, with both fact_cids" },
   { intent: 'cite a stored value or fetch a fresh one', tool: 'temporal_route', why: 'per band cite_now or fetch_for_intent from cadence, age and intent, with the reasoning as data' },
   { intent: 'explain a response in words', tool: 'explain', why: 'deterministic prose (signed:false) citing the fact_cids, after verifying the response' },
 ];
@@ -88,12 +116,16 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext, ops
     tools: ctx.metrics.snapshot(),
   }));
   // Every operation, so REST-only ones are listed too: `tier` null says the name is not callable over MCP.
-  app.get('/v1/tools', opts('Every tool: name, REST method and path, MCP tier (core, full or null), input schema'), jsonOnce(() => ({
-    core_count: toolsOf(ops, 'core').length,
-    full_count: toolsOf(ops, 'full').length,
-    mcp: { core: '/mcp', full: '/mcp/full', note: 'core tools are listed on /mcp, core and full on /mcp/full; either endpoint calls any tool by name. Writes are REST only.' },
-    tools: byOrder(ops).map((o) => ({ name: toolName(ctx, o), tier: o.mcp || null, method: o.method, path: o.path, summary: o.summary, mcp: o.mcp, input_schema: o.input })),
-  })));
+  app.get(
+    '/v1/tools',
+    opts('Every tool: name, REST method and path, MCP tier (core, full or null), input schema'),
+    jsonOnce(() => ({
+      core_count: toolsOf(ops, 'core').length,
+      full_count: toolsOf(ops, 'full').length,
+      mcp: { core: '/mcp', full: '/mcp/full', note: 'core tools are listed on /mcp, core and full on /mcp/full; either endpoint calls any tool by name. Writes are REST only.' },
+      tools: byOrder(ops).map((o) => ({ name: toolName(ctx, o), tier: o.mcp || null, method: o.method, path: o.path, summary: o.summary, mcp: o.mcp, input_schema: o.input })),
+    })),
+  );
   app.get('/v1/coverage_matrix', opts('Per band: wired connector, history, facts stored'), async () => {
     const stats = await ctx.store.stats();
     return {
@@ -119,7 +151,8 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext, ops
         const r = rep?.by_attester.get(a.attester);
         return { ...a, reputation: { accepted: a.facts, corroborated: r?.corroborated ?? 0, contradicted: r?.contradicted ?? 0 } };
       }),
-      attesters_note: 'Public (unscoped) facts stored per attester key; role is responder (fetched and signed by this responder), operator, device, revoked or unlisted. Facts written under a scope are not counted here.',
+      attesters_note:
+        'Public (unscoped) facts stored per attester key; role is responder (fetched and signed by this responder), operator, device, revoked or unlisted. Facts written under a scope are not counted here.',
       reputation: {
         note: REPUTATION_NOTE,
         available: rep?.available ?? false,

@@ -58,8 +58,9 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext)
   app.get(`/.well-known/${p}.json`, { schema: { summary: 'Protocol discovery, responder key and retired keys', tags: ['discovery'] } }, async () => wellKnown());
   if (p !== 'svc') app.get('/.well-known/svc.json', { schema: { hide: true } }, async () => wellKnown());
 
-  app.get('/v1/grid_info', { schema: { summary: 'Grid description (resolution: optional, must be the served one)', tags: ['discovery'], querystring: GRID_INFO_QUERY } },
-    async (req) => gridInfoFor(req.query as { resolution?: string }));
+  app.get('/v1/grid_info', { schema: { summary: 'Grid description (resolution: optional, must be the served one)', tags: ['discovery'], querystring: GRID_INFO_QUERY } }, async (req) =>
+    gridInfoFor(req.query as { resolution?: string }),
+  );
   app.get('/v1/verifier_spec', { schema: { summary: 'Machine-readable signing and verification specification', tags: ['discovery'] } }, async () => spec);
   app.get(`/.well-known/${p}-verifier.json`, { schema: { summary: 'Same as /v1/verifier_spec', tags: ['discovery'] } }, async () => spec);
   app.get('/v1/errors', { schema: { summary: 'Error catalogue (svc.errors.v1)', tags: ['discovery'] } }, async () => errorCatalogueDocument());
@@ -87,30 +88,39 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext)
     algorithms_cid: ctx.manifests.algorithms,
     algorithms: ctx.registry.algorithmList,
   }));
-  app.get<{ Params: { key: string } }>('/v1/algorithms/:key', {
-    schema: { summary: 'One algorithm', tags: ['catalogue'], params: { type: 'object', properties: { key: { type: 'string', maxLength: 200 } }, required: ['key'] } },
-  }, async (req) => {
-    const a = ctx.registry.algorithms.get(req.params.key);
-    if (!a) throw new SvcError('function_not_in_registry', `key: algorithm ${JSON.stringify(req.params.key)} is not registered (see /v1/algorithms)`, { field: 'key' });
-    return { algorithms_cid: ctx.manifests.algorithms, ...a };
-  });
+  app.get<{ Params: { key: string } }>(
+    '/v1/algorithms/:key',
+    {
+      schema: { summary: 'One algorithm', tags: ['catalogue'], params: { type: 'object', properties: { key: { type: 'string', maxLength: 200 } }, required: ['key'] } },
+    },
+    async (req) => {
+      const a = ctx.registry.algorithms.get(req.params.key);
+      if (!a) throw new SvcError('function_not_in_registry', `key: algorithm ${JSON.stringify(req.params.key)} is not registered (see /v1/algorithms)`, { field: 'key' });
+      return { algorithms_cid: ctx.manifests.algorithms, ...a };
+    },
+  );
   app.get('/v1/functions', { schema: { summary: 'Derivation functions', tags: ['catalogue'] } }, async () => ({ manifest_cid: ctx.manifests.functions, functions: ctx.registry.functionList }));
   app.get('/v1/sources', { schema: { summary: 'Upstream sources', tags: ['catalogue'] } }, async () => ({
     manifest_cid: ctx.manifests.sources,
     sources: ctx.registry.sourceList.map((s) => ({ ...s, configured_url: ctx.config.upstreams[s.env.replace(/^SVC_UPSTREAM_|_URL$/g, '')] ?? s.default_url })),
   }));
-  app.get('/v1/coverage_map.svg', {
-    schema: {
-      summary: 'Plate-carree SVG of corpus density in 1-degree bins over Natural Earth land and borders, with a legend; scales to its container',
-      description: 'One rect per non-empty bin with its cell count in data-count; the root carries data-cells, data-bins and data-truncated (true when the cell scan reached SVC_SCAN_CELL_LIMIT). viewBox 0 0 360 206 (one unit per degree, the legend strip below the map), width and height 100%.',
-      tags: ['discovery'],
-      produces: ['image/svg+xml'],
-      response: { 200: { description: 'SVG document', type: 'string' } },
+  app.get(
+    '/v1/coverage_map.svg',
+    {
+      schema: {
+        summary: 'Plate-carree SVG of corpus density in 1-degree bins over Natural Earth land and borders, with a legend; scales to its container',
+        description:
+          'One rect per non-empty bin with its cell count in data-count; the root carries data-cells, data-bins and data-truncated (true when the cell scan reached SVC_SCAN_CELL_LIMIT). viewBox 0 0 360 206 (one unit per degree, the legend strip below the map), width and height 100%.',
+        tags: ['discovery'],
+        produces: ['image/svg+xml'],
+        response: { 200: { description: 'SVG document', type: 'string' } },
+      },
     },
-  }, async (_req, reply) => {
-    const svg = await coverageMap(ctx);
-    return reply.type('image/svg+xml; charset=utf-8').header('Cache-Control', 'public, max-age=60').send(svg);
-  });
+    async (_req, reply) => {
+      const svg = await coverageMap(ctx);
+      return reply.type('image/svg+xml; charset=utf-8').header('Cache-Control', 'public, max-age=60').send(svg);
+    },
+  );
   app.get('/v1/limits', { schema: { summary: 'Limits in force', tags: ['discovery'] } }, async () => ({
     ...LIMITS,
     rate_limit: { requests_per_second: ctx.config.rateLimitRps, requests_per_minute: Math.round(ctx.config.rateLimitRps * 60), burst: ctx.config.rateLimitBurst, retry_after_s: 1 },

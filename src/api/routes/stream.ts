@@ -15,44 +15,48 @@ export interface StreamState {
 
 export async function streamRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<StreamState> {
   const state: StreamState = { active: 0 };
-  app.get('/v1/stream', {
-    schema: {
-      summary: 'Server-sent events: signed corpus.state ticks',
-      tags: ['events'],
-      querystring: {
-        type: 'object',
-        properties: { interval_s: { type: 'integer', minimum: 5, maximum: 300, default: 15, description: 'tick interval in seconds' } },
-        additionalProperties: false,
+  app.get(
+    '/v1/stream',
+    {
+      schema: {
+        summary: 'Server-sent events: signed corpus.state ticks',
+        tags: ['events'],
+        querystring: {
+          type: 'object',
+          properties: { interval_s: { type: 'integer', minimum: 5, maximum: 300, default: 15, description: 'tick interval in seconds' } },
+          additionalProperties: false,
+        },
       },
     },
-  }, async (req, reply) => {
-    const interval = (req.query as { interval_s?: number }).interval_s ?? 15;
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-    state.active++;
-    let seq = 0;
-    let closed = false;
-    const tick = async () => {
-      if (closed) return;
-      try {
-        const snap = await corpusStateStats(ctx);
-        if (!closed) res.write(`id: ${seq++}\nevent: corpus.state\ndata: ${JSON.stringify(snap)}\n\n`);
-      } catch (err) {
-        req.log.warn({ err }, 'stream tick failed');
-        if (!closed) res.write(`event: error\ndata: ${JSON.stringify({ code: 'internal', message: 'tick failed; the stream continues' })}\n\n`);
-      }
-    };
-    const timer = setInterval(() => void tick(), interval * 1000);
-    const release = () => {
-      if (closed) return;
-      closed = true;
-      clearInterval(timer);
-      state.active--;
-    };
-    res.on('close', release);
-    res.write(`retry: ${interval * 1000}\n: interval ${interval}s\n\n`);
-    await tick();
-  });
+    async (req, reply) => {
+      const interval = (req.query as { interval_s?: number }).interval_s ?? 15;
+      reply.hijack();
+      const res = reply.raw;
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+      state.active++;
+      let seq = 0;
+      let closed = false;
+      const tick = async () => {
+        if (closed) return;
+        try {
+          const snap = await corpusStateStats(ctx);
+          if (!closed) res.write(`id: ${seq++}\nevent: corpus.state\ndata: ${JSON.stringify(snap)}\n\n`);
+        } catch (err) {
+          req.log.warn({ err }, 'stream tick failed');
+          if (!closed) res.write(`event: error\ndata: ${JSON.stringify({ code: 'internal', message: 'tick failed; the stream continues' })}\n\n`);
+        }
+      };
+      const timer = setInterval(() => void tick(), interval * 1000);
+      const release = () => {
+        if (closed) return;
+        closed = true;
+        clearInterval(timer);
+        state.active--;
+      };
+      res.on('close', release);
+      res.write(`retry: ${interval * 1000}\n: interval ${interval}s\n\n`);
+      await tick();
+    },
+  );
   return state;
 }

@@ -13,19 +13,32 @@ const attestBody = {
   // either is missing (docs/writes.md, "Signatures"), not the schema's 422.
   required: ['batch_root', 'facts'],
   properties: {
-    batch_root: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 255 }, minItems: 32, maxItems: 32, description: 'BLAKE3 Merkle root over the facts (docs/protocol-notes.md §6) as 32 integers' },
+    batch_root: {
+      type: 'array',
+      items: { type: 'integer', minimum: 0, maximum: 255 },
+      minItems: 32,
+      maxItems: 32,
+      description: 'BLAKE3 Merkle root over the facts (docs/protocol-notes.md §6) as 32 integers',
+    },
     attester: { type: 'string', description: 'attester public key, b32' },
     signature: { type: 'string', description: 'Ed25519 over blake3(batch_root ‖ registry_cid ‖ schema_cid), b32' },
     registry_cid: { type: 'string' },
     schema_cid: { type: 'string' },
     facts: {
-      type: 'array', minItems: 1, maxItems: 4096,
+      type: 'array',
+      minItems: 1,
+      maxItems: 4096,
       items: {
-        type: 'object', required: ['kind', 'cell', 'band', 'value'],
+        type: 'object',
+        required: ['kind', 'cell', 'band', 'value'],
         properties: {
           kind: { type: 'string', enum: ['primary', 'derivative', 'absence'] },
-          cell: { type: 'string' }, band: { type: 'string' }, value: {},
-          tslot: { type: 'integer', minimum: 0 }, signed_at: { type: 'string' }, privacy_class: { type: 'string' },
+          cell: { type: 'string' },
+          band: { type: 'string' },
+          value: {},
+          tslot: { type: 'integer', minimum: 0 },
+          signed_at: { type: 'string' },
+          privacy_class: { type: 'string' },
         },
       },
     },
@@ -73,22 +86,30 @@ export function attestFromCbor(bytes: Uint8Array): AttestRequest {
 }
 
 export async function writeRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
-  app.post('/v1/attest', {
-    schema: { summary: 'Append a signed batch of facts (responder, device or operator-listed keys only)', tags: ['write'], body: attestBody },
-  }, async (req) => acceptBatch(ctx, req.body as AttestRequest));
+  app.post(
+    '/v1/attest',
+    {
+      schema: { summary: 'Append a signed batch of facts (responder, device or operator-listed keys only)', tags: ['write'], body: attestBody },
+    },
+    async (req) => acceptBatch(ctx, req.body as AttestRequest),
+  );
 
   await app.register(async (scope) => {
     scope.addContentTypeParser('application/cbor', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-    scope.post('/v1/attest_cbor', {
-      schema: {
-        summary: 'attest with the envelope in canonical CBOR (RFC 8949 §4.2.1); non-canonical bytes → canonical_encoding_divergence',
-        tags: ['write'],
-        consumes: ['application/cbor'],
+    scope.post(
+      '/v1/attest_cbor',
+      {
+        schema: {
+          summary: 'attest with the envelope in canonical CBOR (RFC 8949 §4.2.1); non-canonical bytes → canonical_encoding_divergence',
+          tags: ['write'],
+          consumes: ['application/cbor'],
+        },
       },
-    }, async (req) => {
-      const body = req.body;
-      if (!(body instanceof Uint8Array)) throw invalidArgument('content-type', 'send application/cbor', 415);
-      return acceptBatch(ctx, attestFromCbor(new Uint8Array(body.buffer, body.byteOffset, body.byteLength)));
-    });
+      async (req) => {
+        const body = req.body;
+        if (!(body instanceof Uint8Array)) throw invalidArgument('content-type', 'send application/cbor', 415);
+        return acceptBatch(ctx, attestFromCbor(new Uint8Array(body.buffer, body.byteOffset, body.byteLength)));
+      },
+    );
   });
 }

@@ -114,9 +114,7 @@ const signedResponseFields = {
   caveats: Type.Array(Type.String()),
   materialize_notes: Type.Array(MaterializeNote),
   edges: Type.Optional(Type.Array(FactEdge)),
-  freshness: Type.Optional(
-    Type.Array(Closed({ fact_cid: b32, band: Type.String(), age_s: Type.Number(), cadence_s: Type.Number(), staleness: Type.Number(), stale: Type.Boolean() })),
-  ),
+  freshness: Type.Optional(Type.Array(Closed({ fact_cid: b32, band: Type.String(), age_s: Type.Number(), cadence_s: Type.Number(), staleness: Type.Number(), stale: Type.Boolean() }))),
   place: Type.Optional(PlaceResolved),
 };
 

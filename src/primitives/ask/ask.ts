@@ -89,9 +89,15 @@ const empty = (): Gathered => ({ facts: [], bandsAttested: [], notes: [], caveat
 function routingBlock(u: Understanding, place: AskPlace): Record<string, unknown> {
   const r = u.routing;
   return {
-    method: 'lexical', router: ROUTER, intent: r.intent, matched_topic: r.topic, scores: r.scores, negated: r.negated,
+    method: 'lexical',
+    router: ROUTER,
+    intent: r.intent,
+    matched_topic: r.topic,
+    scores: r.scores,
+    negated: r.negated,
     hunt_event: r.hunt ? { event: r.hunt.event, term: r.hunt.term, algorithm: r.hunt.algorithm } : null,
-    cues: r.cues, off_topic: r.off_topic,
+    cues: r.cues,
+    off_topic: r.off_topic,
     place_text: place.query ?? (u.extraction.place && u.extraction.place.kind !== 'name' ? u.extraction.place.text : null),
     place_source: place.source,
   };
@@ -142,7 +148,7 @@ export async function ask(ctx: ServiceContext, req: AskRequest, opts: { deadline
   } else if (r.intent === 'hunt' && r.hunt) {
     steps.push(...huntSteps(ctx, r.hunt.event, r.hunt.algorithm, loc, place.query ?? loc?.label));
   } else if (r.intent === 'similar' && loc && !g.embeddings.geotessera) {
-    steps.push(recallStep(loc.cell64, ['geotessera'], 'fetches the cell\'s GeoTessera embedding, which similar places are ranked by'));
+    steps.push(recallStep(loc.cell64, ['geotessera'], "fetches the cell's GeoTessera embedding, which similar places are ranked by"));
   } else if (r.intent === 'corpus') steps.push(...coverageSteps());
   else if (r.intent === 'out_of_scope') steps.push(...(loc ? [atStep(loc.cell64)] : []), topicsStep());
   if (!loc && inScope) {
@@ -167,13 +173,19 @@ export async function ask(ctx: ServiceContext, req: AskRequest, opts: { deadline
   const composed = compose(ctx, u, r, topic, place, placeError, g, algorithms, missing, corpus, attestedHere, loc, huntRun);
   const caveats = unique([
     ...g.caveats,
-    ...(loc && place.source !== 'cell' && place.source !== 'latlng' ? ['The place name is not signed: the receipt covers the cells read; check place_resolved (selected.is_high_confidence) before trusting a place-anchored answer.'] : []),
+    ...(loc && place.source !== 'cell' && place.source !== 'latlng'
+      ? ['The place name is not signed: the receipt covers the cells read; check place_resolved (selected.is_high_confidence) before trusting a place-anchored answer.']
+      : []),
     ...(loc && hasExtent(loc) && r.intent === 'topical' ? [`${loc.label} has extent; the facts are read at its centre cell (about 10 m), not over the whole area.`] : []),
     ...(placeError ? [`${placeError}.`] : []),
     ...(req.include_image && loc && !ctx.materializers.forBand('s2.B04') ? ['image_url: no Sentinel-2 connector is wired on this responder, so the thumbnail answers 404 cid_not_found.'] : []),
   ]);
   const state = stateRecord(ctx, {
-    question: req.q, routing: r, time: u.time, answer: composed.text, receipt,
+    question: req.q,
+    routing: r,
+    time: u.time,
+    answer: composed.text,
+    receipt,
     place: loc ? { cell64: loc.cell64, label: loc.label, via: loc.via, lat: loc.lat, lng: loc.lng, is_high_confidence: loc.selected?.is_high_confidence ?? false } : null,
   });
   // Keep the step so its token resolves later: outside the log unless the caller opted in.
@@ -197,7 +209,9 @@ export async function ask(ctx: ServiceContext, req: AskRequest, opts: { deadline
     place_resolved: loc ?? place.candidate ?? null,
     foundation_embeddings: g.embeddings,
     next_steps: steps,
-    time: u.time ? { expression: u.time.expression, kind: u.time.kind, start_unix: u.time.start_unix, end_unix: u.time.end_unix, label: u.time.label, tslots: tslotsOf(ctx, topic, u.time), read_as: g.timeMode } : null,
+    time: u.time
+      ? { expression: u.time.expression, kind: u.time.kind, start_unix: u.time.start_unix, end_unix: u.time.end_unix, label: u.time.label, tslots: tslotsOf(ctx, topic, u.time), read_as: g.timeMode }
+      : null,
     state,
     receipt,
   };
@@ -209,10 +223,12 @@ export async function ask(ctx: ServiceContext, req: AskRequest, opts: { deadline
   if (req.include_image && loc) reply.image_url = `/v1/cells/${encodeURIComponent(loc.cell64)}/scene.png`;
   if (corpus) reply.corpus = { ...corpus.stats, ...(corpus.availability ? { availability: corpus.availability } : {}) };
   if (req.verbose) {
-    reply.facts.band_info = Object.fromEntries(unique(g.facts.map((f) => String(f.band))).map((b) => {
-      const e = ctx.registry.bands.get(b);
-      return [b, e ? { title: e.title, unit: e.unit, tempo: e.tempo, cadence_s: e.cadence_s, provenance_class: e.provenance_class, source: e.source, description: e.description } : null];
-    }));
+    reply.facts.band_info = Object.fromEntries(
+      unique(g.facts.map((f) => String(f.band))).map((b) => {
+        const e = ctx.registry.bands.get(b);
+        return [b, e ? { title: e.title, unit: e.unit, tempo: e.tempo, cadence_s: e.cadence_s, provenance_class: e.provenance_class, source: e.source, description: e.description } : null];
+      }),
+    );
     return reply;
   }
   return fitReply(reply as unknown as Record<string, unknown>, r.matched_topics) as unknown as AskResponse;
@@ -228,24 +244,58 @@ function tslotsOf(ctx: ServiceContext, topic: TopicEntry | undefined, time: Time
   return out;
 }
 
-function compose(ctx: ServiceContext, u: Understanding, r: RouteResult, topic: TopicEntry | undefined, place: AskPlace, placeError: string | undefined, g: Gathered,
-  algorithms: AlgorithmForQuestion[], missing: string[], corpus: Awaited<ReturnType<typeof readCorpus>> | undefined, attestedHere: string[], loc: LocateResp | null,
-  huntRun: HuntResult | undefined): Composed {
+function compose(
+  ctx: ServiceContext,
+  u: Understanding,
+  r: RouteResult,
+  topic: TopicEntry | undefined,
+  place: AskPlace,
+  placeError: string | undefined,
+  g: Gathered,
+  algorithms: AlgorithmForQuestion[],
+  missing: string[],
+  corpus: Awaited<ReturnType<typeof readCorpus>> | undefined,
+  attestedHere: string[],
+  loc: LocateResp | null,
+  huntRun: HuntResult | undefined,
+): Composed {
   const reg = ctx.registry;
   switch (r.intent) {
-    case 'out_of_scope': return outOfScopeAnswer(reg, r, loc);
-    case 'corpus': return corpusAnswer(reg, corpus!.stats, topic, corpus!.availability, loc, attestedHere);
-    case 'similar': return similarAnswer(loc, placeError, g.embeddings);
-    case 'change': return changeAnswer(reg, loc, placeError, g.embeddings, g.facts, u.time);
+    case 'out_of_scope':
+      return outOfScopeAnswer(reg, r, loc);
+    case 'corpus':
+      return corpusAnswer(reg, corpus!.stats, topic, corpus!.availability, loc, attestedHere);
+    case 'similar':
+      return similarAnswer(loc, placeError, g.embeddings);
+    case 'change':
+      return changeAnswer(reg, loc, placeError, g.embeddings, g.facts, u.time);
     case 'hunt': {
       const h = r.hunt!;
       if (huntRun) return huntResultAnswer(huntRun, h.term, place.query ?? loc?.label);
-      return huntAnswer(h.event, h.term, place.query ?? loc?.label, h.algorithm, reg.notYetImplemented.get(h.event), loc ? Math.min(16, loc.polygon_sample_cells.length > 1 ? loc.polygon_sample_cells.length : 9) : 0);
+      return huntAnswer(
+        h.event,
+        h.term,
+        place.query ?? loc?.label,
+        h.algorithm,
+        reg.notYetImplemented.get(h.event),
+        loc ? Math.min(16, loc.polygon_sample_cells.length > 1 ? loc.polygon_sample_cells.length : 9) : 0,
+      );
     }
     default:
       return topicalAnswer({
-        reg, topic: topic!, loc, query: place.query, placeError, facts: g.facts, missing, notes: g.notes, algorithms,
-        time: u.time, timeMode: g.timeMode, routing: r, extent: loc !== null && hasExtent(loc),
+        reg,
+        topic: topic!,
+        loc,
+        query: place.query,
+        placeError,
+        facts: g.facts,
+        missing,
+        notes: g.notes,
+        algorithms,
+        time: u.time,
+        timeMode: g.timeMode,
+        routing: r,
+        extent: loc !== null && hasExtent(loc),
       });
   }
 }
@@ -268,7 +318,9 @@ async function runHunt(ctx: ServiceContext, event: string, loc: LocateResp, dead
     const halfLat = ((box.max_lat - box.min_lat) * f) / 2;
     const halfLng = (boxWidth(box) * f) / 2;
     box = { min_lat: c.lat - halfLat, max_lat: c.lat + halfLat, min_lng: c.lng - halfLng, max_lng: c.lng + halfLng };
-    g.caveats.push(`${loc.label} is larger than a hunt covers (${HUNT_MAX_AREA_KM2.toLocaleString('en-US')} km² of box): only its central ${Math.round(f * f * 100)} % was sampled; hunt its parts for the rest.`);
+    g.caveats.push(
+      `${loc.label} is larger than a hunt covers (${HUNT_MAX_AREA_KM2.toLocaleString('en-US')} km² of box): only its central ${Math.round(f * f * 100)} % was sampled; hunt its parts for the rest.`,
+    );
   }
   try {
     const h = await hunt(ctx, { event, polygon_bbox: box }, { deadline });

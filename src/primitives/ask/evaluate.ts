@@ -41,13 +41,17 @@ const r3 = (x: number) => Math.round(x * 1000) / 1000;
 const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
 
 /** An index read straight from its band, with the threshold its catalogue entry states. */
-const index = (band: string, verdict: (v: number) => string): Evaluator => (x) => {
-  const v = x.num(band)!;
-  return { value: r3(v), verdict: verdict(v), used: [band] };
-};
+const index =
+  (band: string, verdict: (v: number) => string): Evaluator =>
+  (x) => {
+    const v = x.num(band)!;
+    return { value: r3(v), verdict: verdict(v), used: [band] };
+  };
 
 const EVALUATORS: Record<string, Evaluator> = {
-  'ndvi@1': index('indices.ndvi', (v) => (v > 0.6 ? 'dense vegetation (> 0.6)' : v >= 0.2 ? 'sparse vegetation or crops (0.2 to 0.6)' : v < 0.1 ? 'bare, water or built-up (< 0.1)' : 'very sparse vegetation')),
+  'ndvi@1': index('indices.ndvi', (v) =>
+    v > 0.6 ? 'dense vegetation (> 0.6)' : v >= 0.2 ? 'sparse vegetation or crops (0.2 to 0.6)' : v < 0.1 ? 'bare, water or built-up (< 0.1)' : 'very sparse vegetation',
+  ),
   'evi@1': index('indices.evi', (v) => (v >= 0.4 ? 'dense canopy (0.4 to 0.8)' : 'below the dense-canopy range')),
   'savi@1': index('indices.savi', (v) => (v > 0.5 ? 'well vegetated' : 'sparse cover, where SAVI corrects soil brightness')),
   'ndmi@1': index('indices.ndmi', (v) => (v < 0 ? 'low canopy water content (NDMI < 0)' : 'canopy water content not low')),
@@ -76,7 +80,8 @@ const EVALUATORS: Record<string, Evaluator> = {
     }
     const worst = Object.entries(ratios).sort((a, b) => b[1] - a[1])[0];
     return {
-      value: ratios, unit: 'ratio to the WHO 2021 guideline',
+      value: ratios,
+      unit: 'ratio to the WHO 2021 guideline',
       verdict: worst[1] > 1 ? `${worst[0]} exceeds its guideline (${worst[1]} times)` : 'all within the WHO 2021 guideline levels',
       used: Object.keys(WHO_AQG).filter((b) => x.num(b) !== undefined),
     };
@@ -88,7 +93,12 @@ const EVALUATORS: Record<string, Evaluator> = {
     const b = 243.04;
     const g = Math.log(rh / 100) + (a * t) / (b + t);
     const td = (b * g) / (a - g);
-    return { value: Math.round(td * 10) / 10, unit: 'degC', verdict: t - td < 2 ? 'near-saturated air: fog or dew likely' : `${Math.round((t - td) * 10) / 10} degrees below the air temperature`, used: ['weather.temperature_2m', 'weather.relative_humidity_2m'] };
+    return {
+      value: Math.round(td * 10) / 10,
+      unit: 'degC',
+      verdict: t - td < 2 ? 'near-saturated air: fog or dew likely' : `${Math.round((t - td) * 10) / 10} degrees below the air temperature`,
+      used: ['weather.temperature_2m', 'weather.relative_humidity_2m'],
+    };
   },
   'soc_stock_0_30@1': (x) => {
     const stock = x.num('soil.soc_0_30cm')! * x.num('soil.bdod_0_30cm')! * 30 * 0.1;
@@ -118,13 +128,21 @@ const EVALUATORS: Record<string, Evaluator> = {
     const ndmi = x.num('indices.ndmi')!;
     if (lc !== 40) return { value: 'not cropland', verdict: `WorldCover class ${lc} is not cropland (40): the score applies to cropland only`, used: ['landcover.esa_worldcover_2021'] };
     const s = 0.5 * (1 - clamp(ndvi, 0, 1)) + 0.5 * (1 - clamp((ndmi + 1) / 2, 0, 1));
-    return { value: r3(s), verdict: s > 0.6 && ndmi < 0 ? 'water-stressed cropland (S > 0.6, NDMI < 0)' : 'no strong stress signal', used: ['indices.ndvi', 'indices.ndmi', 'landcover.esa_worldcover_2021'] };
+    return {
+      value: r3(s),
+      verdict: s > 0.6 && ndmi < 0 ? 'water-stressed cropland (S > 0.6, NDMI < 0)' : 'no strong stress signal',
+      used: ['indices.ndvi', 'indices.ndmi', 'landcover.esa_worldcover_2021'],
+    };
   },
   'sar_forest_disturbance_vv_drop@1': (x) => {
     const d = x.num('s1.vv_change_db')!;
     const tc = x.num('forest.treecover2000')!;
     const hit = d <= -3 && tc >= 30;
-    return { value: hit, verdict: hit ? `disturbed: VV dropped ${r3(d)} dB under ${tc} % former canopy` : tc < 30 ? `tree cover 2000 ${tc} % < 30: not a forest pixel` : `no 3 dB drop (dVV ${r3(d)} dB)`, used: ['s1.vv_change_db', 'forest.treecover2000'] };
+    return {
+      value: hit,
+      verdict: hit ? `disturbed: VV dropped ${r3(d)} dB under ${tc} % former canopy` : tc < 30 ? `tree cover 2000 ${tc} % < 30: not a forest pixel` : `no 3 dB drop (dVV ${r3(d)} dB)`,
+      used: ['s1.vv_change_db', 'forest.treecover2000'],
+    };
   },
 };
 
@@ -133,7 +151,7 @@ const BEYOND_CELL: Record<string, { needs: string; computed_by?: string }> = {
   'terrain_slope_3x3@1': { needs: 'the 3x3 elevation neighbourhood', computed_by: '/v1/terrain' },
   'terrain_ruggedness_3x3@1': { needs: 'the 3x3 elevation neighbourhood', computed_by: '/v1/terrain' },
   'deforestation_alert_ndvi_drop@1': { needs: 'the NDVI of the same season in 2020', computed_by: '/v1/deforestation_alert' },
-  'rice_ch4_ipcc2019_tier2@1': { needs: 'a paddy area and the season\'s flooding record', computed_by: '/v1/rice_ch4' },
+  'rice_ch4_ipcc2019_tier2@1': { needs: "a paddy area and the season's flooding record", computed_by: '/v1/rice_ch4' },
   'urban_heat_island_lst_canopy@1': { needs: 'the mean daytime LST of vegetated cells sampled around (an area)' },
   'methane_plume_swir_anomaly@1': { needs: 'the median SWIR ratio over a sampled region (an area)' },
   'soil_salinity_index@1': { needs: 'the 90th percentile of the index over a sampled region (an area)' },
@@ -142,7 +160,7 @@ const BEYOND_CELL: Record<string, { needs: string; computed_by?: string }> = {
   'neighborhood_consistency@1': { needs: 'the embeddings of the 8 neighbour cells' },
   'embedding_change_cosine@1': { needs: 'the embeddings of one cell in two years (the what-changed intent computes it)' },
   'embedding_cosine_similarity@1': { needs: 'a second cell (the similar-places intent ranks by it)' },
-  'embedding_hamming_bin128@1': { needs: 'a second cell\'s binary code (find_similar mode hamming)' },
+  'embedding_hamming_bin128@1': { needs: "a second cell's binary code (find_similar mode hamming)" },
   'eudr_deforestation_free@1': { needs: 'plot polygons and the 2020 baseline (POST /v1/eudr_dds)' },
   'precip_total_30d@1': { needs: '30 stored daily CHIRPS totals (POST /v1/trajectory, or /v1/backfill to fill them)' },
 };

@@ -10,10 +10,12 @@ type Reading = (v: number) => string | undefined;
 /** WHO 2021 air-quality guideline levels (who_aqg_exceedance@1). */
 export const WHO_AQG: Readonly<Record<string, number>> = { 'air.pm2_5': 15, 'air.nitrogen_dioxide': 25, 'air.ozone': 100 };
 
-const who = (band: string): Reading => (v) => {
-  const r = v / WHO_AQG[band];
-  return r > 1 ? `${r.toFixed(1)} times the WHO 2021 guideline level` : `${Math.round(r * 100)} % of the WHO 2021 guideline level`;
-};
+const who =
+  (band: string): Reading =>
+  (v) => {
+    const r = v / WHO_AQG[band];
+    return r > 1 ? `${r.toFixed(1)} times the WHO 2021 guideline level` : `${Math.round(r * 100)} % of the WHO 2021 guideline level`;
+  };
 
 /** dNBR severity classes (wildfire_burn_intensity_dnbr_finetune@1). */
 export function dnbrClass(v: number): string {

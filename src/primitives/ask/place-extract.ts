@@ -35,15 +35,161 @@ export interface Extraction {
 }
 
 const PREPOSITIONS = new Set([
-  'in', 'at', 'near', 'around', 'for', 'of', 'over', 'across', 'from', 'outside', 'inside', 'within', 'like', 'to', 'about', 'by', 'under', 'on', 'along', 'between', 'nearby',
+  'in',
+  'at',
+  'near',
+  'around',
+  'for',
+  'of',
+  'over',
+  'across',
+  'from',
+  'outside',
+  'inside',
+  'within',
+  'like',
+  'to',
+  'about',
+  'by',
+  'under',
+  'on',
+  'along',
+  'between',
+  'nearby',
   // The same words in the other languages the router reads (folded: "à" is "a", "près" is "pres").
-  'en', 'dans', 'pres', 'au', 'aux', 'a', 'em', 'perto', 'cerca', 'bei', 'im', 'um', 'в', 'во', 'на', 'около', 'у',
+  'en',
+  'dans',
+  'pres',
+  'au',
+  'aux',
+  'a',
+  'em',
+  'perto',
+  'cerca',
+  'bei',
+  'im',
+  'um',
+  'в',
+  'во',
+  'на',
+  'около',
+  'у',
 ]);
 /** Words that open a question or a command; capitalised at the start they are not names. */
-const OPENERS = new Set(['may', 'find', 'show', 'compare', 'list', 'map', 'hunt', 'locate', 'search', 'detect', 'give', 'tell', 'check', 'measure', 'estimate', 'calculate', 'get', 'fetch', 'describe', 'explain', 'help', 'any', 'has', 'did', 'will', 'are', 'is', 'was', 'were', 'do', 'does', 'can', 'could', 'would', 'should', 'what', 'where', 'when', 'which', 'why', 'how', 'who', 'please', 'i', 'we', 'my', 'our', 'hi', 'hello', 'write', 'spot', 'look', 'scan', 'identify', 'track', 'monitor', 'pinpoint']);
+const OPENERS = new Set([
+  'may',
+  'find',
+  'show',
+  'compare',
+  'list',
+  'map',
+  'hunt',
+  'locate',
+  'search',
+  'detect',
+  'give',
+  'tell',
+  'check',
+  'measure',
+  'estimate',
+  'calculate',
+  'get',
+  'fetch',
+  'describe',
+  'explain',
+  'help',
+  'any',
+  'has',
+  'did',
+  'will',
+  'are',
+  'is',
+  'was',
+  'were',
+  'do',
+  'does',
+  'can',
+  'could',
+  'would',
+  'should',
+  'what',
+  'where',
+  'when',
+  'which',
+  'why',
+  'how',
+  'who',
+  'please',
+  'i',
+  'we',
+  'my',
+  'our',
+  'hi',
+  'hello',
+  'write',
+  'spot',
+  'look',
+  'scan',
+  'identify',
+  'track',
+  'monitor',
+  'pinpoint',
+]);
 const ARTICLES = new Set(['the', 'a', 'an']);
 /** Nouns that follow "in" or "of" without naming a place ("in the city", "of the area"). */
-const COMMON_NOUNS = new Set(['city', 'town', 'village', 'area', 'region', 'country', 'world', 'place', 'places', 'morning', 'evening', 'night', 'summer', 'winter', 'spring', 'autumn', 'fall', 'north', 'south', 'east', 'west', 'centre', 'center', 'downtown', 'park', 'garden', 'street', 'road', 'home', 'house', 'site', 'plot', 'cell', 'space', 'general', 'future', 'past', 'end', 'beginning', 'middle', 'question', 'answer', 'data', 'reading', 'value', 'values', 'average', 'total', 'number', 'level', 'levels']);
+const COMMON_NOUNS = new Set([
+  'city',
+  'town',
+  'village',
+  'area',
+  'region',
+  'country',
+  'world',
+  'place',
+  'places',
+  'morning',
+  'evening',
+  'night',
+  'summer',
+  'winter',
+  'spring',
+  'autumn',
+  'fall',
+  'north',
+  'south',
+  'east',
+  'west',
+  'centre',
+  'center',
+  'downtown',
+  'park',
+  'garden',
+  'street',
+  'road',
+  'home',
+  'house',
+  'site',
+  'plot',
+  'cell',
+  'space',
+  'general',
+  'future',
+  'past',
+  'end',
+  'beginning',
+  'middle',
+  'question',
+  'answer',
+  'data',
+  'reading',
+  'value',
+  'values',
+  'average',
+  'total',
+  'number',
+  'level',
+  'levels',
+]);
 /** Abbreviations whose dot does not end the clause ("St. Louis", "Mt. Fuji"). */
 const ABBREVIATIONS = new Set(['st', 'mt', 'ft', 'pt', 'ste', 'mont', 'fort']);
 /** A lower-case single word names a place only when it is a big city or a larger unit (score ≈ log10 population). */
@@ -123,7 +269,7 @@ function tryName(tokens: readonly Token[], from: number, to: number, blocked: Re
     // A multi-word name needs a capital or a preposition before it, and must not end on a function word.
     if (!viaPrep && !slice.some((t) => t.cap || t.script !== 'latin')) return undefined;
     const last = slice[slice.length - 1];
-    if (STOP_WORDS.has(last.norm) || STOP_WORDS.has(t0.norm) && !ARTICLES.has(t0.norm)) return undefined;
+    if (STOP_WORDS.has(last.norm) || (STOP_WORDS.has(t0.norm) && !ARTICLES.has(t0.norm))) return undefined;
     // "Lyon, France flooded": a lower-case topic word ends the question's words, not the name.
     if (last.script === 'latin' && !last.cap && isTopicWord(last)) return undefined;
   }
@@ -193,7 +339,9 @@ function rank(c: Candidate): number {
  */
 export function extractPlace(text: string, tokens: readonly Token[], blocked: ReadonlySet<number>): Extraction {
   const masked = new Set<number>();
-  const maskSpan = (span: [number, number]) => { for (const t of tokens) if (t.start < span[1] && t.end > span[0]) masked.add(t.i); };
+  const maskSpan = (span: [number, number]) => {
+    for (const t of tokens) if (t.start < span[1] && t.end > span[0]) masked.add(t.i);
+  };
   const cell = CELL_RE.exec(text);
   if (cell && isCell(cell[1])) {
     maskSpan([cell.index, cell.index + cell[0].length]);
@@ -218,7 +366,7 @@ export function extractPlace(text: string, tokens: readonly Token[], blocked: Re
       if (c) cands.push(c);
       else unknown ??= capitalisedRun(tokens, s, blocked);
     }
-    if ((t.cap && !(i === 0 && OPENERS.has(t.norm))) || (t.script === 'other')) {
+    if ((t.cap && !(i === 0 && OPENERS.has(t.norm))) || t.script === 'other') {
       const c = longestFrom(tokens, i, blocked, false);
       if (c) cands.push(c);
       else if (!unknownLoose && !(i > 0 && nameWord(tokens[i - 1]) && !blocked.has(i - 1))) unknownLoose = capitalisedRun(tokens, i, blocked);

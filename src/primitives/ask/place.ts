@@ -62,7 +62,10 @@ async function byName(ctx: ServiceContext, text: string, deadline: number): Prom
     const loc = await locate(ctx, { place: text }, { deadline });
     if (looseMatch(loc)) {
       return {
-        loc: null, source: 'question', query: text, candidate: loc,
+        loc: null,
+        source: 'question',
+        query: text,
+        candidate: loc,
         error: { code: 'low_confidence', message: `only a loose match, ${loc.label} (${loc.selected.reason}); nothing was read there`, text },
       };
     }

@@ -92,7 +92,11 @@ export async function readSimilar(ctx: ServiceContext, cell: string, deadline: n
   try {
     const s = await findSimilar(ctx, { key: cell, k: 10 }, { deadline });
     g.embeddings[DEFAULT_ENCODER] = {
-      kind: 'neighbors', mode: s.mode, query: s.query, neighbors: s.neighbors, searched: s.searched,
+      kind: 'neighbors',
+      mode: s.mode,
+      query: s.query,
+      neighbors: s.neighbors,
+      searched: s.searched,
     };
     g.extraCells = s.neighbors.map((n) => n.cell);
     g.extraCids = s.neighbors.map((n) => n.fact_cid).filter((c): c is string => typeof c === 'string');
@@ -121,18 +125,33 @@ export async function readChange(ctx: ServiceContext, cell: string, bands: strin
     const past = await recall(ctx, { cell, bands: [DEFAULT_ENCODER], tslot: a }, { deadline });
     g.notes.push(...past.materialize_notes);
     for (const f of past.facts) if (!g.facts.some((x) => x.fact_cid === f.fact_cid)) g.facts.push(f);
-    if (!past.facts.some((f) => f.kind === 'primary')) g.steps.push(recallSlotStep(cell, DEFAULT_ENCODER, a, `the ${DEFAULT_ENCODER} embedding of the earlier year (tslot ${a}) that the comparison needs`));
+    if (!past.facts.some((f) => f.kind === 'primary'))
+      g.steps.push(recallSlotStep(cell, DEFAULT_ENCODER, a, `the ${DEFAULT_ENCODER} embedding of the earlier year (tslot ${a}) that the comparison needs`));
   }
   // state_diff's result is typed loosely (a record): read the fields it documents.
   const d = (await stateDiff(ctx, { cell, tslot_a: a, tslot_b: b })) as unknown as {
-    a: unknown; b: unknown; cosine?: number | null; l2?: number | null; residual_l2: number | null;
+    a: unknown;
+    b: unknown;
+    cosine?: number | null;
+    l2?: number | null;
+    residual_l2: number | null;
   };
   const side = (x: unknown) => x as { fact_cid: string | null; tslot: number };
   const cos = typeof d.cosine === 'number' ? d.cosine : null;
   g.embeddings[DEFAULT_ENCODER] = {
-    kind: 'change', tslot_a: a, tslot_b: b, year_a: yearOfSlow(a), year_b: yearOfSlow(b), slot_a: slowSpan(a), slot_b: slowSpan(b),
-    cosine: cos, change: cos === null ? null : Math.round((1 - cos) * 1e6) / 1e6, l2: d.l2 ?? null, residual_l2: d.residual_l2,
-    fact_cid_a: side(d.a).fact_cid, fact_cid_b: side(d.b).fact_cid,
+    kind: 'change',
+    tslot_a: a,
+    tslot_b: b,
+    year_a: yearOfSlow(a),
+    year_b: yearOfSlow(b),
+    slot_a: slowSpan(a),
+    slot_b: slowSpan(b),
+    cosine: cos,
+    change: cos === null ? null : Math.round((1 - cos) * 1e6) / 1e6,
+    l2: d.l2 ?? null,
+    residual_l2: d.residual_l2,
+    fact_cid_a: side(d.a).fact_cid,
+    fact_cid_b: side(d.b).fact_cid,
   };
   for (const cid of [side(d.a).fact_cid, side(d.b).fact_cid]) if (cid && !g.facts.some((f) => f.fact_cid === cid)) g.extraCids.push(cid);
   g.steps.push(stateDiffStep(cell, a, b));

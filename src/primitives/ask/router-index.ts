@@ -127,7 +127,14 @@ function build(reg: Registry): RouterIndex {
   events.sort((a, b) => b.stems.length - a.stems.length);
 
   return {
-    single, multi, byKeyword, patterns, typoVocab, typoDeletes, knownStems, events,
+    single,
+    multi,
+    byKeyword,
+    patterns,
+    typoVocab,
+    typoDeletes,
+    knownStems,
+    events,
     corpus: CORPUS_PATTERNS.map(compilePattern),
     similar: SIMILAR_PATTERNS.map(compilePattern),
     change: CHANGE_PATTERNS.map(compilePattern),

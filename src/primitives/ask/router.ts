@@ -51,7 +51,9 @@ const NONE: ReadonlySet<number> = new Set();
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 const CJK = /[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/;
-const CJK_SYNONYMS = Object.entries(SYNONYMS).filter(([k]) => CJK.test(k)).sort((a, b) => b[0].length - a[0].length);
+const CJK_SYNONYMS = Object.entries(SYNONYMS)
+  .filter(([k]) => CJK.test(k))
+  .sort((a, b) => b[0].length - a[0].length);
 
 const synonymCache = new WeakMap<RouterIndex, Map<string, readonly Term[]>>();
 
@@ -70,7 +72,10 @@ function negatedAt(tokens: readonly Token[], start: number): boolean {
 }
 
 function surface(tokens: readonly Token[], from: number, to: number): string {
-  return tokens.slice(from, to + 1).map((t) => t.raw).join(' ');
+  return tokens
+    .slice(from, to + 1)
+    .map((t) => t.raw)
+    .join(' ');
 }
 
 /** Route a tokenized question; `masked` holds the token indices of the place and time words. */
@@ -155,7 +160,8 @@ export function route(ix: RouterIndex, input: readonly Token[], masked: Readonly
     totals.set(m.topic, (totals.get(m.topic) ?? 0) + m.weight);
     strongest.set(m.topic, Math.max(strongest.get(m.topic) ?? 0, m.weight));
   }
-  const scores = [...totals.entries()].map(([topic, score]) => ({ topic, score: round3(score) }))
+  const scores = [...totals.entries()]
+    .map(([topic, score]) => ({ topic, score: round3(score) }))
     .sort((a, b) => b.score - a.score || strongest.get(b.topic)! - strongest.get(a.topic)! || (a.topic < b.topic ? -1 : 1));
 
   return decide(ix, tokens, masked, matches, scores, stems);
@@ -207,8 +213,16 @@ function offTopic(ix: RouterIndex, tokens: readonly Token[], masked: ReadonlySet
 function decide(ix: RouterIndex, tokens: readonly Token[], masked: ReadonlySet<number>, matches: MatchedKeyword[], scores: RouteResult['scores'], stems: ReadonlySet<string>): RouteResult {
   const top = scores[0];
   const base: RouteResult = {
-    intent: 'topical', topic: top?.topic ?? null, matched_topics: [], matched_keywords: matches, scores: scores.slice(0, 5),
-    out_of_scope: false, off_topic: null, negated: matches.some((m) => m.negated), hunt: null, cues: [],
+    intent: 'topical',
+    topic: top?.topic ?? null,
+    matched_topics: [],
+    matched_keywords: matches,
+    scores: scores.slice(0, 5),
+    out_of_scope: false,
+    off_topic: null,
+    negated: matches.some((m) => m.negated),
+    hunt: null,
+    cues: [],
   };
   const ranked = (first?: string) => {
     const list = scores.filter((s) => top && s.score >= top.score * 0.5).map((s) => s.topic);
@@ -234,7 +248,11 @@ function decide(ix: RouterIndex, tokens: readonly Token[], masked: ReadonlySet<n
   const cue = event ? huntCue(tokens, masked) : undefined;
   if (event && cue) {
     return {
-      ...base, intent: 'hunt', topic: event.topic, matched_topics: ranked(event.topic), cues: [cue],
+      ...base,
+      intent: 'hunt',
+      topic: event.topic,
+      matched_topics: ranked(event.topic),
+      cues: [cue],
       hunt: { event: event.event, term: event.term, algorithm: event.algorithm, topic: event.topic },
     };
   }

@@ -39,7 +39,7 @@ export function fitReply(reply: Reply, topics: readonly string[]): Reply {
   const r: Reply = { ...reply };
   if (r.place_resolved) {
     r.place_resolved = slimPlace(r.place_resolved as LocateResp, topics);
-    trimmed.push('place_resolved: boundary polygon, long lists and other topics\' inventory');
+    trimmed.push("place_resolved: boundary polygon, long lists and other topics' inventory");
   }
   r.algorithms_for_question = (r.algorithms_for_question as Array<Record<string, unknown>>).map((a) => {
     const f = String(a.formula);
@@ -52,15 +52,50 @@ export function fitReply(reply: Reply, topics: readonly string[]): Reply {
   }
   const cuts: Array<[string, (x: Reply) => void]> = [
     // A hunt reads up to 64 bands: its notes are counted in hunt.summary, and POST /v1/hunt lists them all.
-    ['materialize_notes beyond 8 (hunt.summary counts them)', (x) => { if (x.materialize_notes.length > 8) x.materialize_notes = x.materialize_notes.slice(0, 8); }],
-    ['topic_routing.matched_keywords beyond 12', (x) => { x.topic_routing = { ...x.topic_routing, matched_keywords: x.topic_routing.matched_keywords.slice(0, 12) }; }],
-    ['foundation_embeddings neighbours beyond 5', (x) => {
-      x.foundation_embeddings = Object.fromEntries(Object.entries(x.foundation_embeddings ?? {}).map(([k, v]: [string, any]) => [k, v?.neighbors ? { ...v, neighbors: v.neighbors.slice(0, 5) } : v]));
-    }],
-    ['place_resolved.data_at_this_cell', (x) => { if (x.place_resolved) x.place_resolved = { ...x.place_resolved, data_at_this_cell: {} }; }],
-    ['caveats beyond 6', (x) => { x.caveats = x.caveats.slice(0, 6); }],
-    ['answer_md (answer holds the same text)', (x) => { x.answer_md = ''; }],
-    ['topic_inventory descriptions', (x) => { if (x.topic_inventory) x.topic_inventory = x.topic_inventory.map((t: any) => ({ key: t.key, title: t.title })); }],
+    [
+      'materialize_notes beyond 8 (hunt.summary counts them)',
+      (x) => {
+        if (x.materialize_notes.length > 8) x.materialize_notes = x.materialize_notes.slice(0, 8);
+      },
+    ],
+    [
+      'topic_routing.matched_keywords beyond 12',
+      (x) => {
+        x.topic_routing = { ...x.topic_routing, matched_keywords: x.topic_routing.matched_keywords.slice(0, 12) };
+      },
+    ],
+    [
+      'foundation_embeddings neighbours beyond 5',
+      (x) => {
+        x.foundation_embeddings = Object.fromEntries(
+          Object.entries(x.foundation_embeddings ?? {}).map(([k, v]: [string, any]) => [k, v?.neighbors ? { ...v, neighbors: v.neighbors.slice(0, 5) } : v]),
+        );
+      },
+    ],
+    [
+      'place_resolved.data_at_this_cell',
+      (x) => {
+        if (x.place_resolved) x.place_resolved = { ...x.place_resolved, data_at_this_cell: {} };
+      },
+    ],
+    [
+      'caveats beyond 6',
+      (x) => {
+        x.caveats = x.caveats.slice(0, 6);
+      },
+    ],
+    [
+      'answer_md (answer holds the same text)',
+      (x) => {
+        x.answer_md = '';
+      },
+    ],
+    [
+      'topic_inventory descriptions',
+      (x) => {
+        if (x.topic_inventory) x.topic_inventory = x.topic_inventory.map((t: any) => ({ key: t.key, title: t.title }));
+      },
+    ],
   ];
   for (const [what, cut] of cuts) {
     if (sizeOf(r) <= ASK_REPLY_CAP_BYTES) break;

@@ -33,7 +33,12 @@ export const STATE_KEEPS: readonly StateKeep[] = ['transient', 'public', 'scope'
 /** Sign and keep a step's record as a fact (public, or in `scope`); resolves with its fact_cid. */
 async function keepAsFact(ctx: ServiceContext, record: object, parents: readonly string[], scope?: Scope): Promise<string> {
   const body = mintedBody(ctx, {
-    kind: 'primary', cell: `svc:entity:${anchorId(record)}`, band: STATE_BAND, tslot: 0, value: record, unit: 'record',
+    kind: 'primary',
+    cell: `svc:entity:${anchorId(record)}`,
+    band: STATE_BAND,
+    tslot: 0,
+    value: record,
+    unit: 'record',
     provenance: `${ctx.config.prefix}.ask`,
     derivation: { fn: 'ask@1', sources: ['ask'], ...(parents.length > 0 ? { parents: [...parents] } : {}) },
     ...(scope ? { scope } : {}),
@@ -93,7 +98,11 @@ export async function resolveState(ctx: ServiceContext, tokenOrCid: string, auth
     const cells = strings(record.cells);
     const cids = [...new Set([cid, ...strings(record.fact_cids)])];
     return {
-      token: `${prefix}${cid}`, state: record, kept: 'transient', kept_until: keptUntil, record_cid: cid,
+      token: `${prefix}${cid}`,
+      state: record,
+      kept: 'transient',
+      kept_until: keptUntil,
+      record_cid: cid,
       receipt: issueReceipt(ctx, 'state', cells, cids),
     };
   }
@@ -108,7 +117,12 @@ export async function resolveState(ctx: ServiceContext, tokenOrCid: string, auth
   const cells = [...new Set([f.cell, ...strings(rec.cells)])];
   const cids = [...new Set([cid, ...strings(rec.fact_cids)])];
   return {
-    token: `${prefix}${cid}`, state: f.body.value, kept: f.scope ? 'scope' : 'public', kept_until: null, record_cid: contentId(f.body.value),
-    fact, receipt: issueReceipt(ctx, 'state', cells, cids, { merkle_proof: f.proof, ...(f.scope ? { scope: f.scope } : {}) }),
+    token: `${prefix}${cid}`,
+    state: f.body.value,
+    kept: f.scope ? 'scope' : 'public',
+    kept_until: null,
+    record_cid: contentId(f.body.value),
+    fact,
+    receipt: issueReceipt(ctx, 'state', cells, cids, { merkle_proof: f.proof, ...(f.scope ? { scope: f.scope } : {}) }),
   };
 }

@@ -33,9 +33,18 @@ type FactBody = Readonly<Record<string, unknown>> & { fact_cid: string };
 /** Sentences of an answer: plain text joins them, markdown lists them. */
 class Doc {
   private readonly parts: AnswerParts = { lead: [], items: [], notes: [] };
-  lead(...s: Piece[]): this { this.parts.lead.push(compact(s)); return this; }
-  item(...s: Piece[]): this { this.parts.items.push(compact(s)); return this; }
-  note(...s: Piece[]): this { this.parts.notes.push(compact(s)); return this; }
+  lead(...s: Piece[]): this {
+    this.parts.lead.push(compact(s));
+    return this;
+  }
+  item(...s: Piece[]): this {
+    this.parts.items.push(compact(s));
+    return this;
+  }
+  note(...s: Piece[]): this {
+    this.parts.notes.push(compact(s));
+    return this;
+  }
   /** Render with the facts the slots cite (the ones the answer carries). */
   done(facts: Iterable<FactBody> = []): Composed {
     const byCid = new Map<string, FactBody>();
@@ -72,9 +81,7 @@ function renderOne(s: readonly Piece[], facts: readonly FactBody[]): string {
 export function placeParts(loc: LocateResp, read: boolean): Piece[] {
   const near = loc.via === 'direct_latlng' && loc.label.startsWith('near ') ? `${loc.label}; ` : '';
   if (!read) {
-    return loc.via === 'direct_latlng'
-      ? [`${formatNumber(loc.lat, 'deg')}, ${formatNumber(loc.lng, 'deg')} (${near}cell ${loc.cell64})`]
-      : [`${loc.label} (cell ${loc.cell64})`];
+    return loc.via === 'direct_latlng' ? [`${formatNumber(loc.lat, 'deg')}, ${formatNumber(loc.lng, 'deg')} (${near}cell ${loc.cell64})`] : [`${loc.label} (cell ${loc.cell64})`];
   }
   if (loc.via === 'direct_latlng') return [{ point: [loc.lat, loc.lng], cell: loc.cell64 }, ` (${near}cell `, { cell: loc.cell64 }, ')'];
   return [`${loc.label} (cell `, { cell: loc.cell64 }, ')'];
@@ -112,10 +119,14 @@ export function missingClause(reg: Registry, missing: readonly string[], notes: 
   const groups = new Map<string, string[]>();
   for (const b of missing) {
     const n = notes.find((x) => x.band === b);
-    const why = !n ? 'not stored for this cell'
-      : n.reason_class === 'timeout' ? 'the upstream did not answer in time; retryable'
-        : n.reason_class === 'upstream_error' ? 'the upstream failed; retryable'
-          : n.reason_class === 'no_materializer' ? 'no connector is wired for it on this responder'
+    const why = !n
+      ? 'not stored for this cell'
+      : n.reason_class === 'timeout'
+        ? 'the upstream did not answer in time; retryable'
+        : n.reason_class === 'upstream_error'
+          ? 'the upstream failed; retryable'
+          : n.reason_class === 'no_materializer'
+            ? 'no connector is wired for it on this responder'
             : n.reason;
     groups.set(why, [...(groups.get(why) ?? []), title(b)]);
   }
@@ -126,22 +137,33 @@ export function missingClause(reg: Registry, missing: readonly string[], notes: 
 function algorithmClause(a: AlgorithmForQuestion): string | undefined {
   if (!a.output) return undefined;
   const v = a.output.value;
-  const shown = typeof v === 'number' ? formatNumber(v) : typeof v === 'boolean' ? (v ? 'yes' : 'no') : typeof v === 'string' ? v
-    : Object.entries(v).map(([k, x]) => `${k} ${x}`).join(', ');
+  const shown =
+    typeof v === 'number'
+      ? formatNumber(v)
+      : typeof v === 'boolean'
+        ? v
+          ? 'yes'
+          : 'no'
+        : typeof v === 'string'
+          ? v
+          : Object.entries(v)
+              .map(([k, x]) => `${k} ${x}`)
+              .join(', ');
   return `${a.key}: ${shown}${a.output.unit ? ` ${a.output.unit}` : ''} — ${a.output.verdict}`;
 }
 
 function timeClause(time: TimeWindow | undefined, mode: 'current' | 'history' | null): string | undefined {
   if (!time) return undefined;
-  const how = mode === 'history'
-    ? 'the values are the newest stored facts inside that window'
-    : 'each value below is its band\'s latest slot, dated on its own';
+  const how = mode === 'history' ? 'the values are the newest stored facts inside that window' : "each value below is its band's latest slot, dated on its own";
   return `Time: "${time.expression}" read as ${time.label}; ${how}`;
 }
 
 function confidenceClause(loc: LocateResp, query: string | undefined): string | undefined {
   if (loc.selected?.is_high_confidence !== false) return undefined;
-  const alts = loc.alternatives.slice(0, 3).map((a) => a.label).join('; ');
+  const alts = loc.alternatives
+    .slice(0, 3)
+    .map((a) => a.label)
+    .join('; ');
   return `Note: "${query ?? loc.label}" resolved with low confidence (${loc.selected.reason}); this answer reads ${loc.label}${alts ? `. Other candidates: ${alts} (next_steps asks about them)` : ''}`;
 }
 
@@ -171,7 +193,7 @@ export function topicalAnswer(x: TopicalInput): Composed {
   }
   const topicBands = new Set(x.topic.bands);
   const shown = x.facts.filter((f) => topicBands.has(String(f.band)));
-  if (shown.length === 0) d.lead(`${x.topic.title} for `, ...placeParts(x.loc, true), ': none of the topic\'s bands are materialized at this cell yet');
+  if (shown.length === 0) d.lead(`${x.topic.title} for `, ...placeParts(x.loc, true), ": none of the topic's bands are materialized at this cell yet");
   else d.lead(`${x.topic.title} for `, ...placeParts(x.loc, true));
   for (const f of shown) d.item(...factParts(x.reg, f));
   for (const a of x.algorithms) {
@@ -194,7 +216,10 @@ export function huntAnswer(event: string, term: string, region: string | undefin
   const d = new Doc();
   const why = !algorithm ? 'no algorithm is registered for it yet' : region ? 'the place has no extent to sample (a point, not an area)' : 'the question names no region';
   d.lead(`Hunting for ${event.replace(/_/g, ' ')}${term !== event ? ` ("${term}")` : ''}${region ? ` in ${region}` : ''}: no hunt was run because ${why}, so no hotspots are given`);
-  if (algorithm) d.note(`A hunt ranks sampled cells of an area by ${algorithm}; name a region, a lake or a county, or use the POST /v1/hunt call in next_steps${sampleCells > 0 ? `; a recall over ${sampleCells} cells around the place reads the inputs it ranks on` : ''}`);
+  if (algorithm)
+    d.note(
+      `A hunt ranks sampled cells of an area by ${algorithm}; name a region, a lake or a county, or use the POST /v1/hunt call in next_steps${sampleCells > 0 ? `; a recall over ${sampleCells} cells around the place reads the inputs it ranks on` : ''}`,
+    );
   if (workaround) d.note(workaround);
   return d.done();
 }
@@ -209,7 +234,9 @@ export function huntResultAnswer(h: HuntResult, term: string, region: string | u
     d.lead(`Hunting for ${event}${term !== h.event ? ` ("${term}")` : ''}${where}: no hotspot among ${h.cells_sampled} sampled cells (${withValue} with a value)`);
     if (h.empty_reason) d.note(h.empty_reason);
   } else {
-    d.lead(`Hunting for ${event}${term !== h.event ? ` ("${term}")` : ''}${where}: ${h.hotspots.length} hotspot(s) among ${h.cells_sampled} sampled cells (${withValue} with a value), ranked by ${h.algorithm.primary_band} (${h.algorithm.key})`);
+    d.lead(
+      `Hunting for ${event}${term !== h.event ? ` ("${term}")` : ''}${where}: ${h.hotspots.length} hotspot(s) among ${h.cells_sampled} sampled cells (${withValue} with a value), ranked by ${h.algorithm.primary_band} (${h.algorithm.key})`,
+    );
     for (const s of h.hotspots.slice(0, 5)) d.item({ hotspot: s.fact_cid, rank: s.rank });
   }
   d.note(`Threshold: ${h.algorithm.threshold}${h.algorithm.gate_rule ? `; cells must pass ${h.algorithm.gate_rule}` : ''}; the full hunt answer is under hunt`);
@@ -228,12 +255,20 @@ export function similarAnswer(loc: LocateResp | null, placeError: string | undef
   }
   d.lead('Places most similar to ', ...placeParts(loc, true), ` by the GeoTessera embedding (cosine, ${e.searched?.candidates ?? 0} stored cells searched)`);
   if (e.neighbors.length === 0) d.note('No other stored cell carries an embedding yet: only stored public vectors are searched');
-  for (const n of e.neighbors.slice(0, 5)) d.item(`${n.place_label_cached ? `near ${n.place_label_cached}` : 'unnamed place'} (cell `, { cell: n.cell }, `): cosine ${formatNumber(n.score, 'unitless')}`);
+  for (const n of e.neighbors.slice(0, 5))
+    d.item(`${n.place_label_cached ? `near ${n.place_label_cached}` : 'unnamed place'} (cell `, { cell: n.cell }, `): cosine ${formatNumber(n.score, 'unitless')}`);
   return d.done();
 }
 
 /** What changed: the embedding change between two years, and the topic's current readings. */
-export function changeAnswer(reg: Registry, loc: LocateResp | null, placeError: string | undefined, emb: Record<string, unknown>, facts: readonly ServedFact[], time: TimeWindow | undefined): Composed {
+export function changeAnswer(
+  reg: Registry,
+  loc: LocateResp | null,
+  placeError: string | undefined,
+  emb: Record<string, unknown>,
+  facts: readonly ServedFact[],
+  time: TimeWindow | undefined,
+): Composed {
   const d = new Doc();
   if (!loc) return d.lead(`What changed: ${placeError ?? 'the question names no place'}`).done();
   const e = emb.geotessera as { year_a: number; year_b: number; cosine: number | null; change: number | null; l2: number | null } | undefined;
@@ -241,7 +276,11 @@ export function changeAnswer(reg: Registry, loc: LocateResp | null, placeError: 
     d.lead('What changed at ', ...placeParts(loc, true), `: the embeddings of both years are needed and ${e ? `the ${e.year_a} or ${e.year_b} vector is not stored` : 'none is stored'}`);
     d.note('next_steps holds the calls that fetch and compare them');
   } else {
-    d.lead('What changed at ', ...placeParts(loc, true), ` between ${e.year_a} and ${e.year_b}: the GeoTessera embeddings have cosine ${formatNumber(e.cosine, 'unitless')}, a change of ${formatNumber(e.change ?? 0, 'unitless')} (1 − cosine; embedding_change_cosine@1)${e.change !== null && e.change < 0.05 ? ', little change of the surface' : ''}`);
+    d.lead(
+      'What changed at ',
+      ...placeParts(loc, true),
+      ` between ${e.year_a} and ${e.year_b}: the GeoTessera embeddings have cosine ${formatNumber(e.cosine, 'unitless')}, a change of ${formatNumber(e.change ?? 0, 'unitless')} (1 − cosine; embedding_change_cosine@1)${e.change !== null && e.change < 0.05 ? ', little change of the surface' : ''}`,
+    );
   }
   const shown = facts.filter((f) => f.band !== 'geotessera');
   for (const f of shown) d.item(...factParts(reg, f));
@@ -250,13 +289,23 @@ export function changeAnswer(reg: Registry, loc: LocateResp | null, placeError: 
 }
 
 /** The corpus: what this responder holds. */
-export function corpusAnswer(reg: Registry, stats: { cells: number; bands: number; facts_scanned: number; as_of: string; log: { tree_size: number } }, topic: TopicEntry | undefined, availability: Array<{ band: string; materializer: string | null; history: boolean; tempo: string }> | undefined, loc: LocateResp | null, attested: readonly string[]): Composed {
+export function corpusAnswer(
+  reg: Registry,
+  stats: { cells: number; bands: number; facts_scanned: number; as_of: string; log: { tree_size: number } },
+  topic: TopicEntry | undefined,
+  availability: Array<{ band: string; materializer: string | null; history: boolean; tempo: string }> | undefined,
+  loc: LocateResp | null,
+  attested: readonly string[],
+): Composed {
   const d = new Doc();
   d.lead(`This responder holds ${stats.facts_scanned} signed public facts over ${stats.cells} cells and ${stats.bands} bands (transparency log size ${stats.log.tree_size}, as of ${stats.as_of})`);
   if (loc) d.lead('At ', ...placeParts(loc, true), `: ${attested.length ? `${attested.length} bands attested (${attested.join(', ')})` : 'no facts stored yet; a recall fetches them on demand'}`);
   if (topic && availability) {
     d.lead(`The ${topic.title.toLowerCase()} bands, each fetched on demand where a connector is wired`);
-    for (const a of availability) d.item(`${reg.bands.get(a.band)?.title ?? a.band} (${a.band}): ${a.materializer ? `connector ${a.materializer}` : 'no connector wired (attested facts only)'}, ${a.tempo} tempo${a.history ? ', history can be backfilled' : ''}`);
+    for (const a of availability)
+      d.item(
+        `${reg.bands.get(a.band)?.title ?? a.band} (${a.band}): ${a.materializer ? `connector ${a.materializer}` : 'no connector wired (attested facts only)'}, ${a.tempo} tempo${a.history ? ', history can be backfilled' : ''}`,
+      );
   }
   d.note('next_steps lists the coverage matrix, the coverage map and the per-band data availability');
   return d.done();
@@ -267,7 +316,12 @@ export function outOfScopeAnswer(reg: Registry, routing: RouteResult, loc: Locat
   const d = new Doc();
   const why = routing.off_topic ? ` ("${routing.off_topic}" is not an Earth-observation matter)` : '';
   d.lead(`This question is outside what this service answers${why}: it reads signed Earth-observation facts at places`);
-  d.note(`It answers questions on ${reg.topicList.length} topics, listed in topic_inventory (${reg.topicList.slice(0, 6).map((t) => t.title.toLowerCase()).join(', ')} …)`);
+  d.note(
+    `It answers questions on ${reg.topicList.length} topics, listed in topic_inventory (${reg.topicList
+      .slice(0, 6)
+      .map((t) => t.title.toLowerCase())
+      .join(', ')} …)`,
+  );
   if (loc) d.note('The place named resolves to ', ...placeParts(loc, false), '; ask about one of those topics there');
   return d.done();
 }

@@ -74,8 +74,15 @@ export function tokenize(text: string): Token[] {
     const norm = script === 'digits' ? raw.replace(',', '.') : normalizeName(raw).replace(/ /g, '');
     const next = text.slice(end).match(/^\s*([,.;:?!()])/);
     out.push({
-      i: out.length, raw, norm, stem: script === 'latin' ? stem(norm) : norm, start, end,
-      cap: script === 'latin' && raw[0] !== raw[0].toLowerCase(), script, after: next ? next[1] : '',
+      i: out.length,
+      raw,
+      norm,
+      stem: script === 'latin' ? stem(norm) : norm,
+      start,
+      end,
+      cap: script === 'latin' && raw[0] !== raw[0].toLowerCase(),
+      script,
+      after: next ? next[1] : '',
     });
   }
   return out;

@@ -146,9 +146,14 @@ function refused(reason: string, message: string, details: Record<string, unknow
 function checkBinding(ctx: ServiceContext, body: BackfillRequest): number {
   const { responder, nonce, expires_unix: expires } = body;
   if (responder === undefined || nonce === undefined || expires === undefined) {
-    throw refused('unbound_signature', `signature: must cover ${BACKFILL_BINDING.join(', ')} (the responder's public key, a single-use nonce, an expiry): a signature without them could be replayed here and on other responders`, {
-      field: BACKFILL_BINDING.find((f) => body[f] === undefined), required: [...BACKFILL_BINDING],
-    });
+    throw refused(
+      'unbound_signature',
+      `signature: must cover ${BACKFILL_BINDING.join(', ')} (the responder's public key, a single-use nonce, an expiry): a signature without them could be replayed here and on other responders`,
+      {
+        field: BACKFILL_BINDING.find((f) => body[f] === undefined),
+        required: [...BACKFILL_BINDING],
+      },
+    );
   }
   if (responder !== ctx.keys.publicKeyB32) {
     throw refused('wrong_responder', 'responder: the request was signed for another responder', { field: 'responder', expected: ctx.keys.publicKeyB32 });
@@ -220,7 +225,9 @@ function bodyOf(ctx: ServiceContext, cell: string, band: BandEntry, tslot: numbe
   if (o.status === 'value' && o.args) derivation.args = o.args;
   return mintedBody(ctx, {
     kind: o.status === 'value' ? 'primary' : 'absence',
-    cell, band: band.key, tslot: o.tslot ?? tslot,
+    cell,
+    band: band.key,
+    tslot: o.tslot ?? tslot,
     value: o.status === 'value' ? o.value : null,
     unit: (o.status === 'value' ? o.unit : undefined) ?? band.unit,
     provenance: o.provenance.source,
@@ -228,7 +235,6 @@ function bodyOf(ctx: ServiceContext, cell: string, band: BandEntry, tslot: numbe
     absence_reason: o.status === 'absence' ? o.reason : undefined,
   });
 }
-
 
 /** The walk over one cell, newest tslot first. */
 async function backfillCell(ctx: ServiceContext, cell: string, band: BandEntry, tslots: number[], total: number, deadline: number): Promise<CellBackfill> {
@@ -256,31 +262,38 @@ async function backfillCell(ctx: ServiceContext, cell: string, band: BandEntry, 
   if (past.length > 0 && (!connector || !connector.history)) {
     for (const t of past) steps.set(t, { tslot: t, fact_cid: null, status: 'present_only' });
   } else if (past.length > 0 && hasFetchRange(connector)) {
-    work.push((async () => {
-      const wanted = new Set(past);
-      const ranged = await connector.fetchRange(cell, band, past[past.length - 1], past[0], { deadline: upstreamDeadline });
-      const got = ranged.filter((s) => wanted.has(s.tslot));
-      const minted: Array<{ tslot: number; absence: boolean; body: Record<string, unknown> }> = [];
-      for (const { tslot, outcome } of got) {
-        if (outcome.status === 'value' || outcome.status === 'absence') {
-          const body = bodyOf(ctx, cell, band, tslot, outcome);
-          // A value the registry refuses is skipped alone; the rest of the range is still minted.
-          const refused = mintRefusal(ctx, body);
-          if (refused) steps.set(tslot, { tslot, fact_cid: null, status: 'skipped', reason_class: 'upstream_error', reason: `the upstream value was refused by the band registry: ${refused.message}` });
-          else minted.push({ tslot, absence: outcome.status === 'absence', body });
-        } else {
-          steps.set(tslot, { tslot, fact_cid: null, status: 'skipped', reason_class: outcome.status === 'timeout' ? 'timeout' : 'upstream_error', reason: outcome.reason });
+    work.push(
+      (async () => {
+        const wanted = new Set(past);
+        const ranged = await connector.fetchRange(cell, band, past[past.length - 1], past[0], { deadline: upstreamDeadline });
+        const got = ranged.filter((s) => wanted.has(s.tslot));
+        const minted: Array<{ tslot: number; absence: boolean; body: Record<string, unknown> }> = [];
+        for (const { tslot, outcome } of got) {
+          if (outcome.status === 'value' || outcome.status === 'absence') {
+            const body = bodyOf(ctx, cell, band, tslot, outcome);
+            // A value the registry refuses is skipped alone; the rest of the range is still minted.
+            const refused = mintRefusal(ctx, body);
+            if (refused)
+              steps.set(tslot, { tslot, fact_cid: null, status: 'skipped', reason_class: 'upstream_error', reason: `the upstream value was refused by the band registry: ${refused.message}` });
+            else minted.push({ tslot, absence: outcome.status === 'absence', body });
+          } else {
+            steps.set(tslot, { tslot, fact_cid: null, status: 'skipped', reason_class: outcome.status === 'timeout' ? 'timeout' : 'upstream_error', reason: outcome.reason });
+          }
         }
-      }
-      // One batch, one log entry, for the whole range.
-      if (minted.length > 0) {
-        const res = await mintFacts(ctx, minted.map((m) => m.body), 'backfill');
-        minted.forEach((m, i) => steps.set(m.tslot, { tslot: m.tslot, fact_cid: res.fact_cids[i], status: 'materialized', ...(m.absence ? { absence: true } : {}) }));
-      }
-      for (const t of past) {
-        if (!steps.has(t)) steps.set(t, { tslot: t, fact_cid: null, status: 'skipped', reason_class: 'upstream_error', reason: `${connector.key} returned no outcome for tslot ${t}` });
-      }
-    })());
+        // One batch, one log entry, for the whole range.
+        if (minted.length > 0) {
+          const res = await mintFacts(
+            ctx,
+            minted.map((m) => m.body),
+            'backfill',
+          );
+          minted.forEach((m, i) => steps.set(m.tslot, { tslot: m.tslot, fact_cid: res.fact_cids[i], status: 'materialized', ...(m.absence ? { absence: true } : {}) }));
+        }
+        for (const t of past) {
+          if (!steps.has(t)) steps.set(t, { tslot: t, fact_cid: null, status: 'skipped', reason_class: 'upstream_error', reason: `${connector.key} returned no outcome for tslot ${t}` });
+        }
+      })(),
+    );
   } else if (past.length > 0) {
     work.push(mapLimit(past, SLOT_CONCURRENCY, viaMaterialization));
   }

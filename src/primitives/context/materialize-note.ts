@@ -33,11 +33,18 @@ export interface MaterializeResult {
 
 export function skippedNote(cell: string, band: string, reasonClass: ReasonClass, reason: string, latencyMs = 0): MaterializeNote {
   return {
-    band, cell, status: 'skipped', ok: false, fact_cid: null, latency_ms: Math.round(latencyMs), reason,
-    reason_class: reasonClass, retryable: reasonClass === 'timeout' || reasonClass === 'upstream_error', absence: false,
+    band,
+    cell,
+    status: 'skipped',
+    ok: false,
+    fact_cid: null,
+    latency_ms: Math.round(latencyMs),
+    reason,
+    reason_class: reasonClass,
+    retryable: reasonClass === 'timeout' || reasonClass === 'upstream_error',
+    absence: false,
   };
 }
-
 
 /** What the service context holds to materialize (Materializations in materialize.ts). */
 export interface MaterializationRunner<Ctx> {

@@ -133,7 +133,10 @@ export function assembleFields(pieces: readonly PolygonPiece[], layer: string, z
     if (areaM2 <= 0) continue;
     const first = members[0].piece;
     const upstreamId = members.find((m) => m.piece.id !== null)?.piece.id ?? null;
-    const corner = members.map((m) => m.smallest).filter((p): p is [number, number] => p !== null).sort((a, b) => a[0] - b[0] || a[1] - b[1])[0];
+    const corner = members
+      .map((m) => m.smallest)
+      .filter((p): p is [number, number] => p !== null)
+      .sort((a, b) => a[0] - b[0] || a[1] - b[1])[0];
     const id = upstreamId !== null ? `ftw:${tag}:${upstreamId}` : `ftw:${tag}:g${anchorId({ layer, z, vertex: corner ?? members[0].rings[0][0] })}`;
     out.push({
       id,

@@ -85,7 +85,12 @@ export interface FieldsAnswer {
 /** Ranges and order of an explicit box (the schema admits any numbers). */
 function checkBox(b: Box, field: string): Box {
   const { min_lat: s, min_lng: w, max_lat: n, max_lng: e } = b;
-  for (const [k, v, lim] of [['min_lat', s, 90], ['max_lat', n, 90], ['min_lng', w, 180], ['max_lng', e, 180]] as const) {
+  for (const [k, v, lim] of [
+    ['min_lat', s, 90],
+    ['max_lat', n, 90],
+    ['min_lng', w, 180],
+    ['max_lng', e, 180],
+  ] as const) {
     if (!Number.isFinite(v) || Math.abs(v) > lim) throw invalidArgument(`${field}.${k}`, `expected a number in [-${lim}, ${lim}]`);
   }
   if (s >= n) throw invalidArgument(field, `min_lat ${s} is not south of max_lat ${n}`);
@@ -97,7 +102,11 @@ function checkBox(b: Box, field: string): Box {
 function checkCap(box: Box, field: string): number {
   const km2 = boxAreaKm2(box);
   if (km2 > FIELD_LIMITS.max_area_km2) {
-    throw new SvcError('invalid_argument', `${field}: the box covers about ${km2.toFixed(1)} km², beyond the field_boundaries cap max_area_km2 = ${FIELD_LIMITS.max_area_km2} km² (/v1/limits); ask for a smaller box`, { field, area_km2: Math.round(km2 * 10) / 10, max_area_km2: FIELD_LIMITS.max_area_km2 });
+    throw new SvcError(
+      'invalid_argument',
+      `${field}: the box covers about ${km2.toFixed(1)} km², beyond the field_boundaries cap max_area_km2 = ${FIELD_LIMITS.max_area_km2} km² (/v1/limits); ask for a smaller box`,
+      { field, area_km2: Math.round(km2 * 10) / 10, max_area_km2: FIELD_LIMITS.max_area_km2 },
+    );
   }
   return km2;
 }
@@ -125,7 +134,11 @@ async function placeArea(ctx: ServiceContext, query: string, radiusM: number | u
 function readFailure(r: Exclude<FieldRead, { status: 'ok' }>, source: AreaBlock['source']): SvcError {
   if (r.status === 'too_many_tiles') {
     const field = source === 'recall_polygon' ? 'polygon' : source;
-    return new SvcError('invalid_argument', `${field}: the box needs ${r.tiles} tiles at zoom ${r.zoom}, beyond the field_boundaries cap max_tiles = ${r.max} (/v1/limits); ask for a smaller box`, { field, tiles: r.tiles, max_tiles: r.max });
+    return new SvcError('invalid_argument', `${field}: the box needs ${r.tiles} tiles at zoom ${r.zoom}, beyond the field_boundaries cap max_tiles = ${r.max} (/v1/limits); ask for a smaller box`, {
+      field,
+      tiles: r.tiles,
+      max_tiles: r.max,
+    });
   }
   const details = { source: FTW_SOURCE, detail: r.reason, range_requests: r.stats.requests };
   if (r.status === 'timeout') return new SvcError('compute_timeout', `field_boundaries: ${r.reason}`, details);
@@ -150,7 +163,9 @@ export interface FieldsOptions {
 export async function fieldsInBox(ctx: ServiceContext, area: Omit<AreaBlock, 'aoi_cid' | 'area_km2'> & { area_km2: number }, opts: FieldsOptions = {}): Promise<FieldsAnswer> {
   const ftw = fieldBoundaryConnector(ctx.materializers.list());
   if (!ftw) {
-    throw new SvcError('not_yet_implemented', `no Fields of The World connector (${FTW_SOURCE}) is wired on this responder, so it serves no field boundaries (see /v1/materializers)`, { workaround: 'ask a responder that lists the ftw connector at /v1/materializers' });
+    throw new SvcError('not_yet_implemented', `no Fields of The World connector (${FTW_SOURCE}) is wired on this responder, so it serves no field boundaries (see /v1/materializers)`, {
+      workaround: 'ask a responder that lists the ftw connector at /v1/materializers',
+    });
   }
   const deadline = opts.deadline ?? Date.now() + ctx.config.materializerTimeoutSecs * 1000;
   const r = await ftw.readFields({ box: area.bbox, deadline, maxTiles: FIELD_LIMITS.max_tiles });
@@ -175,8 +190,10 @@ export async function fieldsInBox(ctx: ServiceContext, area: Omit<AreaBlock, 'ao
   const truncated = fields.length > max;
   if (truncated) fields = fields.slice(0, max);
   if (!r.inside_bounds) note = { code: 'outside_coverage', message: 'the box lies outside the bounds of the Fields of The World archive; nothing was read there' };
-  else if (opts.year !== undefined && layer === null && r.layers.length > 0) note = { code: 'year_not_in_archive', message: `no layer for ${opts.year} in the tiles read (layers: ${r.layers.join(', ')})` };
-  else if (found > 0 && fields.length === 0 && opts.minConfidence !== undefined) note = { code: 'below_min_confidence', message: `${found} fields in the box, none with confidence ≥ ${opts.minConfidence}` };
+  else if (opts.year !== undefined && layer === null && r.layers.length > 0)
+    note = { code: 'year_not_in_archive', message: `no layer for ${opts.year} in the tiles read (layers: ${r.layers.join(', ')})` };
+  else if (found > 0 && fields.length === 0 && opts.minConfidence !== undefined)
+    note = { code: 'below_min_confidence', message: `${found} fields in the box, none with confidence ≥ ${opts.minConfidence}` };
   else if (fields.length === 0) note = { code: 'no_fields_in_area', message: 'the archive holds no field polygon inside this box' };
   else if (truncated) note = { code: 'truncated', message: `more than ${max} fields in the box: the first ${max} by id are listed; ask for a smaller box or a larger max_fields` };
   return sign(ctx, area, fields, layer, r, truncated, note);
@@ -188,7 +205,15 @@ function labelInside(f: SignedField, keep: (lat: number, lng: number) => boolean
   return keep(lat, lng);
 }
 
-function sign(ctx: ServiceContext, area: Omit<AreaBlock, 'aoi_cid' | 'area_km2'> & { area_km2: number }, fields: SignedField[], layer: string | null, r: Extract<FieldRead, { status: 'ok' }>, truncated: boolean, note: FieldsAnswer['note']): FieldsAnswer {
+function sign(
+  ctx: ServiceContext,
+  area: Omit<AreaBlock, 'aoi_cid' | 'area_km2'> & { area_km2: number },
+  fields: SignedField[],
+  layer: string | null,
+  r: Extract<FieldRead, { status: 'ok' }>,
+  truncated: boolean,
+  note: FieldsAnswer['note'],
+): FieldsAnswer {
   const src = ctx.registry.sources.get(FTW_SOURCE);
   const d = {
     source: FTW_SOURCE,
@@ -203,10 +228,16 @@ function sign(ctx: ServiceContext, area: Omit<AreaBlock, 'aoi_cid' | 'area_km2'>
   const derivation = { ...d, derivation_cid: derivationCid(d) };
   const aoi = fieldAreaCid(area.bbox);
   const centre = cellOf((area.bbox.min_lat + area.bbox.max_lat) / 2, (area.bbox.min_lng + area.bbox.max_lng) / 2);
-  const receipt = issueReceipt(ctx, 'field_boundaries', [centre], fields.map((f) => f.field_cid), {
-    field: { aoi_cid: aoi, derivation_cid: derivation.derivation_cid },
-    source_versions: { [FTW_SOURCE]: r.archive.version },
-  });
+  const receipt = issueReceipt(
+    ctx,
+    'field_boundaries',
+    [centre],
+    fields.map((f) => f.field_cid),
+    {
+      field: { aoi_cid: aoi, derivation_cid: derivation.derivation_cid },
+      source_versions: { [FTW_SOURCE]: r.archive.version },
+    },
+  );
   return {
     area: { source: area.source, bbox: area.bbox, aoi_cid: aoi, area_km2: Math.round(area.area_km2 * 1000) / 1000, ...(area.place ? { place: area.place } : {}) },
     fields,
@@ -214,8 +245,13 @@ function sign(ctx: ServiceContext, area: Omit<AreaBlock, 'aoi_cid' | 'area_km2'>
     ...(note ? { note } : {}),
     derivation,
     read: {
-      zoom: r.archive.zoom, tiles_covering: r.tiles.covering, tiles_present: r.tiles.present, tiles_from_cache: r.tiles.from_cache,
-      range_requests: r.stats.requests, bytes_read: r.stats.bytes, inside_archive_bounds: r.inside_bounds,
+      zoom: r.archive.zoom,
+      tiles_covering: r.tiles.covering,
+      tiles_present: r.tiles.present,
+      tiles_from_cache: r.tiles.from_cache,
+      range_requests: r.stats.requests,
+      bytes_read: r.stats.bytes,
+      inside_archive_bounds: r.inside_bounds,
     },
     license: src?.license ?? FIELD_LICENSE,
     attribution: src?.attribution ?? 'Fields of The World',

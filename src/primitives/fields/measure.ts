@@ -38,7 +38,15 @@ export function polygonsAreaM2(polys: readonly Rings[]): number {
 
 /** Geodesic area of a box in degrees, km². */
 export function boxAreaKm2(b: { min_lat: number; min_lng: number; max_lat: number; max_lng: number }): number {
-  return ringAreaM2([[b.min_lng, b.min_lat], [b.max_lng, b.min_lat], [b.max_lng, b.max_lat], [b.min_lng, b.max_lat], [b.min_lng, b.min_lat]]) / 1e6;
+  return (
+    ringAreaM2([
+      [b.min_lng, b.min_lat],
+      [b.max_lng, b.min_lat],
+      [b.max_lng, b.max_lat],
+      [b.min_lng, b.max_lat],
+      [b.min_lng, b.min_lat],
+    ]) / 1e6
+  );
 }
 
 /** The planar centroid of the largest exterior ring (its first vertex when degenerate), [lng, lat]. */

@@ -120,7 +120,10 @@ function netEdges(rings: readonly Ring[], slanted = true): Edge[] {
       } else if (slanted) out.push({ a, b, used: false });
     }
   }
-  for (const [map, isV] of [[vertical, true], [lines, false]] as const) {
+  for (const [map, isV] of [
+    [vertical, true],
+    [lines, false],
+  ] as const) {
     for (const [c, list] of map) {
       const at = (u: number): Pt => (isV ? [c, u] : [u, c]);
       if (list.length === 1) {

@@ -24,13 +24,17 @@ export function resolveEvent(ctx: ServiceContext, name: string): ResolvedEvent {
   const ev = resolveHuntEvent(name, ctx.registry);
   if (!ev) {
     throw new SvcError('invalid_argument', `event: ${JSON.stringify(name.slice(0, 64))} is not a hunt event; one of ${events.join(', ')} (or an alias, see details.aliases)`, {
-      field: 'event', events, aliases: Object.fromEntries(ctx.registry.huntEventList.map((e) => [e.event, e.aliases])),
+      field: 'event',
+      events,
+      aliases: Object.fromEntries(ctx.registry.huntEventList.map((e) => [e.event, e.aliases])),
     });
   }
   if (ev.algorithm === null || ev.rank === null) {
     const workaround = ctx.registry.notYetImplemented.get(ev.event) ?? 'no workaround is registered';
     throw new SvcError('not_yet_implemented', `event: ${ev.event} has no hunt algorithm on this responder yet. ${workaround}`, {
-      field: 'event', event: ev.event, workaround,
+      field: 'event',
+      event: ev.event,
+      workaround,
     });
   }
   const algorithm = ctx.registry.algorithms.get(ev.algorithm)!;

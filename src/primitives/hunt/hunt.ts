@@ -88,23 +88,37 @@ export async function hunt(ctx: ServiceContext, req: HuntRequest, opts: HuntOpti
     recall(ctx, { cell, bands }, { primitive: 'hunt', deadline: opts.deadline }).then(
       (r) => ({ report: readSample(cell, r, ev.primary.key, ev.gate), notes: r.materialize_notes, fact: r.facts.find((f) => f.band === ev.primary.key) }),
       (e: unknown) => ({ report: failedSample(cell, ev.primary.key, e), notes: [] as MaterializeNote[], fact: undefined }),
-    ));
+    ),
+  );
   const samples = reads.map((r) => r!.report);
   const notes = reads.flatMap((r) => r!.notes);
   const primaryFacts = new Map(reads.flatMap((r) => (r!.fact ? [[r!.fact.fact_cid, r!.fact] as const] : [])));
 
   const gated = samples.filter((s) => s.status === 'candidate');
-  const threshold = thresholdFor(ev.event, gated.map((s) => s.primary.value!));
+  const threshold = thresholdFor(
+    ev.event,
+    gated.map((s) => s.primary.value!),
+  );
   for (const s of gated) {
     if (threshold.flags(s.primary.value!)) continue;
     s.status = 'below_threshold';
     s.reason = `${ev.primary.key} = ${s.primary.value} does not meet ${threshold.rule}`;
   }
   const candidates = gated.filter((s) => s.status === 'candidate').map((s) => ({ ...s, value: s.primary.value! }));
-  const hotspots: Hotspot[] = rankCandidates(candidates, ev.rank).slice(0, HUNT_TOP).map((s, i) => ({
-    rank: i + 1, cell64: s.cell64, lat: s.lat, lng: s.lng, value: s.value, unit: s.primary.unit, fact_cid: s.primary.fact_cid!,
-    scene_png: `/v1/cells/${s.cell64}/scene.png`, gate: s.gate ?? null, fact: factBody(primaryFacts.get(s.primary.fact_cid!)!),
-  }));
+  const hotspots: Hotspot[] = rankCandidates(candidates, ev.rank)
+    .slice(0, HUNT_TOP)
+    .map((s, i) => ({
+      rank: i + 1,
+      cell64: s.cell64,
+      lat: s.lat,
+      lng: s.lng,
+      value: s.value,
+      unit: s.primary.unit,
+      fact_cid: s.primary.fact_cid!,
+      scene_png: `/v1/cells/${s.cell64}/scene.png`,
+      gate: s.gate ?? null,
+      fact: factBody(primaryFacts.get(s.primary.fact_cid!)!),
+    }));
 
   const summary: Record<string, number> = {};
   for (const s of samples) summary[s.status] = (summary[s.status] ?? 0) + 1;
@@ -119,8 +133,13 @@ export async function hunt(ctx: ServiceContext, req: HuntRequest, opts: HuntOpti
   const out: HuntResult = {
     event: ev.event,
     algorithm: {
-      key: ev.algorithm.key, formula: ev.algorithm.formula, primary_band: ev.primary.key,
-      gate_band: ev.gate?.band ?? null, gate_rule: ev.gate?.rule ?? null, threshold: threshold.rule, rank: `${ev.rank} (${directionText(ev.rank)} by ${ev.primary.key})`,
+      key: ev.algorithm.key,
+      formula: ev.algorithm.formula,
+      primary_band: ev.primary.key,
+      gate_band: ev.gate?.band ?? null,
+      gate_rule: ev.gate?.rule ?? null,
+      threshold: threshold.rule,
+      rank: `${ev.rank} (${directionText(ev.rank)} by ${ev.primary.key})`,
     },
     region: region.block,
     sampling: { method: sample.method, samples_max: max, strata: sample.strata, seed: sample.seed },
@@ -149,7 +168,10 @@ function caveats(ev: ReturnType<typeof resolveEvent>, max: number, n: number, wi
     `Ranked by ${ev.primary.key} alone, ${directionText(ev.rank)}; the gate band only admits or drops cells, and only values meeting the event threshold are hotspots.`,
     `${withData} of ${n} samples carried a ${ev.primary.key} value.`,
   ];
-  if (ev.primary.cadence_s > 0) out.push(`${ev.primary.key}: native cadence about ${Math.round((ev.primary.cadence_s / 86400) * 10) / 10} days; each value is the newest scene at its cell, so samples may come from different days.`);
+  if (ev.primary.cadence_s > 0)
+    out.push(
+      `${ev.primary.key}: native cadence about ${Math.round((ev.primary.cadence_s / 86400) * 10) / 10} days; each value is the newest scene at its cell, so samples may come from different days.`,
+    );
   const missingKinds = (['absence', 'timeout', 'upstream_error', 'no_materializer', 'no_data', 'error'] as const).filter((k) => summary[k]);
   if (missingKinds.length) out.push(`Samples without a value: ${missingKinds.map((k) => `${summary[k]} ${k}`).join(', ')} — reported per cell in samples[], never counted as zero.`);
   if (summary.no_materializer) out.push(`No connector is wired for ${ev.primary.key} (or its gate band) on this responder: those samples could not be read at all.`);
@@ -157,7 +179,9 @@ function caveats(ev: ReturnType<typeof resolveEvent>, max: number, n: number, wi
 }
 
 function emptyReason(primary: string, summary: Record<string, number>, n: number, rule: string): string {
-  const parts = Object.entries(summary).map(([k, v]) => `${v} ${k}`).join(', ');
+  const parts = Object.entries(summary)
+    .map(([k, v]) => `${v} ${k}`)
+    .join(', ');
   if (summary.no_materializer === n) return `no hotspots: no connector is wired for ${primary} on this responder, so none of the ${n} samples could be read (${parts})`;
   if (summary.below_threshold) return `no hotspots: no sample reached the event threshold ${rule} (${parts})`;
   if (summary.gate_failed) return `no hotspots: every sample with a value failed the gate (${parts})`;

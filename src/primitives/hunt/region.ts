@@ -59,7 +59,10 @@ export async function resolveRegion(ctx: ServiceContext, req: { region?: string;
   const km2 = boxAreaKm2(region.area.bbox);
   region.block.area_km2 = Math.round(km2);
   if (km2 > HUNT_MAX_AREA_KM2) {
-    throw invalidArgument(req.polygon_bbox !== undefined ? 'polygon_bbox' : 'region', `the area's bounding box is about ${Math.round(km2).toLocaleString('en-US')} km², beyond the hunt cap of ${HUNT_MAX_AREA_KM2.toLocaleString('en-US')} km²; hunt a smaller region (a lake, county or sub-box)`);
+    throw invalidArgument(
+      req.polygon_bbox !== undefined ? 'polygon_bbox' : 'region',
+      `the area's bounding box is about ${Math.round(km2).toLocaleString('en-US')} km², beyond the hunt cap of ${HUNT_MAX_AREA_KM2.toLocaleString('en-US')} km²; hunt a smaller region (a lake, county or sub-box)`,
+    );
   }
   return region;
 }

@@ -29,19 +29,37 @@ export function huntNextSteps(event: string, primaryBand: string, box: Box, samp
   const retry = samples.filter((s) => s.status === 'timeout' || s.status === 'upstream_error').map((s) => s.cell64);
   if (retry.length > 0) {
     const body = { cells: retry, bands: [primaryBand] };
-    steps.push({ action: 'recall_failed_cells', method: 'POST', path: '/v1/recall_polygon', url: '/v1/recall_polygon', body, why: `${retry.length} sampled cells timed out or failed upstream; reading them again materializes what the upstream now answers (a failure backs off for about 15 s)` });
+    steps.push({
+      action: 'recall_failed_cells',
+      method: 'POST',
+      path: '/v1/recall_polygon',
+      url: '/v1/recall_polygon',
+      body,
+      why: `${retry.length} sampled cells timed out or failed upstream; reading them again materializes what the upstream now answers (a failure backs off for about 15 s)`,
+    });
   }
-  const empty = samples.filter((s) => s.status !== 'candidate' && s.status !== 'gate_failed' && s.status !== 'no_materializer').map((s) => s.cell64).slice(0, BACKFILL_CELLS);
+  const empty = samples
+    .filter((s) => s.status !== 'candidate' && s.status !== 'gate_failed' && s.status !== 'no_materializer')
+    .map((s) => s.cell64)
+    .slice(0, BACKFILL_CELLS);
   if (empty.length > 0) {
     steps.push({
-      action: 'backfill', method: 'POST', path: '/v1/backfill', url: '/v1/backfill', body: { cells: empty, band: primaryBand },
+      action: 'backfill',
+      method: 'POST',
+      path: '/v1/backfill',
+      url: '/v1/backfill',
+      body: { cells: empty, band: primaryBand },
       why: `fill the recent history of ${primaryBand} at the cells without a current value, then hunt again; a write: add attester and signature, see docs/writes.md`,
       auth: 'attester_signature',
     });
   }
   const withData = samples.filter((s) => s.primary.value !== undefined);
   steps.push({
-    action: 'hunt_denser', method: 'POST', path: '/v1/hunt', url: '/v1/hunt', body: { event, polygon_bbox: denserBox(box, withData) },
+    action: 'hunt_denser',
+    method: 'POST',
+    path: '/v1/hunt',
+    url: '/v1/hunt',
+    body: { event, polygon_bbox: denserBox(box, withData) },
     why: 'the same number of samples over a quarter of the area: four times the sampling density where data was found',
   });
   return steps;

@@ -21,7 +21,9 @@ function quantile(v: readonly number[], q: number): number {
 }
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
-const fixed = (rule: string, flags: (v: number) => boolean): Maker => () => ({ rule, flags });
+const fixed =
+  (rule: string, flags: (v: number) => boolean): Maker =>
+  () => ({ rule, flags });
 
 const MAKERS: Readonly<Record<string, Maker>> = {
   algal_bloom: fixed('NDCI > 0.2 (likely bloom)', (v) => v > 0.2),

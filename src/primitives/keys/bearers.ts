@@ -48,7 +48,7 @@ async function answer(ctx: ServiceContext, f: StoredFact, requested: number, alr
 export async function revokeBearers(ctx: ServiceContext, req: BearerRevokeRequest) {
   const pub = publicKeyOf('key', req.key);
   const key = req.key;
-  if (key === ctx.keys.publicKeyB32) throw invalidArgument('key', 'is the responder\'s own key: it holds no bearers');
+  if (key === ctx.keys.publicKeyB32) throw invalidArgument('key', "is the responder's own key: it holds no bearers");
   const exp = checkExp(ctx, req.exp);
   const sig = signatureOf('signature', req.signature);
   const now = nowUnix(ctx);
@@ -58,15 +58,24 @@ export async function revokeBearers(ctx: ServiceContext, req: BearerRevokeReques
   if (req.not_before !== undefined) {
     const nb = req.not_before;
     if (nb > now) throw new SvcError('invalid_argument', `not_before: ${nb} lies ${nb - now} s in the future; bearers can be voided up to now, not ahead`, { field: 'not_before', now });
-    if (!verifies(nb)) throw new SvcError('bad_signature', 'signature: does not verify over the bearer_revocation statement (key, not_before, exp, responder key)', { field: 'signature', statement: 'bearer_revocation' });
+    if (!verifies(nb))
+      throw new SvcError('bad_signature', 'signature: does not verify over the bearer_revocation statement (key, not_before, exp, responder key)', {
+        field: 'signature',
+        statement: 'bearer_revocation',
+      });
     notBefore = nb;
   } else {
     // Default: now, meaning the second the key signed at (it put that second in the statement).
     for (let k = 0; k <= NOT_BEFORE_SEARCH_SECS && notBefore === undefined; k++) if (verifies(now - k)) notBefore = now - k;
     if (notBefore === undefined) {
-      throw new SvcError('bad_signature', `signature: without not_before, the statement must carry the Unix second it was signed at (within the last ${NOT_BEFORE_SEARCH_SECS} s); send not_before explicitly`, {
-        field: 'signature', statement: 'bearer_revocation',
-      });
+      throw new SvcError(
+        'bad_signature',
+        `signature: without not_before, the statement must carry the Unix second it was signed at (within the last ${NOT_BEFORE_SEARCH_SECS} s); send not_before explicitly`,
+        {
+          field: 'signature',
+          statement: 'bearer_revocation',
+        },
+      );
     }
   }
   const nb = notBefore;
@@ -74,7 +83,12 @@ export async function revokeBearers(ctx: ServiceContext, req: BearerRevokeReques
   // Authenticated: a key that could never obtain a bearer here has none to void (and mints nothing).
   const status = await keyStatus(ctx, key);
   if (status.standing === 'unlisted' && !isScopeKey(ctx, key)) {
-    throw new SvcError('unauthorized', `key: ${key} is neither enrolled, listed nor a configured scope key here: it holds no bearers to void`, { field: 'key', reason: 'unknown_key' }, { status: 403 });
+    throw new SvcError(
+      'unauthorized',
+      `key: ${key} is neither enrolled, listed nor a configured scope key here: it holds no bearers to void`,
+      { field: 'key', reason: 'unknown_key' },
+      { status: 403 },
+    );
   }
   return withKeyLock(ctx, key, async () => {
     await useStatementOnce(ctx, 'bearer_revocation', bearerRevocationDigest(pub, nb, exp, responder, ctx.config.prefix), exp);

@@ -62,8 +62,14 @@ export function checkExp(ctx: ServiceContext, v: unknown, field = 'exp'): number
 /** Mint one responder-signed record about a key (or a trace) and read it back as stored. */
 export async function mintRecord(ctx: ServiceContext, band: string, value: Record<string, unknown>, primitive: string): Promise<StoredFact> {
   const body = mintedBody(ctx, {
-    kind: 'primary', cell: recordSubject(band, value), band, tslot: 0, value, unit: 'record',
-    provenance: `${ctx.config.prefix}.keys`, derivation: { fn: 'attested@1', sources: [primitive] },
+    kind: 'primary',
+    cell: recordSubject(band, value),
+    band,
+    tslot: 0,
+    value,
+    unit: 'record',
+    provenance: `${ctx.config.prefix}.keys`,
+    derivation: { fn: 'attested@1', sources: [primitive] },
   });
   const res = await mintFacts(ctx, [body], primitive);
   const f = await ctx.store.getFact(res.fact_cids[0]);

@@ -38,8 +38,10 @@ export const PLATFORMS: readonly PlatformEntry[] = [
     platform: 'operator_vouched',
     supported: true,
     title: 'Vouched for by an operator-listed key',
-    evidence: 'Two Ed25519 signatures over one device_enrollment statement: one by the device key (it holds the private key) and one by a voucher, a key in SVC_ATTESTER_KEYS in good standing (it vouches for the device).',
-    verification: 'Both signatures are checked over H(stream("device_enrollment") ‖ seg(1, device key) ‖ seg(2, utf8 platform) ‖ seg(3, voucher key) ‖ seg(4, u64be exp) ‖ seg(5, responder key)); exp lies after now and at most 900 s ahead; the voucher must be operator-listed and neither it nor the device key revoked. The voucher, exp and both signatures are kept in the record as its evidence, so anyone can check them again.',
+    evidence:
+      'Two Ed25519 signatures over one device_enrollment statement: one by the device key (it holds the private key) and one by a voucher, a key in SVC_ATTESTER_KEYS in good standing (it vouches for the device).',
+    verification:
+      'Both signatures are checked over H(stream("device_enrollment") ‖ seg(1, device key) ‖ seg(2, utf8 platform) ‖ seg(3, voucher key) ‖ seg(4, u64be exp) ‖ seg(5, responder key)); exp lies after now and at most 900 s ahead; the voucher must be operator-listed and neither it nor the device key revoked. The voucher, exp and both signatures are kept in the record as its evidence, so anyone can check them again.',
     request: {
       platform: '"operator_vouched"',
       key: 'device public key (b32)',
@@ -53,22 +55,26 @@ export const PLATFORMS: readonly PlatformEntry[] = [
     platform: 'android_key_attestation',
     supported: false,
     title: 'Android Keystore key attestation',
-    evidence: 'The X.509 certificate chain of the device key from the Android Keystore, its leaf carrying the key attestation extension (OID 1.3.6.1.4.1.11129.2.1.17: challenge, security level, verified boot state), up to a Google hardware attestation root.',
-    verification: 'Not verified here: the chain must end at Google\'s attestation root certificates and be checked against Google\'s attestation revocation list, which this responder does not hold offline. Refused with not_yet_implemented; enroll with operator_vouched instead.',
+    evidence:
+      'The X.509 certificate chain of the device key from the Android Keystore, its leaf carrying the key attestation extension (OID 1.3.6.1.4.1.11129.2.1.17: challenge, security level, verified boot state), up to a Google hardware attestation root.',
+    verification:
+      "Not verified here: the chain must end at Google's attestation root certificates and be checked against Google's attestation revocation list, which this responder does not hold offline. Refused with not_yet_implemented; enroll with operator_vouched instead.",
   },
   {
     platform: 'apple_app_attest',
     supported: false,
     title: 'Apple App Attest',
     evidence: 'The App Attest attestation object (CBOR, fmt "apple-appattest") with its x5c certificate chain, the key id and the client data hash binding the challenge.',
-    verification: 'Not verified here: the chain must end at the Apple App Attestation Root CA, which this responder does not hold offline. Refused with not_yet_implemented; enroll with operator_vouched instead.',
+    verification:
+      'Not verified here: the chain must end at the Apple App Attestation Root CA, which this responder does not hold offline. Refused with not_yet_implemented; enroll with operator_vouched instead.',
   },
   {
     platform: 'tpm2_quote',
     supported: false,
     title: 'TPM 2.0 quote',
-    evidence: 'A TPM2 quote (TPMS_ATTEST over PCR values and a nonce) signed by an attestation key, the attestation key\'s certificate, and the endorsement key certificate chain of the TPM vendor.',
-    verification: 'Not verified here: the endorsement key chain must end at the TPM vendor\'s root certificates, which this responder does not hold offline. Refused with not_yet_implemented; enroll with operator_vouched instead.',
+    evidence: "A TPM2 quote (TPMS_ATTEST over PCR values and a nonce) signed by an attestation key, the attestation key's certificate, and the endorsement key certificate chain of the TPM vendor.",
+    verification:
+      "Not verified here: the endorsement key chain must end at the TPM vendor's root certificates, which this responder does not hold offline. Refused with not_yet_implemented; enroll with operator_vouched instead.",
   },
 ];
 
@@ -94,7 +100,7 @@ function isResponderKey(ctx: ServiceContext, key: string): boolean {
 }
 
 function notResponder(ctx: ServiceContext, field: string, key: string): void {
-  if (isResponderKey(ctx, key)) throw invalidArgument(field, 'is the responder\'s own key: it is rotated by the operator (svc keys rotate), never enrolled or revoked');
+  if (isResponderKey(ctx, key)) throw invalidArgument(field, "is the responder's own key: it is rotated by the operator (svc keys rotate), never enrolled or revoked");
 }
 
 /**
@@ -128,12 +134,15 @@ function platformEntry(v: string): PlatformEntry {
   const p = PLATFORMS.find((x) => x.platform === v);
   if (!p) {
     throw new SvcError('invalid_argument', `platform: ${JSON.stringify(v)} is not a platform this responder knows (GET /v1/device_platforms lists them)`, {
-      field: 'platform', known: PLATFORMS.map((x) => x.platform),
+      field: 'platform',
+      known: PLATFORMS.map((x) => x.platform),
     });
   }
   if (!p.supported) {
     throw new SvcError('not_yet_implemented', `platform: ${p.platform} evidence is not verified by this responder (${p.verification})`, {
-      field: 'platform', platform: p.platform, reason: 'no_vendor_roots',
+      field: 'platform',
+      platform: p.platform,
+      reason: 'no_vendor_roots',
       workaround: 'Enroll with platform operator_vouched: an operator-listed key signs the device_enrollment statement with the device key (docs/devices.md).',
     });
   }
@@ -172,9 +181,15 @@ export async function enrollDevice(ctx: ServiceContext, req: EnrollRequest): Pro
 
   // Authenticated: now the standing of both keys (store reads).
   if (!ctx.config.attesterKeys.includes(voucher)) {
-    throw new SvcError('unauthorized', `voucher: key ${voucher} is not operator-listed (SVC_ATTESTER_KEYS); only a listed key vouches for a device`, {
-      field: 'voucher', reason: 'voucher_not_listed',
-    }, { status: 403 });
+    throw new SvcError(
+      'unauthorized',
+      `voucher: key ${voucher} is not operator-listed (SVC_ATTESTER_KEYS); only a listed key vouches for a device`,
+      {
+        field: 'voucher',
+        reason: 'voucher_not_listed',
+      },
+      { status: 403 },
+    );
   }
   const voucherStatus = await keyStatus(ctx, voucher);
   if (voucherStatus.standing === 'revoked') throw revokedError(voucher, 'voucher', voucherStatus);
@@ -290,15 +305,26 @@ export async function revokeKey(ctx: ServiceContext, req: RevokeRequest) {
     // Authority first: a stranger learns nothing, not even whether the key is revoked already.
     const role = mayRevoke(ctx, key, by, records);
     if (role === null) {
-      throw new SvcError('unauthorized', `by: key ${by} may not revoke ${key}: only the key itself, the voucher that enrolled it or a key the operator lists for revocation (SVC_REVOKER_KEYS) may`, {
-        field: 'by', reason: 'not_allowed_to_revoke',
-      }, { status: 403 });
+      throw new SvcError(
+        'unauthorized',
+        `by: key ${by} may not revoke ${key}: only the key itself, the voucher that enrolled it or a key the operator lists for revocation (SVC_REVOKER_KEYS) may`,
+        {
+          field: 'by',
+          reason: 'not_allowed_to_revoke',
+        },
+        { status: 403 },
+      );
     }
     if (role === 'self') {
       // A key revokes itself; a key unknown here has nothing to revoke (and mints nothing).
       const listed = ctx.config.attesterKeys.includes(key) || ctx.config.deviceKeys.includes(key) || ctx.config.revokedKeys.includes(key);
       if (!listed && !records.enrollment && !isScopeKey(ctx, key)) {
-        throw new SvcError('unauthorized', `key: ${key} is neither enrolled, listed nor a configured scope key here: there is nothing to revoke`, { field: 'key', reason: 'unknown_key' }, { status: 403 });
+        throw new SvcError(
+          'unauthorized',
+          `key: ${key} is neither enrolled, listed nor a configured scope key here: there is nothing to revoke`,
+          { field: 'key', reason: 'unknown_key' },
+          { status: 403 },
+        );
       }
     } else {
       const byStatus = await keyStatus(ctx, by);

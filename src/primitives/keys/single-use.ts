@@ -24,6 +24,8 @@ export async function useStatementOnce(ctx: ServiceContext, kind: StatementKind,
   // Kept one second past exp: a statement is still good during the second it expires in.
   if (await ctx.store.transients.claimOnce(`statement:${kind}`, id, (expUnix + 1) * 1000)) return;
   throw new SvcError('unauthorized', `${field}: this signed ${kind} statement was already used; every signed statement is good once (sign a fresh one)`, {
-    field, reason: 'replayed', statement: kind,
+    field,
+    reason: 'replayed',
+    statement: kind,
   });
 }

@@ -82,7 +82,10 @@ export function parseLocateRequest(req: unknown): Parsed {
   const ways = names.length + (hasLat || hasLng ? 1 : 0);
   if (ways !== 1) {
     const field = given.length ? given.join(', ') : 'place, q, query, name, lat, lng';
-    throw new SvcError('invalid_argument', `${field}: give exactly one of place, q, query, name, or both lat and lng${given.length ? ` (got ${given.join(', ')})` : ''}`, { field: given[0] ?? 'place', fields: given });
+    throw new SvcError('invalid_argument', `${field}: give exactly one of place, q, query, name, or both lat and lng${given.length ? ` (got ${given.join(', ')})` : ''}`, {
+      field: given[0] ?? 'place',
+      fields: given,
+    });
   }
   if (names.length === 1) {
     const f = names[0];

@@ -210,6 +210,6 @@ export async function listWitnesses(ctx: ServiceContext, q: { limit?: unknown; a
     distinct_witness_keys: new Set(known.map((w) => w.witness)).size,
     unverified: { witnesses: u.page, total: u.total, ...(u.next_after ? { next_after: u.next_after } : {}), distinct_witness_keys: new Set(unverified.map((w) => w.witness)).size },
     paging: `limit per list (default ${WITNESS_PAGE.default}, at most ${WITNESS_PAGE.max}); pass a list's next_after as after for its next page`,
-    rule: 'only witness keys this responder\'s operator lists (SVC_WITNESS_KEYS, key=operator name) count, once per operator name; co-signatures by other keys verify but are listed under unverified and count for nothing',
+    rule: "only witness keys this responder's operator lists (SVC_WITNESS_KEYS, key=operator name) count, once per operator name; co-signatures by other keys verify but are listed under unverified and count for nothing",
   };
 }

@@ -47,14 +47,20 @@ class MintQueue {
       if (group) group.push(p);
       else byScope.set(k, [p]);
     }
-    await Promise.all([...byScope.values()].map(async (batch) => {
-      try {
-        const res = await mintFacts(ctx, batch.map((b) => b.body), 'materialize');
-        batch.forEach((b, i) => b.resolve(res.fact_cids[i]));
-      } catch (err) {
-        for (const b of batch) b.reject(err);
-      }
-    }));
+    await Promise.all(
+      [...byScope.values()].map(async (batch) => {
+        try {
+          const res = await mintFacts(
+            ctx,
+            batch.map((b) => b.body),
+            'materialize',
+          );
+          batch.forEach((b, i) => b.resolve(res.fact_cids[i]));
+        } catch (err) {
+          for (const b of batch) b.reject(err);
+        }
+      }),
+    );
   }
 }
 
@@ -69,7 +75,10 @@ export class Materializations {
   upstreamCalls = 0;
 
   /** `failureBackoffMs`: how long a timeout or upstream error stands before the next attempt. */
-  constructor(poolSize = 32, private readonly failureBackoffMs = 15_000) {
+  constructor(
+    poolSize = 32,
+    private readonly failureBackoffMs = 15_000,
+  ) {
     this.pool = new Pool(poolSize);
   }
 
@@ -111,7 +120,9 @@ export class Materializations {
     if (outcome.status === 'value' && outcome.args) derivation.args = outcome.args;
     const body = mintedBody(ctx, {
       kind: outcome.status === 'value' ? 'primary' : 'absence',
-      cell, band: band.key, tslot: outcome.tslot ?? tslot,
+      cell,
+      band: band.key,
+      tslot: outcome.tslot ?? tslot,
       value: outcome.status === 'value' ? outcome.value : null,
       unit: (outcome.status === 'value' ? outcome.unit : undefined) ?? band.unit,
       provenance: outcome.provenance.source,
@@ -128,9 +139,16 @@ export class Materializations {
     const absence = outcome.status === 'absence';
     return {
       note: {
-        band: band.key, cell, status: 'materialized', ok: true, fact_cid: cid, latency_ms: Math.round(performance.now() - started),
+        band: band.key,
+        cell,
+        status: 'materialized',
+        ok: true,
+        fact_cid: cid,
+        latency_ms: Math.round(performance.now() - started),
         reason: absence ? `upstream confirmed no data: ${outcome.reason}${outcome.detail ? ` (${outcome.detail})` : ''}` : `fetched from ${outcome.provenance.source}`,
-        reason_class: null, retryable: false, absence,
+        reason_class: null,
+        retryable: false,
+        absence,
       },
       fact,
       captured_at: outcome.provenance.captured_at,
@@ -140,7 +158,10 @@ export class Materializations {
 
   private async fetchWithDeadline(
     fn: (req: Parameters<import('../../sources/contract.js').Materializer['materialize']>[0]) => Promise<MaterializeOutcome>,
-    cell: string, band: BandEntry, tslot: number, deadline: number,
+    cell: string,
+    band: BandEntry,
+    tslot: number,
+    deadline: number,
   ): Promise<MaterializeOutcome> {
     const remaining = deadline - Date.now();
     if (remaining <= 0) return { status: 'timeout', reason: 'no time left in the request budget' };

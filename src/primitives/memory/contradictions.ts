@@ -48,10 +48,7 @@ const SLOT_PAGE = 250;
 const HISTORY_CHUNK = 16;
 
 export type AgreementKind = 'scalar' | 'vector' | 'categorical';
-export type Measure =
-  | { abs_diff: number; tolerance: number; tolerance_source: 'registry' | 'relative_default' }
-  | { cosine: number | null; threshold: number }
-  | { equal: boolean };
+export type Measure = { abs_diff: number; tolerance: number; tolerance_source: 'registry' | 'relative_default' } | { cosine: number | null; threshold: number } | { equal: boolean };
 
 export interface Comparison {
   kind: AgreementKind;
@@ -64,7 +61,7 @@ export function memoryIndex(ctx: ServiceContext): MemoryReader {
   const m = (ctx.store as { memory?: MemoryReader }).memory;
   if (!m || typeof m.sharedSlots !== 'function') {
     throw new SvcError('not_yet_implemented', 'the memory index (shared slots, edges) is not available on this store driver yet', {
-      workaround: 'read each attester\'s facts with POST /v1/recall and its attester filter, and compare them',
+      workaround: "read each attester's facts with POST /v1/recall and its attester filter, and compare them",
     });
   }
   return m;
@@ -291,7 +288,7 @@ export async function memoryContradictions(ctx: ServiceContext, req: Contradicti
   }
   const mem = memoryIndex(ctx);
   const caveats: string[] = [
-    'A contradiction says two signed values disagree under the band\'s agreement rule, not which one is right; compare provenance and attesters (fact_meta, GET /v1/contributors).',
+    "A contradiction says two signed values disagree under the band's agreement rule, not which one is right; compare provenance and attesters (fact_meta, GET /v1/contributors).",
     'Each attester counts with its newest fact at the slot; absences and record bands are never compared.',
   ];
   const out: Contradiction[] = [];
@@ -390,7 +387,10 @@ const recordingChains = new WeakMap<object, Promise<unknown>>();
 function serialised<T>(ctx: ServiceContext, fn: () => Promise<T>): Promise<T> {
   const prev = recordingChains.get(ctx.store) ?? Promise.resolve();
   const next = prev.then(fn, fn);
-  recordingChains.set(ctx.store, next.catch(() => undefined));
+  recordingChains.set(
+    ctx.store,
+    next.catch(() => undefined),
+  );
   return next;
 }
 
@@ -399,7 +399,13 @@ function serialised<T>(ctx: ServiceContext, fn: () => Promise<T>): Promise<T> {
  * responder in `scope` and written as one batch; pairs already joined by a contradicts edge (in
  * either direction, by any key) keep that edge.
  */
-async function recordContradictions(ctx: ServiceContext, mem: MemoryReader, pairs: readonly Contradiction[], scope: Scope | null, ip: string | undefined): Promise<NonNullable<ContradictionsResult['recorded']>> {
+async function recordContradictions(
+  ctx: ServiceContext,
+  mem: MemoryReader,
+  pairs: readonly Contradiction[],
+  scope: Scope | null,
+  ip: string | undefined,
+): Promise<NonNullable<ContradictionsResult['recorded']>> {
   return serialised(ctx, async () => {
     const edges: RecordedEdge[] = [];
     const bodies: Record<string, unknown>[] = [];

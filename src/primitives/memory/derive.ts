@@ -37,12 +37,19 @@ export async function derive(ctx: ServiceContext, req: AttestRequest) {
   const edges = derivedFromEdges(cid, d.parents);
   const scope = scopeFieldsSet(body.scope as Scope | undefined);
   const receipt = issueReceipt(ctx, 'derive', [cell], [cid], {
-    merkle_proof: res.merkle_proofs[cid], edge_cids: edges.map((e) => e.edge_cid), ...(scope ? { scope } : {}),
+    merkle_proof: res.merkle_proofs[cid],
+    edge_cids: edges.map((e) => e.edge_cid),
+    ...(scope ? { scope } : {}),
   });
   return {
     accepted: true as const,
     derivation: {
-      fact_cid: cid, cell, band: body.band as string, fn: d.fn, parents: d.parents, value: body.value,
+      fact_cid: cid,
+      cell,
+      band: body.band as string,
+      fn: d.fn,
+      parents: d.parents,
+      value: body.value,
       // Accepted, so a recomputable function's value matched its recomputation.
       recomputed: DERIVE_FUNCTIONS.has(d.fn),
     },

@@ -38,9 +38,9 @@ export async function recordEdgeConflicts(ctx: ServiceContext, attester: string,
     const named = new Set(Array.isArray(v.invalidates) ? v.invalidates.filter((x): x is string => typeof x === 'string') : []);
     if (named.size === 0 && !EXCLUSIVE_EDGE_TYPES.has(v.type)) continue;
     const out = await mem.edges({ scope, record: v.from, direction: 'out', limit: 1000 });
-    const others: EdgeRow[] = out.filter((e) => e.attester !== attester && e.edge_cid !== cids[i] && (
-      named.has(e.edge_cid) || (EXCLUSIVE_EDGE_TYPES.has(v.type) && e.kind === v.type && e.to !== v.to && e.closed_at === null)
-    )).slice(0, MAX_CONFLICTS_PER_EDGE);
+    const others: EdgeRow[] = out
+      .filter((e) => e.attester !== attester && e.edge_cid !== cids[i] && (named.has(e.edge_cid) || (EXCLUSIVE_EDGE_TYPES.has(v.type) && e.kind === v.type && e.to !== v.to && e.closed_at === null)))
+      .slice(0, MAX_CONFLICTS_PER_EDGE);
     if (others.length === 0) continue;
     // Pairs recorded before (a re-sent edge): read once per new edge, not once per pair.
     const recorded = new Set((await mem.edges({ scope, record: cids[i], direction: 'out', kinds: ['contradicts'], limit: 100 })).map((e) => e.to));

@@ -61,11 +61,18 @@ const iso = (s: number | null) => (s === null ? null : isoSeconds(s * 1000));
 function served(e: EdgeRow) {
   const ends = [e.valid_to, e.closed_at].filter((x): x is number => x !== null);
   return {
-    edge_cid: e.edge_cid, type: e.kind, from: e.from, to: e.to,
-    valid_from: iso(e.valid_from), valid_to: iso(e.valid_to),
-    closed_at: iso(e.closed_at), closed_by: e.closed_by,
+    edge_cid: e.edge_cid,
+    type: e.kind,
+    from: e.from,
+    to: e.to,
+    valid_from: iso(e.valid_from),
+    valid_to: iso(e.valid_to),
+    closed_at: iso(e.closed_at),
+    closed_by: e.closed_by,
     effective_valid_to: ends.length > 0 ? iso(Math.min(...ends)) : null,
-    stated_by: e.stated_by, attester: e.attester, recorded_at: e.recorded_at,
+    stated_by: e.stated_by,
+    attester: e.attester,
+    recorded_at: e.recorded_at,
   };
 }
 
@@ -91,7 +98,10 @@ export async function recallEdges(ctx: ServiceContext, req: EdgesRecallRequest) 
     recordedAt = isoSeconds(ms);
   }
   const rows = await ctx.store.memory.edges({
-    scope, record, direction, limit,
+    scope,
+    record,
+    direction,
+    limit,
     ...(types ? { kinds: [...types] } : {}),
     ...(validAt !== undefined ? { valid_at: validAt } : {}),
     ...(recordedAt ? { recorded_at: recordedAt } : {}),
@@ -103,8 +113,18 @@ export async function recallEdges(ctx: ServiceContext, req: EdgesRecallRequest) 
     if (f && f.supersedes && scopeKey(f.scope) === scopeKey(scope) && (!recordedAt || f.accepted_at <= recordedAt)) {
       const e = { kind: 'supersedes' as const, from: f.fact_cid, to: f.supersedes };
       edges.push({
-        edge_cid: contentId(e), type: 'supersedes', from: e.from, to: e.to, valid_from: f.accepted_at, valid_to: null,
-        closed_at: null, closed_by: null, effective_valid_to: null, stated_by: f.fact_cid, attester: f.attester, recorded_at: f.accepted_at,
+        edge_cid: contentId(e),
+        type: 'supersedes',
+        from: e.from,
+        to: e.to,
+        valid_from: f.accepted_at,
+        valid_to: null,
+        closed_at: null,
+        closed_by: null,
+        effective_valid_to: null,
+        stated_by: f.fact_cid,
+        attester: f.attester,
+        recorded_at: f.accepted_at,
       });
     }
   }
@@ -118,7 +138,9 @@ export async function recallEdges(ctx: ServiceContext, req: EdgesRecallRequest) 
     edges,
     truncated: rows.length >= limit,
     receipt: issueReceipt(ctx, 'edges_recall', [], stating, {
-      scope: scope ?? undefined, edge_cids: edges.map((e) => e.edge_cid), ...(asOf ? { as_of: asOf } : {}),
+      scope: scope ?? undefined,
+      edge_cids: edges.map((e) => e.edge_cid),
+      ...(asOf ? { as_of: asOf } : {}),
     }),
   };
 }

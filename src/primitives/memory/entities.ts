@@ -158,8 +158,15 @@ export function entityCells(value: unknown): string[] {
 /** The responder-signed body of an entity record (docs/protocol-notes.md §4; docs/entities.md), filed under its anchor. */
 function entityBody(ctx: ServiceContext, value: EntityValue, scope: Scope | undefined): Record<string, unknown> {
   return mintedBody(ctx, {
-    kind: 'primary', cell: recordSubject(ENTITY_BAND, value as unknown as Record<string, unknown>), band: ENTITY_BAND, tslot: 0, value, unit: 'record',
-    provenance: `${ctx.config.prefix}.entity`, derivation: { fn: 'entity@1', sources: ['entity'] }, scope,
+    kind: 'primary',
+    cell: recordSubject(ENTITY_BAND, value as unknown as Record<string, unknown>),
+    band: ENTITY_BAND,
+    tslot: 0,
+    value,
+    unit: 'record',
+    provenance: `${ctx.config.prefix}.entity`,
+    derivation: { fn: 'entity@1', sources: ['entity'] },
+    scope,
   });
 }
 
@@ -274,7 +281,10 @@ export async function writeAliases(ctx: ServiceContext, req: AttestRequest): Pro
       const at = refs.findIndex((r) => missing.has(r.entity));
       if (at >= 0) {
         const field = `facts[${at}].value.entity`;
-        throw new SvcError('cid_not_found', `${field}: no entity ${refs[at].entity} is stored here${scope ? ' in this scope' : ''} (mint it first with POST /v1/entity)`, { field, entity_cid: refs[at].entity });
+        throw new SvcError('cid_not_found', `${field}: no entity ${refs[at].entity} is stored here${scope ? ' in this scope' : ''} (mint it first with POST /v1/entity)`, {
+          field,
+          entity_cid: refs[at].entity,
+        });
       }
     },
   });
@@ -325,7 +335,17 @@ export async function recallEntity(ctx: ServiceContext, req: EntityRecallRequest
     const read = await mapLimit(cells, READ_CONCURRENCY, async (cell) => {
       const stored = (await ctx.store.readLatest({ cell, scope: scope ?? null })).facts.sort((a, b) => (a.band < b.band ? -1 : a.band > b.band ? 1 : 0));
       const facts = await Promise.all(stored.map((f) => serveFact(ctx, f)));
-      return { cell, facts, receipt: issueReceipt(ctx, 'entity_recall', [cell], facts.map((f) => f.fact_cid), { scope, merkle_proof: stored[0]?.proof }) };
+      return {
+        cell,
+        facts,
+        receipt: issueReceipt(
+          ctx,
+          'entity_recall',
+          [cell],
+          facts.map((f) => f.fact_cid),
+          { scope, merkle_proof: stored[0]?.proof },
+        ),
+      };
     });
     for (const r of read) if (r) by_cell[r.cell] = r;
   }
@@ -336,6 +356,12 @@ export async function recallEntity(ctx: ServiceContext, req: EntityRecallRequest
     cells,
     own_facts,
     by_cell,
-    receipt: issueReceipt(ctx, 'entity_recall', [subject, ...cells], own_facts.map((f) => f.fact_cid), { scope, merkle_proof: own[0]?.proof }),
+    receipt: issueReceipt(
+      ctx,
+      'entity_recall',
+      [subject, ...cells],
+      own_facts.map((f) => f.fact_cid),
+      { scope, merkle_proof: own[0]?.proof },
+    ),
   };
 }

@@ -37,9 +37,7 @@ export interface ResolveRequest {
   kind?: string;
 }
 
-export type Evidence =
-  | { type: 'name' | 'alias'; fact_cid: string; phrase: string; attester: string; text_score: number }
-  | { type: 'facts'; attester: string; facts: number };
+export type Evidence = { type: 'name' | 'alias'; fact_cid: string; phrase: string; attester: string; text_score: number } | { type: 'facts'; attester: string; facts: number };
 
 export interface Candidate {
   entity_cid: string;
@@ -73,7 +71,11 @@ async function factAttesters(ctx: ServiceContext, entityCid: string, scope: Scop
 function candidate(ctx: ServiceContext, record: StoredFact, entityCid: string, hits: AliasHit[], facts: Map<string, number>): Candidate {
   const responder = ctx.keys.publicKeyB32;
   const evidence: Evidence[] = hits.map((h) => ({
-    type: h.fact_cid === record.fact_cid ? 'name' as const : 'alias' as const, fact_cid: h.fact_cid, phrase: h.phrase, attester: h.attester, text_score: h.text_score,
+    type: h.fact_cid === record.fact_cid ? ('name' as const) : ('alias' as const),
+    fact_cid: h.fact_cid,
+    phrase: h.phrase,
+    attester: h.attester,
+    text_score: h.text_score,
   }));
   const aliasAttesters = [...new Set(hits.filter((h) => h.attester !== responder && h.fact_cid !== record.fact_cid).map((h) => h.attester))].sort();
   const factKeys = [...facts.keys()].sort();
@@ -130,16 +132,17 @@ export async function resolveEntity(ctx: ServiceContext, req: ResolveRequest): P
       else byEntity.set(h.entity, [h]);
     }
     const best = (l: AliasHit[]) => l.reduce((m, h) => Math.max(m, h.text_score), -Infinity);
-    const considered = [...byEntity.entries()]
-      .sort(([ea, la], [eb, lb]) => best(lb) - best(la) || (ea < eb ? -1 : ea > eb ? 1 : 0))
-      .slice(0, MAX_ENTITIES_CONSIDERED);
+    const considered = [...byEntity.entries()].sort(([ea, la], [eb, lb]) => best(lb) - best(la) || (ea < eb ? -1 : ea > eb ? 1 : 0)).slice(0, MAX_ENTITIES_CONSIDERED);
     const built = await mapLimit(considered, READ_CONCURRENCY, async ([cid, list]) => {
       const record = await entityRecord(ctx, cid, scope ?? null);
       if (!record || record.band !== ENTITY_BAND) return null;
       if (kind !== undefined && (record.body.value as { kind?: unknown }).kind !== kind) return null;
       return candidate(ctx, record, cid, list, await factAttesters(ctx, cid, scope ?? null));
     });
-    candidates = built.filter((c): c is Candidate => !!c).sort(rank).slice(0, limit);
+    candidates = built
+      .filter((c): c is Candidate => !!c)
+      .sort(rank)
+      .slice(0, limit);
   }
 
   const cells = candidates.map((c) => entitySubject(c.entity_cid));

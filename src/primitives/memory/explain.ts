@@ -38,7 +38,7 @@ const PROVENANCE_TEXT: Record<string, string> = {
 
 const ABSENCE_TEXT: Record<string, string> = {
   unavailable_capability: 'the source had no value for this cell and time',
-  outside_coverage: 'the cell lies outside the source\'s coverage',
+  outside_coverage: "the cell lies outside the source's coverage",
   archetype_seed_unavailable: 'the seed data the value is derived from was unavailable',
   gpu_unavailable: 'the compute needed to derive the value was unavailable',
   upstream_error: 'the source answered with an error',
@@ -124,13 +124,21 @@ export function valueText(f: StoredFact, band: BandEntry | undefined): string {
   }
   if (band?.value_kind === 'record' || (isObject(v) && !Array.isArray(v))) {
     const keys = isObject(v) ? Object.keys(v).sort() : [];
-    if (f.band === 'memory.edge' && isObject(v)) return `a ${String(v.type)} edge from ${String(v.from)} to ${String(v.to)}, valid from ${String(v.valid_from)}${typeof v.reason === 'string' ? ` (${v.reason})` : ''}`;
+    if (f.band === 'memory.edge' && isObject(v))
+      return `a ${String(v.type)} edge from ${String(v.from)} to ${String(v.to)}, valid from ${String(v.valid_from)}${typeof v.reason === 'string' ? ` (${v.reason})` : ''}`;
     if (f.band === 'memory.note' && isObject(v) && typeof v.text === 'string') return `a note reading "${v.text.length > 200 ? `${v.text.slice(0, 200)}…` : v.text}"`;
     return `a ${f.band} record with fields ${keys.join(', ') || '(none)'}`;
   }
   if (Array.isArray(v)) {
     const bits = band?.unit === 'bit';
-    return `a ${v.length}-component ${bits ? 'binary code' : 'vector'}${bits ? '' : ` (first components ${v.slice(0, 3).map((x) => (typeof x === 'number' ? fmtNumber(x) : String(x))).join(', ')}${v.length > 3 ? ', …' : ''})`}`;
+    return `a ${v.length}-component ${bits ? 'binary code' : 'vector'}${
+      bits
+        ? ''
+        : ` (first components ${v
+            .slice(0, 3)
+            .map((x) => (typeof x === 'number' ? fmtNumber(x) : String(x)))
+            .join(', ')}${v.length > 3 ? ', …' : ''})`
+    }`;
   }
   if (typeof v === 'number' && band?.value_kind === 'categorical') {
     const label = band.classes?.[String(v)];
@@ -160,22 +168,35 @@ export function explainFact(ctx: ServiceContext, f: StoredFact): FactExplanation
   const captured = capturedAt(f);
   const signedAt = typeof f.body.signed_at === 'string' ? f.body.signed_at : null;
   const e: FactExplanation = {
-    fact_cid: f.fact_cid, found: true, band: f.band, band_title: band?.title ?? f.band, cell: f.cell, tslot: f.tslot, kind: f.kind,
-    value: f.body.value ?? null, unit: typeof f.body.unit === 'string' ? f.body.unit : band?.unit, value_text: valueText(f, band), valid_time: vt,
-    signed_at: signedAt, accepted_at: f.accepted_at, attester: f.attester, attester_role: role, provenance_class: f.provenance_class, sentence: '',
+    fact_cid: f.fact_cid,
+    found: true,
+    band: f.band,
+    band_title: band?.title ?? f.band,
+    cell: f.cell,
+    tslot: f.tslot,
+    kind: f.kind,
+    value: f.body.value ?? null,
+    unit: typeof f.body.unit === 'string' ? f.body.unit : band?.unit,
+    value_text: valueText(f, band),
+    valid_time: vt,
+    signed_at: signedAt,
+    accepted_at: f.accepted_at,
+    attester: f.attester,
+    attester_role: role,
+    provenance_class: f.provenance_class,
+    sentence: '',
   };
   if (captured) e.captured_at = captured;
   if (f.kind === 'absence' && typeof f.body.absence_reason === 'string') e.absence_reason = f.body.absence_reason;
   const when = vt === 'static' ? 'a static band (one value for all time)' : `the slot ${vt.from} to ${vt.to ?? 'open'}`;
   const d = f.body.derivation as { fn?: unknown; parents?: unknown } | undefined;
-  const derived = f.kind === 'derivative' && d && typeof d.fn === 'string'
-    ? ` It is derived by ${d.fn} from ${Array.isArray(d.parents) ? d.parents.length : 0} parent fact(s).`
-    : '';
-  e.sentence = `${e.band_title} (${f.band}) at ${where(f.cell)}, ${when}: ${e.value_text}.${derived}`
-    + `${captured ? ` Captured upstream at ${captured}.` : ''}`
-    + ` Signed${signedAt ? ` at ${signedAt}` : ''} by ${f.attester}, ${ROLE_TEXT[role] ?? role}; accepted here at ${f.accepted_at}.`
-    + ` Provenance class ${f.provenance_class}: ${PROVENANCE_TEXT[f.provenance_class] ?? f.provenance_class}.`
-    + `${f.scope ? ' Written under a scope: only that scope\'s readers can see it.' : ''}`;
+  const derived = f.kind === 'derivative' && d && typeof d.fn === 'string' ? ` It is derived by ${d.fn} from ${Array.isArray(d.parents) ? d.parents.length : 0} parent fact(s).` : '';
+  e.sentence =
+    `${e.band_title} (${f.band}) at ${where(f.cell)}, ${when}: ${e.value_text}.${derived}` +
+    `${captured ? ` Captured upstream at ${captured}.` : ''}` +
+    ` Signed${signedAt ? ` at ${signedAt}` : ''} by ${f.attester}, ${ROLE_TEXT[role] ?? role}; accepted here at ${f.accepted_at}.` +
+    ` Provenance class ${f.provenance_class}: ${PROVENANCE_TEXT[f.provenance_class] ?? f.provenance_class}.` +
+    `${f.scope ? " Written under a scope: only that scope's readers can see it." : ''}`;
   return e;
 }
 
@@ -215,10 +236,13 @@ export async function explain(ctx: ServiceContext, req: ExplainRequest, opts: { 
     verdict = verifyResponse(r.response, { prefix: ctx.config.prefix, backend: ctx.ed25519 });
     const ours = new Set([ctx.keys.publicKeyB32, ...ctx.keys.retired.map((k) => k.public_key)]);
     verification = {
-      valid: verdict.valid, signers: verdict.signers,
+      valid: verdict.valid,
+      signers: verdict.signers,
       signed_by_this_responder: verdict.signers.length > 0 && verdict.signers.every((s) => ours.has(s)),
-      receipts: verdict.receipts.length, facts_checked: verdict.facts.length,
-      failures: verdict.failures, errors: verdict.errors.slice(0, 8),
+      receipts: verdict.receipts.length,
+      facts_checked: verdict.facts.length,
+      failures: verdict.failures,
+      errors: verdict.errors.slice(0, 8),
     };
     cids = citedBy(r.response, verdict);
     if (cids.length === 0) caveats.push('The response cites no fact_cid: there is nothing signed to explain.');
@@ -264,7 +288,7 @@ export async function explain(ctx: ServiceContext, req: ExplainRequest, opts: { 
 
   const found = perFact.filter((e) => e.found);
   const lines: string[] = [];
-  lines.push(verification ? verificationSentence(verification) : 'No response was given to verify: each fact below was read from this responder\'s store by its fact_cid.');
+  lines.push(verification ? verificationSentence(verification) : "No response was given to verify: each fact below was read from this responder's store by its fact_cid.");
   lines.push(found.length === perFact.length ? `${perFact.length} fact(s) are explained.` : `${found.length} of ${perFact.length} cited fact(s) are stored here and explained.`);
   perFact.forEach((e, i) => lines.push(`${i + 1}. ${e.sentence}${e.found ? ` [${e.fact_cid}]` : ''}`));
   lines.push(`Caveats: ${caveats.join(' ')}`);

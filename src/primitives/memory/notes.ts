@@ -85,7 +85,9 @@ function admitSearch(ctx: ServiceContext): () => void {
   const now = running.get(ctx.store) ?? 0;
   if (now >= limit) {
     throw new SvcError('overloaded', `memory search: ${limit} searches are running, as many as this responder runs at once (SVC_MEMORY_SEARCH_CONCURRENCY); retry after 1 s`, {
-      reason: 'memory_search_concurrency', limit, retry_after: 1,
+      reason: 'memory_search_concurrency',
+      limit,
+      retry_after: 1,
     });
   }
   running.set(ctx.store, now + 1);
@@ -98,7 +100,6 @@ function admitSearch(ctx: ServiceContext): () => void {
     else running.delete(ctx.store);
   };
 }
-
 
 /** A note search, as the operation's schema admits it (types and bounds already checked). */
 export interface SearchRequest {

@@ -25,9 +25,10 @@ import { VECTOR_AGREEMENT_COSINE, comparable, compareValues, newestPerAttester, 
 export const REPUTATION_MAX_SLOTS = 10_000;
 
 /** What the counts mean, as GET /v1/contributors states it. */
-export const REPUTATION_NOTE = 'Per attester, public facts only: accepted = its public facts stored here; corroborated / contradicted = how many OTHER attester keys agree / disagree with its newest fact at some (cell, band, tslot) slot both wrote '
-  + `(scalar: the band's agreement_tolerance, else 1e-6 relative; vector: cosine >= ${VECTOR_AGREEMENT_COSINE}; categorical: the same class). Each other key counts once however many facts it wrote; a key may count on both sides. `
-  + 'Best effort: at most 10 000 shared slots are scanned (truncated says when more exist), recomputed when the log grows (docs/memory-insight.md).';
+export const REPUTATION_NOTE =
+  'Per attester, public facts only: accepted = its public facts stored here; corroborated / contradicted = how many OTHER attester keys agree / disagree with its newest fact at some (cell, band, tslot) slot both wrote ' +
+  `(scalar: the band's agreement_tolerance, else 1e-6 relative; vector: cosine >= ${VECTOR_AGREEMENT_COSINE}; categorical: the same class). Each other key counts once however many facts it wrote; a key may count on both sides. ` +
+  'Best effort: at most 10 000 shared slots are scanned (truncated says when more exist), recomputed when the log grows (docs/memory-insight.md).';
 const SLOT_PAGE = 500;
 /** Slots whose versions are read in parallel. */
 const HISTORY_CHUNK = 16;
@@ -69,7 +70,9 @@ function countSlot(peers: Peers, band: BandEntry, history: readonly StoredFact[]
 
 /** Computes the table (no cache): the public facts per attester, then the bounded slot scan. */
 export async function computeReputation(
-  ctx: ServiceContext, logSize: number, opts: { maxSlots?: number; publicFacts?: ReadonlyArray<{ attester: string; facts: number }> } = {},
+  ctx: ServiceContext,
+  logSize: number,
+  opts: { maxSlots?: number; publicFacts?: ReadonlyArray<{ attester: string; facts: number }> } = {},
 ): Promise<ReputationTable> {
   const maxSlots = opts.maxSlots ?? REPUTATION_MAX_SLOTS;
   const by = new Map<string, AttesterReputation>();
@@ -134,9 +137,12 @@ export async function attesterReputation(ctx: ServiceContext, publicFacts?: Read
   if (!e.pending) {
     const p = computeReputation(ctx, size, { publicFacts });
     e.pending = p;
-    p.then((t) => {
-      if (!e.table || t.log_size >= e.table.log_size) e.table = t;
-    }, () => undefined).finally(() => {
+    p.then(
+      (t) => {
+        if (!e.table || t.log_size >= e.table.log_size) e.table = t;
+      },
+      () => undefined,
+    ).finally(() => {
       if (e.pending === p) e.pending = undefined;
     });
   }

@@ -183,7 +183,11 @@ function parseOverrides(v: TemporalRouteRequest['max_age_s'], bands: readonly Ba
 function followUp(ctx: ServiceContext, cell: string, band: BandEntry, scope: Scope | undefined, stored: StoredFact | undefined, nowMs: number): FollowUp {
   if (!ctx.materializers.forBand(band.key)) {
     return {
-      method: 'POST', path: '/v1/attest', body: null, materializes: false, auth: 'attester_signature',
+      method: 'POST',
+      path: '/v1/attest',
+      body: null,
+      materializes: false,
+      auth: 'attester_signature',
       why: `${band.key} has no connector on this responder: only an attester can write a newer value (a signed batch, docs/writes.md); nothing can be fetched`,
     };
   }
@@ -204,12 +208,14 @@ function because(route: BandRoute['reasoning'], decision: BandRoute['decision'])
     default_1_5_cadence: `no intent word decided it, so ${DEFAULT_CADENCE_FACTOR} × the cadence (${route.cadence_s} s)`,
   };
   const from: Record<AgeFrom, string> = {
-    captured_at: 'its capture time', tslot_end: 'the end of its tslot', signed_at: 'its signed_at', accepted_at: 'when it was accepted here',
+    captured_at: 'its capture time',
+    tslot_end: 'the end of its tslot',
+    signed_at: 'its signed_at',
+    accepted_at: 'when it was accepted here',
   };
   const signed = route.newest_signed_age_s !== null && route.age_from !== 'signed_at' ? `; it was signed ${route.newest_signed_age_s} s ago` : '';
-  const fact = route.newest_fact_cid === null
-    ? 'no fact is stored for this band at the cell'
-    : `the newest fact describes an observation ${route.newest_age_s} s old (from ${from[route.age_from!]})${signed}`;
+  const fact =
+    route.newest_fact_cid === null ? 'no fact is stored for this band at the cell' : `the newest fact describes an observation ${route.newest_age_s} s old (from ${from[route.age_from!]})${signed}`;
   return `${fact}; ${limit}: ${why[route.rule]}. ${decision === 'cite_now' ? 'Cite it now.' : 'Fetch before citing.'}`;
 }
 
@@ -249,8 +255,16 @@ export async function temporalRoute(ctx: ServiceContext, req: TemporalRouteReque
     const fresh = f !== undefined && (max_age_s === null || age!.age_s <= max_age_s);
     const decision: BandRoute['decision'] = fresh ? 'cite_now' : 'fetch_for_intent';
     const reasoning: BandRoute['reasoning'] = {
-      cadence_s: band.cadence_s, newest_fact_cid: f?.fact_cid ?? null, newest_kind: f?.kind ?? null, newest_age_s: age?.age_s ?? null,
-      age_from: age?.from ?? null, newest_signed_age_s: f ? signedAge(f, nowMs) : null, intent_class: intent.class, max_age_s, rule, because: '',
+      cadence_s: band.cadence_s,
+      newest_fact_cid: f?.fact_cid ?? null,
+      newest_kind: f?.kind ?? null,
+      newest_age_s: age?.age_s ?? null,
+      age_from: age?.from ?? null,
+      newest_signed_age_s: f ? signedAge(f, nowMs) : null,
+      intent_class: intent.class,
+      max_age_s,
+      rule,
+      because: '',
     };
     reasoning.because = because(reasoning, decision);
     routes.push({ band: band.key, decision, reasoning, follow_up: fresh ? null : followUp(ctx, cell, band, scope, f, nowMs) });
@@ -260,9 +274,17 @@ export async function temporalRoute(ctx: ServiceContext, req: TemporalRouteReque
   if (cite.some((f) => f.kind === 'absence')) caveats.push('A cited absence is a signed statement that the source had no value, not a measurement.');
   if (place && place.is_high_confidence === false) caveats.push(`"${place.query}" resolved with low confidence to ${place.cell64}: check the cell first.`);
   const facts = await Promise.all(cite.map((f) => serveFact(ctx, f)));
-  const receipt = issueReceipt(ctx, 'temporal_route', [cell], cited.map((f) => f.fact_cid), {
-    scope, merkle_proof: cited[0]?.proof, cost: { credits: 0, was_cached: false },
-  });
+  const receipt = issueReceipt(
+    ctx,
+    'temporal_route',
+    [cell],
+    cited.map((f) => f.fact_cid),
+    {
+      scope,
+      merkle_proof: cited[0]?.proof,
+      cost: { credits: 0, was_cached: false },
+    },
+  );
   const out: TemporalRouteResult = { cell, intent: { text: intentText ?? null, class: intent.class, matched: intent.matched }, routes, facts, caveats, receipt };
   if (place) out.place = place;
   return out;

@@ -89,12 +89,12 @@ function legend(cells: number, bins: number, meta: CoverageMeta): string {
   out.push(`<text x="4" y="${y + 9.5}" font-size="5.2" font-weight="bold">Stored cells per 1° bin</text>`);
   CLASSES.forEach((c, k) => {
     const x = 80 + k * 30;
-    out.push(`<rect class="swatch" x="${x}" y="${y + 5.4}" width="5" height="5" fill="${c.fill}" stroke="${INK}" stroke-width="0.2"/><text x="${x + 6.5}" y="${y + 9.6}" font-size="5">${escapeXml(c.label)}</text>`);
+    out.push(
+      `<rect class="swatch" x="${x}" y="${y + 5.4}" width="5" height="5" fill="${c.fill}" stroke="${INK}" stroke-width="0.2"/><text x="${x + 6.5}" y="${y + 9.6}" font-size="5">${escapeXml(c.label)}</text>`,
+    );
   });
   out.push(`<text id="counts" x="${COLS - 4}" y="${y + 9.5}" font-size="5" text-anchor="end">${cells} cells in ${bins} bins</text>`);
-  const note = meta.truncated
-    ? `<tspan fill="${WARN}">Scan cap reached: only the first ${meta.scanned} cells are counted.</tspan>`
-    : 'Only stored public cells are counted; nothing is inferred.';
+  const note = meta.truncated ? `<tspan fill="${WARN}">Scan cap reached: only the first ${meta.scanned} cells are counted.</tspan>` : 'Only stored public cells are counted; nothing is inferred.';
   out.push(`<text x="4" y="${y + 20}" font-size="4" fill="${NOTE}">${note}</text>`);
   out.push(`<text id="attribution" x="${COLS - 4}" y="${y + 20}" font-size="4" fill="${NOTE}" text-anchor="end">${escapeXml(NATURAL_EARTH_CREDIT)}</text>`);
   out.push('</g>');
@@ -137,7 +137,9 @@ export function renderCoverageMap(centres: Iterable<LatLng>, meta: CoverageMeta)
   else {
     // Say why the map is blank rather than leave an empty frame that could pass for a fault.
     const why = meta.scanned === 0 ? 'no cells stored yet' : `no mappable cells among ${meta.scanned} scanned`;
-    out.push(`<text x="${COLS / 2}" y="${ROWS / 2}" text-anchor="middle" font-family="sans-serif" font-size="8" fill="${INK}" stroke="${OCEAN}" stroke-width="0.4" paint-order="stroke">${escapeXml(why)}</text>`);
+    out.push(
+      `<text x="${COLS / 2}" y="${ROWS / 2}" text-anchor="middle" font-family="sans-serif" font-size="8" fill="${INK}" stroke="${OCEAN}" stroke-width="0.4" paint-order="stroke">${escapeXml(why)}</text>`,
+    );
   }
   out.push('</svg>');
   return out.join('\n') + '\n';

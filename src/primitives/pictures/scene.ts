@@ -85,7 +85,8 @@ function checkDeadline(deadline: number): void {
 export async function cellSceneRgb(ctx: ServiceContext, input: { cell64: string }, o: { deadline: number }): Promise<SceneThumbnail> {
   const { cell } = await resolveCell(ctx, input.cell64, 'cell64');
   const s2 = sentinel2Of(ctx);
-  if (!s2) throw new SvcError('cid_not_found', `no Sentinel-2 connector (${S2_SOURCE}) is wired on this responder, so it has no scene thumbnails (see /v1/materializers)`, { cell, reason: 'no_connector' });
+  if (!s2)
+    throw new SvcError('cid_not_found', `no Sentinel-2 connector (${S2_SOURCE}) is wired on this responder, so it has no scene thumbnails (see /v1/materializers)`, { cell, reason: 'no_connector' });
   checkDeadline(o.deadline);
   const center = cellCenter(cell);
   const band = ctx.registry.bands.get('s2.B04');

@@ -31,7 +31,11 @@ export const ARCHETYPE_K = { min: 2, max: 16, default: 6 } as const;
 /** Pixels per archetype a map needs at least: fewer in the region is `inconclusive`. */
 export const MIN_PIXELS_PER_ARCHETYPE = 10;
 export const ARCHETYPE_METHOD = {
-  distance: 'euclidean_on_l2_normalised', init: 'greedy_kmeans++', prng: 'xoshiro128**', max_iterations: KMEANS_MAX_ITERATIONS, min_pixels_per_archetype: MIN_PIXELS_PER_ARCHETYPE,
+  distance: 'euclidean_on_l2_normalised',
+  init: 'greedy_kmeans++',
+  prng: 'xoshiro128**',
+  max_iterations: KMEANS_MAX_ITERATIONS,
+  min_pixels_per_archetype: MIN_PIXELS_PER_ARCHETYPE,
 } as const;
 
 export interface ArchetypeRequest extends RegionRequest {
@@ -179,14 +183,17 @@ export async function cluster(f: EmbeddingField, region: Region, aoi: string, k:
   const valid = idx.length;
   if (valid < MIN_PIXELS_PER_ARCHETYPE * k) return { region_pixels: regionPixels, valid_pixels: valid, result: 'inconclusive', reason: 'too_few_pixels' };
   // Between passes: let other requests run, and stop once the request's deadline has passed.
-  const pause = () => new Promise<void>((resolve, reject) => setImmediate(() => {
-    try {
-      checkDeadline(deadline, 'region_archetype_map');
-      resolve();
-    } catch (e) {
-      reject(e);
-    }
-  }));
+  const pause = () =>
+    new Promise<void>((resolve, reject) =>
+      setImmediate(() => {
+        try {
+          checkDeadline(deadline, 'region_archetype_map');
+          resolve();
+        } catch (e) {
+          reject(e);
+        }
+      }),
+    );
   const r = await kmeans(x.subarray(0, valid * dim), valid, dim, k, kmeansSeed(aoi, k), pause);
   if (!r) return { region_pixels: regionPixels, valid_pixels: valid, result: 'inconclusive', reason: 'too_few_distinct' };
   const values = new Float64Array(n).fill(Number.NaN);
@@ -225,14 +232,22 @@ function regionBlock(region: Region): RegionBlock {
 }
 
 /** The answer from a signed record (made now or found). */
-export function archetypeAnswer(ctx: ServiceContext, region: RegionBlock, f: StoredFact & { body: { value: ArchetypeRecord } }, field: StoredFact & { body: { value: FieldRecord } }): ArchetypeMapAnswer | ArchetypeInconclusive {
+export function archetypeAnswer(
+  ctx: ServiceContext,
+  region: RegionBlock,
+  f: StoredFact & { body: { value: ArchetypeRecord } },
+  field: StoredFact & { body: { value: FieldRecord } },
+): ArchetypeMapAnswer | ArchetypeInconclusive {
   const v = f.body.value;
   const fieldRef: FieldRef = {
     token: areaToken(ctx.config.prefix, 'tessera', { aoi_cid: field.body.value.aoi_cid, n: field.body.value.year, derivation_cid: field.fact_cid }),
-    derivation_cid: field.fact_cid, artifact_cid: field.body.value.artifact.cid,
+    derivation_cid: field.fact_cid,
+    artifact_cid: field.body.value.artifact.cid,
   };
   const receipt = issueReceipt(ctx, 'region_archetype_map', [f.cell, field.cell], [f.fact_cid, field.fact_cid], {
-    field: { aoi_cid: v.aoi_cid, derivation_cid: f.fact_cid }, merkle_proof: f.proof, source_versions: v.source_versions,
+    field: { aoi_cid: v.aoi_cid, derivation_cid: f.fact_cid },
+    merkle_proof: f.proof,
+    source_versions: v.source_versions,
   });
   const base = { aoi_cid: v.aoi_cid, region, year: v.year, k: v.k, derivation_cid: f.fact_cid, record: `${ctx.config.prefix}:fact:${f.cell}:${f.fact_cid}` };
   if (v.result === 'inconclusive') {
@@ -240,11 +255,28 @@ export function archetypeAnswer(ctx: ServiceContext, region: RegionBlock, f: Sto
   }
   const g = v.grid!;
   return {
-    status: 'map', token: areaToken(ctx.config.prefix, 'archetypes', { aoi_cid: v.aoi_cid, n: v.k, derivation_cid: f.fact_cid }), ...base,
-    artifact_cid: v.artifact!.cid, artifact_url: `/v1/artifacts/${v.artifact!.cid}`, media_type: v.artifact!.media_type, bytes: v.artifact!.bytes,
-    width: g.width, height: g.height, epsg: g.epsg, geotransform: g.geotransform, pixel_size_m: g.geotransform[1], nodata: 'NaN',
-    archetypes: v.archetypes!, region_pixels: v.region_pixels, valid_pixels: v.valid_pixels, inertia: v.inertia!, iterations: v.iterations!, converged: v.converged!,
-    method: v.method, field: fieldRef, receipt,
+    status: 'map',
+    token: areaToken(ctx.config.prefix, 'archetypes', { aoi_cid: v.aoi_cid, n: v.k, derivation_cid: f.fact_cid }),
+    ...base,
+    artifact_cid: v.artifact!.cid,
+    artifact_url: `/v1/artifacts/${v.artifact!.cid}`,
+    media_type: v.artifact!.media_type,
+    bytes: v.artifact!.bytes,
+    width: g.width,
+    height: g.height,
+    epsg: g.epsg,
+    geotransform: g.geotransform,
+    pixel_size_m: g.geotransform[1],
+    nodata: 'NaN',
+    archetypes: v.archetypes!,
+    region_pixels: v.region_pixels,
+    valid_pixels: v.valid_pixels,
+    inertia: v.inertia!,
+    iterations: v.iterations!,
+    converged: v.converged!,
+    method: v.method,
+    field: fieldRef,
+    receipt,
   };
 }
 
@@ -262,17 +294,26 @@ async function make(ctx: ServiceContext, region: Region, year: number, k: number
   checkDeadline(deadline, 'region_archetype_map');
   const fv = out.record;
   const record: ArchetypeRecord = {
-    recipe: ARCHETYPE_RECIPE, region: region.signed, aoi_cid: region.aoi_cid, year, k,
+    recipe: ARCHETYPE_RECIPE,
+    region: region.signed,
+    aoi_cid: region.aoi_cid,
+    year,
+    k,
     field: { derivation_cid: out.fact.fact_cid, artifact_cid: fv.artifact.cid, aoi_cid: fv.aoi_cid },
     method: { ...ARCHETYPE_METHOD, seed: toHex(kmeansSeed(region.aoi_cid, k)) },
-    region_pixels: c.region_pixels, valid_pixels: c.valid_pixels, result: c.result,
+    region_pixels: c.region_pixels,
+    valid_pixels: c.valid_pixels,
+    result: c.result,
     ...(c.result === 'inconclusive'
       ? { reason: c.reason, required_pixels: MIN_PIXELS_PER_ARCHETYPE * k }
       : {
-        iterations: c.iterations, converged: c.converged, inertia: c.inertia, archetypes: c.archetypes,
-        grid: { epsg: samples.epsg, geotransform: samples.geotransform, width: samples.width, height: samples.height },
-        artifact: { cid: bytesCid(c.bytes!), media_type: GRID_MEDIA_TYPE, bytes: c.bytes!.length },
-      }),
+          iterations: c.iterations,
+          converged: c.converged,
+          inertia: c.inertia,
+          archetypes: c.archetypes,
+          grid: { epsg: samples.epsg, geotransform: samples.geotransform, width: samples.width, height: samples.height },
+          artifact: { cid: bytesCid(c.bytes!), media_type: GRID_MEDIA_TYPE, bytes: c.bytes!.length },
+        }),
     source_versions: fv.source_versions,
   };
   const fact = await keepRecord(ctx, record as unknown as ArchetypeRecord & Record<string, unknown>, 'region_archetype_map', { k, year, field: out.fact.fact_cid });
@@ -347,7 +388,9 @@ async function rebuildMap(ctx: ServiceContext, f: StoredFact & { body: { value: 
   const same = cid === v.artifact!.cid && c.archetypes!.every((a, i) => a.centroid_cid === v.archetypes![i].centroid_cid && a.pixels === v.archetypes![i].pixels);
   if (!same) {
     throw new SvcError('source_format_mismatch', `region_archetype_map rebuild: the map made again hashes to ${cid}, not to the signed ${v.artifact!.cid}; nothing was stored`, {
-      reason: 'upstream_changed', artifact_cid: v.artifact!.cid, rebuilt_cid: cid,
+      reason: 'upstream_changed',
+      artifact_cid: v.artifact!.cid,
+      rebuilt_cid: cid,
     });
   }
   checkDeadline(deadline, 'region_archetype_map rebuild');

@@ -29,10 +29,7 @@ export interface RegionRequest {
 }
 
 /** The region as its record signs it (the aoi_cid anchors exactly this). */
-export type SignedRegion =
-  | ({ kind: 'bbox' } & LatLngBox)
-  | { kind: 'polygon'; polygons: PolygonRings[] }
-  | { kind: 'cells'; cells: string[] };
+export type SignedRegion = ({ kind: 'bbox' } & LatLngBox) | { kind: 'polygon'; polygons: PolygonRings[] } | { kind: 'cells'; cells: string[] };
 
 export interface PlaceBlock {
   query: string;
@@ -59,7 +56,9 @@ const q = (x: number) => Math.floor(x * 10 ** BOX_DECIMALS + 0.5) / 10 ** BOX_DE
 export function boxRegion(b: LatLngBox): Region {
   const box = canonicalBox(b);
   return {
-    signed: { kind: 'bbox', ...box }, aoi_cid: aoiCid(box), bbox: box,
+    signed: { kind: 'bbox', ...box },
+    aoi_cid: aoiCid(box),
+    bbox: box,
     contains: (lat, lng) => lat >= box.min_lat && lat <= box.max_lat && lng >= box.min_lng && lng <= box.max_lng,
   };
 }
@@ -92,7 +91,12 @@ export function cellsRegion(ctx: ServiceContext, list: readonly string[]): Regio
     b.max_lng = Math.max(b.max_lng, lng + hLng);
   }
   // Outward to 7 decimals, so the box holds every footprint.
-  const box = canonicalBox({ min_lat: Math.floor(b.min_lat * 1e7) / 1e7, min_lng: Math.floor(b.min_lng * 1e7) / 1e7, max_lat: Math.ceil(b.max_lat * 1e7) / 1e7, max_lng: Math.ceil(b.max_lng * 1e7) / 1e7 });
+  const box = canonicalBox({
+    min_lat: Math.floor(b.min_lat * 1e7) / 1e7,
+    min_lng: Math.floor(b.min_lng * 1e7) / 1e7,
+    max_lat: Math.ceil(b.max_lat * 1e7) / 1e7,
+    max_lng: Math.ceil(b.max_lng * 1e7) / 1e7,
+  });
   const set = new Set(cells);
   const signed: SignedRegion = { kind: 'cells', cells };
   return { signed, aoi_cid: anchorId(signed), bbox: box, contains: (lat, lng) => set.has(cellOf(lat, lng)) };
@@ -119,7 +123,10 @@ async function placeRegion(ctx: ServiceContext, query: string, radiusM: number |
 export async function resolveRegion(ctx: ServiceContext, req: RegionRequest): Promise<Region> {
   const given = (['place', 'polygon', 'bbox', 'cells'] as const).filter((k) => req[k] !== undefined);
   if (given.length !== 1) {
-    throw new SvcError('invalid_argument', `${given.length ? given.join(', ') : 'place, polygon, bbox, cells'}: give exactly one of place, polygon, bbox, cells`, { field: given[1] ?? 'place', fields: given });
+    throw new SvcError('invalid_argument', `${given.length ? given.join(', ') : 'place, polygon, bbox, cells'}: give exactly one of place, polygon, bbox, cells`, {
+      field: given[1] ?? 'place',
+      fields: given,
+    });
   }
   if (req.radius_m !== undefined && req.place === undefined) throw invalidArgument('radius_m', 'only with place');
   if (req.place !== undefined) return placeRegion(ctx, req.place, req.radius_m);

@@ -28,18 +28,27 @@ export async function resolveArchetypes(ctx: ServiceContext, input: { token: str
   const f = await recordOfToken<ArchetypeRecord>(ctx, 'archetypes', input.token, ARCHETYPE_RECIPE, (v) => v.k);
   const v = f.body.value;
   const field = await ctx.store.getFact(v.field.derivation_cid);
-  if (!isRecordOf<FieldRecord>(field, TESSERA_FIELD_RECIPE)) throw new SvcError('cid_not_found', `the field record ${v.field.derivation_cid} of this map is not stored here`, { derivation_cid: v.field.derivation_cid });
+  if (!isRecordOf<FieldRecord>(field, TESSERA_FIELD_RECIPE))
+    throw new SvcError('cid_not_found', `the field record ${v.field.derivation_cid} of this map is not stored here`, { derivation_cid: v.field.derivation_cid });
   const state = await ensureArchetypeArtifact(ctx, f, o.deadline);
   const a = v.artifact!;
   return {
-    token: input.token, aoi_cid: v.aoi_cid, k: v.k, year: v.year, derivation_cid: f.fact_cid, record: await serveFact(ctx, f),
+    token: input.token,
+    aoi_cid: v.aoi_cid,
+    k: v.k,
+    year: v.year,
+    derivation_cid: f.fact_cid,
+    record: await serveFact(ctx, f),
     artifact: { cid: a.cid, media_type: a.media_type, bytes: a.bytes, url: `/v1/artifacts/${a.cid}`, state },
     field: {
       token: areaToken(ctx.config.prefix, 'tessera', { aoi_cid: field.body.value.aoi_cid, n: field.body.value.year, derivation_cid: field.fact_cid }),
-      derivation_cid: field.fact_cid, artifact_cid: field.body.value.artifact.cid,
+      derivation_cid: field.fact_cid,
+      artifact_cid: field.body.value.artifact.cid,
     },
     receipt: issueReceipt(ctx, 'region_archetype_map_resolve', [f.cell, field.cell], [f.fact_cid, field.fact_cid], {
-      field: { aoi_cid: v.aoi_cid, derivation_cid: f.fact_cid }, merkle_proof: f.proof, source_versions: v.source_versions,
+      field: { aoi_cid: v.aoi_cid, derivation_cid: f.fact_cid },
+      merkle_proof: f.proof,
+      source_versions: v.source_versions,
     }),
   };
 }

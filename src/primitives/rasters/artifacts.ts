@@ -23,14 +23,29 @@ function rebuildCall(token: string) {
 function notFound(cid: string, info: ArtifactInfo | null, prefix: string): SvcError {
   if (info && info.rebuild) {
     const call = rebuildCall(info.rebuild);
-    return new SvcError('artifact_not_found', `artifact ${cid} was evicted at ${info.evicted_at ?? 'an earlier time'} to keep the artifact store within its size bound; rebuild it (byte for byte) with POST ${call.path} {token: ${JSON.stringify(info.rebuild)}}`, {
-      cid, state: 'evicted', evicted_at: info.evicted_at, media_type: info.media_type, size: info.size, rebuild: call,
-    });
+    return new SvcError(
+      'artifact_not_found',
+      `artifact ${cid} was evicted at ${info.evicted_at ?? 'an earlier time'} to keep the artifact store within its size bound; rebuild it (byte for byte) with POST ${call.path} {token: ${JSON.stringify(info.rebuild)}}`,
+      {
+        cid,
+        state: 'evicted',
+        evicted_at: info.evicted_at,
+        media_type: info.media_type,
+        size: info.size,
+        rebuild: call,
+      },
+    );
   }
   if (info) return new SvcError('artifact_not_found', `artifact ${cid} was evicted and this responder kept no way to rebuild it`, { cid, state: 'evicted', evicted_at: info.evicted_at });
-  return new SvcError('artifact_not_found', `no artifact ${cid} was ever stored here; if you hold the ${prefix}:raster: token that named it, POST /v1/raster/resolve {token} rebuilds it (a ${prefix}:cube: token: POST /v1/cube/resolve)`, {
-    cid, state: 'unknown', rebuild: { method: 'POST', path: '/v1/raster/resolve', body: { token: `<the ${prefix}:raster: token that named the artifact>` } },
-  });
+  return new SvcError(
+    'artifact_not_found',
+    `no artifact ${cid} was ever stored here; if you hold the ${prefix}:raster: token that named it, POST /v1/raster/resolve {token} rebuilds it (a ${prefix}:cube: token: POST /v1/cube/resolve)`,
+    {
+      cid,
+      state: 'unknown',
+      rebuild: { method: 'POST', path: '/v1/raster/resolve', body: { token: `<the ${prefix}:raster: token that named the artifact>` } },
+    },
+  );
 }
 
 /** The description of a stored artifact; refuses a malformed cid and one not held here. */

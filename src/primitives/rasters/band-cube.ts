@@ -20,8 +20,19 @@ import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { roughPixels } from './band-raster.js';
 import { CUBE_MEDIA_TYPE } from './cube-format.js';
 import {
-  alignedWindow, BAND_CUBE_RECIPE, cubeBytes, CUBES_AT_ONCE, cubeSourceVersions, MADE_CUBES_KEPT, MAX_CUBE_SLICES, readPlanes, slicePool,
-  type BandCubeRecord, type CubeGrid, type CubeSliceRecord, type SliceAbsenceReason,
+  alignedWindow,
+  BAND_CUBE_RECIPE,
+  cubeBytes,
+  CUBES_AT_ONCE,
+  cubeSourceVersions,
+  MADE_CUBES_KEPT,
+  MAX_CUBE_SLICES,
+  readPlanes,
+  slicePool,
+  type BandCubeRecord,
+  type CubeGrid,
+  type CubeSliceRecord,
+  type SliceAbsenceReason,
 } from './cube-recipe.js';
 import { isRecordOf, keepRecord } from './derivation.js';
 import { aoiCid, canonicalBox, windowGeotransform, windowOfBox, type Affine, type LatLngBox } from './geometry.js';
@@ -98,14 +109,27 @@ function cubesOf(ctx: ServiceContext) {
 /** The refusal of a box past the pixel cap, naming it. */
 function tooLarge(band: RasterBand, width: number, height: number): SvcError {
   const res = NATIVE_RESOLUTION_M[band];
-  return new SvcError('invalid_argument', `bbox: the box is ${width} × ${height} pixels of ${band} at its native ${res} m; the cap band_cube.max_pixels_per_side is ${MAX_PIXELS_PER_SIDE} (see /v1/limits): split the box`, {
-    field: 'bbox', cap: 'band_cube.max_pixels_per_side', max_pixels_per_side: MAX_PIXELS_PER_SIDE, width, height, pixel_size_m: res,
-  });
+  return new SvcError(
+    'invalid_argument',
+    `bbox: the box is ${width} × ${height} pixels of ${band} at its native ${res} m; the cap band_cube.max_pixels_per_side is ${MAX_PIXELS_PER_SIDE} (see /v1/limits): split the box`,
+    {
+      field: 'bbox',
+      cap: 'band_cube.max_pixels_per_side',
+      max_pixels_per_side: MAX_PIXELS_PER_SIDE,
+      width,
+      height,
+      pixel_size_m: res,
+    },
+  );
 }
 
 /** The tslot range of `from`..`to` in `tempo`; refuses bad dates, a reversed range, a day after today and a range past the slice cap. */
 export function slotRange(from: string, to: string, tempo: Tempo, nowMs: number): { lo: number; hi: number } {
-  for (const [k, v] of [['from', from], ['to', to]] as const) if (!validDate(v)) throw invalidArgument(k, `${JSON.stringify(v)} is not a calendar date YYYY-MM-DD`);
+  for (const [k, v] of [
+    ['from', from],
+    ['to', to],
+  ] as const)
+    if (!validDate(v)) throw invalidArgument(k, `${JSON.stringify(v)} is not a calendar date YYYY-MM-DD`);
   if (to < from) throw invalidArgument('to', `${to} is before from (${from})`);
   if (Date.parse(`${to}T00:00:00Z`) > nowMs) throw invalidArgument('to', `${to} is after today (${isoSeconds(nowMs).slice(0, 10)}): no scene exists yet`);
   const lo = tslotOf(Date.parse(`${from}T12:00:00Z`) / 1000, tempo);
@@ -113,9 +137,18 @@ export function slotRange(from: string, to: string, tempo: Tempo, nowMs: number)
   const n = hi - lo + 1;
   if (n > MAX_CUBE_SLICES) {
     const days = TEMPO_UNIT_S[tempo] / 86_400;
-    throw new SvcError('invalid_argument', `to: ${from} to ${to} spans ${n} time slots of ${days} days (tslots ${lo}..${hi}); the cap band_cube.max_slices is ${MAX_CUBE_SLICES} (see /v1/limits): split the range`, {
-      field: 'to', cap: 'band_cube.max_slices', max_slices: MAX_CUBE_SLICES, slices: n, tslots: { lo, hi }, slot_days: days,
-    });
+    throw new SvcError(
+      'invalid_argument',
+      `to: ${from} to ${to} spans ${n} time slots of ${days} days (tslots ${lo}..${hi}); the cap band_cube.max_slices is ${MAX_CUBE_SLICES} (see /v1/limits): split the range`,
+      {
+        field: 'to',
+        cap: 'band_cube.max_slices',
+        max_slices: MAX_CUBE_SLICES,
+        slices: n,
+        tslots: { lo, hi },
+        slot_days: days,
+      },
+    );
   }
   return { lo, hi };
 }
@@ -145,9 +178,7 @@ interface Slot {
   endMs: number;
 }
 
-type SlotOutcome =
-  | { kind: 'absent'; reason: SliceAbsenceReason; detail: string; scene?: string }
-  | { kind: 'scene'; scene: BoxScene };
+type SlotOutcome = { kind: 'absent'; reason: SliceAbsenceReason; detail: string; scene?: string } | { kind: 'scene'; scene: BoxScene };
 
 async function render(ctx: ServiceContext, s2: Sentinel2Raster, box: LatLngBox, band: RasterBand, tslots: { lo: number; hi: number; tempo: Tempo }, deadline: number): Promise<BandCubeAnswer> {
   const aoi = aoiCid(box);
@@ -162,11 +193,13 @@ async function render(ctx: ServiceContext, s2: Sentinel2Raster, box: LatLngBox, 
   let inputs: string;
   try {
     // 1. The scene of each slot: one search per slot (all at once: at most 12 small requests), the slot's middle as the date of the order.
-    const outcomes: SlotOutcome[] = await Promise.all(slots.map(async (s): Promise<SlotOutcome> => {
-      const c = await s2.chooseSceneIn(box, asset, s.startMs, Math.min(nowMs, s.endMs - 1), s.startMs + unitMs / 2, ro);
-      if (c.kind === 'none') return { kind: 'absent', reason: c.reason === 'no_scene_near_date' ? 'no_scene_in_slot' : 'outside_coverage', detail: c.detail };
-      return { kind: 'scene', scene: c.scene };
-    }));
+    const outcomes: SlotOutcome[] = await Promise.all(
+      slots.map(async (s): Promise<SlotOutcome> => {
+        const c = await s2.chooseSceneIn(box, asset, s.startMs, Math.min(nowMs, s.endMs - 1), s.startMs + unitMs / 2, ro);
+        if (c.kind === 'none') return { kind: 'absent', reason: c.reason === 'no_scene_near_date' ? 'no_scene_in_slot' : 'outside_coverage', detail: c.detail };
+        return { kind: 'scene', scene: c.scene };
+      }),
+    );
     // 2. Each chosen scene's grid (a COG header each, at once); the first slot with a scene sets the cube's grid.
     const grids = await Promise.all(outcomes.map((x) => (x.kind === 'scene' ? s2.assetGrid(x.scene, asset, ro) : null)));
     const first = grids.findIndex((g) => g !== null);
@@ -185,7 +218,9 @@ async function render(ctx: ServiceContext, s2: Sentinel2Raster, box: LatLngBox, 
       const at = alignedWindow(grid, g.epsg, g.transform);
       if (!at) {
         absent.set(slots[i].tslot, {
-          kind: 'absent', reason: 'off_grid', scene: x.scene.id,
+          kind: 'absent',
+          reason: 'off_grid',
+          scene: x.scene.id,
           detail: `${x.scene.id} is on EPSG:${g.epsg} with ${g.transform[0]} m pixels from (${g.transform[2]}, ${g.transform[5]}); the cube's grid is EPSG:${grid.epsg}, ${grid.geotransform[1]} m from (${grid.geotransform[0]}, ${grid.geotransform[3]}) (tslot ${slots[first].tslot}'s scene), and a slice is never resampled`,
         });
         return;
@@ -194,8 +229,14 @@ async function render(ctx: ServiceContext, s2: Sentinel2Raster, box: LatLngBox, 
       slices.push({
         tslot: slots[i].tslot,
         scene: {
-          source: S2_SOURCE, collection: 'sentinel-2-l2a', id: x.scene.id, captured_at: x.scene.datetime, cloud_cover: x.scene.cloud_cover,
-          processing_baseline: x.scene.processing_baseline, asset, href: g.href,
+          source: S2_SOURCE,
+          collection: 'sentinel-2-l2a',
+          id: x.scene.id,
+          captured_at: x.scene.datetime,
+          cloud_cover: x.scene.cloud_cover,
+          processing_baseline: x.scene.processing_baseline,
+          asset,
+          href: g.href,
         },
         reflectance: { scale, offset, rule, nodata: [...g.nodata] },
         window: at,
@@ -224,12 +265,22 @@ async function render(ctx: ServiceContext, s2: Sentinel2Raster, box: LatLngBox, 
   const { grid, slices, planes, absent } = made;
   const bytes = cubeBytes(grid, slices, planes);
   const record: BandCubeRecord = {
-    recipe: BAND_CUBE_RECIPE, band, aoi: box, aoi_cid: aoi, tslots: range, grid, slices, absences: absencesOf(absent),
+    recipe: BAND_CUBE_RECIPE,
+    band,
+    aoi: box,
+    aoi_cid: aoi,
+    tslots: range,
+    grid,
+    slices,
+    absences: absencesOf(absent),
     artifact: { cid: bytesCid(bytes), media_type: CUBE_MEDIA_TYPE, bytes: bytes.length },
     source_versions: cubeSourceVersions(slices),
   };
   const fact = await keepRecord(ctx, record, {
-    primitive: 'band_cube', fn: BAND_CUBE_RECIPE, sources: [S2_SOURCE], args: { scenes: slices.map((s) => s.scene.id), asset, tslots: `${range.lo}..${range.hi}` },
+    primitive: 'band_cube',
+    fn: BAND_CUBE_RECIPE,
+    sources: [S2_SOURCE],
+    args: { scenes: slices.map((s) => s.scene.id), asset, tslots: `${range.lo}..${range.hi}` },
   });
   await ctx.store.artifacts.put(CUBE_MEDIA_TYPE, bytes, cubeToken(ctx.config.prefix, { aoi_cid: aoi, band, lo: range.lo, hi: range.hi, derivation_cid: fact.fact_cid }));
   madeOf(ctx).set(inputs, fact.fact_cid);
@@ -275,10 +326,25 @@ function cubeAnswer(ctx: ServiceContext, fact: StoredFact, record: BandCubeRecor
   const token = cubeToken(ctx.config.prefix, { aoi_cid: aoi, band, lo: range.lo, hi: range.hi, derivation_cid: fact.fact_cid });
   const plane = new Map(slices.map((s, k) => [s.tslot, k]));
   return {
-    status: 'cube', token, aoi_cid: aoi, band, tslots: range, derivation_cid: fact.fact_cid,
+    status: 'cube',
+    token,
+    aoi_cid: aoi,
+    band,
+    tslots: range,
+    derivation_cid: fact.fact_cid,
     record: `${ctx.config.prefix}:fact:${fact.cell}:${fact.fact_cid}`,
-    artifact_cid: record.artifact.cid, artifact_url: `/v1/artifacts/${record.artifact.cid}`, media_type: CUBE_MEDIA_TYPE, bytes: record.artifact.bytes,
-    width: grid.width, height: grid.height, planes: slices.length, epsg: grid.epsg, geotransform: grid.geotransform, pixel_size_m: grid.geotransform[1], nodata: 'NaN', bbox: record.aoi,
+    artifact_cid: record.artifact.cid,
+    artifact_url: `/v1/artifacts/${record.artifact.cid}`,
+    media_type: CUBE_MEDIA_TYPE,
+    bytes: record.artifact.bytes,
+    width: grid.width,
+    height: grid.height,
+    planes: slices.length,
+    epsg: grid.epsg,
+    geotransform: grid.geotransform,
+    pixel_size_m: grid.geotransform[1],
+    nodata: 'NaN',
+    bbox: record.aoi,
     slices: slots.map((s) => {
       const k = plane.get(s.tslot);
       const when = { tslot: s.tslot, starts_at: isoSeconds(s.startMs), ends_at: isoSeconds(s.endMs) };
@@ -287,7 +353,9 @@ function cubeAnswer(ctx: ServiceContext, fact: StoredFact, record: BandCubeRecor
       return { ...when, state: 'present' as const, plane: k, scene: { id: sc.id, captured_at: sc.captured_at, cloud_cover: sc.cloud_cover, asset: sc.asset, href: sc.href } };
     }),
     receipt: issueReceipt(ctx, 'band_cube', [fact.cell], [fact.fact_cid], {
-      field: { aoi_cid: aoi, derivation_cid: fact.fact_cid }, merkle_proof: fact.proof, source_versions: record.source_versions,
+      field: { aoi_cid: aoi, derivation_cid: fact.fact_cid },
+      merkle_proof: fact.proof,
+      source_versions: record.source_versions,
     }),
   };
 }
@@ -299,7 +367,11 @@ function absenceOf(x: Absent): { reason: SliceAbsenceReason; detail: string; sce
 /** No slot has a slice: nothing is stored or signed, and every slot says why. */
 function absenceAnswer(ctx: ServiceContext, aoi: string, band: string, box: LatLngBox, tslots: BandCubeAbsence['tslots'], slots: Slot[], absent: Map<number, Absent>): BandCubeAbsence {
   return {
-    status: 'absence', aoi_cid: aoi, band, tslots, bbox: box,
+    status: 'absence',
+    aoi_cid: aoi,
+    band,
+    tslots,
+    bbox: box,
     slices: slots.map((s) => ({ tslot: s.tslot, starts_at: isoSeconds(s.startMs), ends_at: isoSeconds(s.endMs), state: 'absent' as const, absence: absenceOf(absent.get(s.tslot)!) })),
     receipt: issueReceipt(ctx, 'band_cube', [], []),
   };

@@ -84,9 +84,18 @@ function rendersOf(ctx: ServiceContext) {
 /** The refusal of a box past the cap, naming it. */
 function tooLarge(band: RasterBand, width: number, height: number): unknown {
   const res = NATIVE_RESOLUTION_M[band];
-  return new SvcError('invalid_argument', `bbox: the box is ${width} × ${height} pixels of ${band} at its native ${res} m; the cap band_raster.max_pixels_per_side is ${MAX_PIXELS_PER_SIDE} (about ${(MAX_PIXELS_PER_SIDE * res) / 1000} km; see /v1/limits): split the box`, {
-    field: 'bbox', cap: 'band_raster.max_pixels_per_side', max_pixels_per_side: MAX_PIXELS_PER_SIDE, width, height, pixel_size_m: res,
-  });
+  return new SvcError(
+    'invalid_argument',
+    `bbox: the box is ${width} × ${height} pixels of ${band} at its native ${res} m; the cap band_raster.max_pixels_per_side is ${MAX_PIXELS_PER_SIDE} (about ${(MAX_PIXELS_PER_SIDE * res) / 1000} km; see /v1/limits): split the box`,
+    {
+      field: 'bbox',
+      cap: 'band_raster.max_pixels_per_side',
+      max_pixels_per_side: MAX_PIXELS_PER_SIDE,
+      width,
+      height,
+      pixel_size_m: res,
+    },
+  );
 }
 
 /** A quick estimate of the box in native pixels, before any upstream request (the exact window is checked once the grid is known). */
@@ -144,10 +153,20 @@ async function render(ctx: ServiceContext, s2: ReturnType<typeof sentinel2Raster
     if (valid === 0) return absence({ reason: 'no_data', detail: `every pixel of the ${window.width} × ${window.height} window of ${scene.id} ${asset} is no data`, scene: scene.id });
     const bandEntry = ctx.registry.bands.get(band);
     const record: BandRasterRecord = {
-      recipe: BAND_RASTER_RECIPE, band, aoi: box, aoi_cid: aoi, tslot: tslotOf(Math.floor(scene.capturedMs / 1000), bandEntry?.tempo ?? 'medium'),
+      recipe: BAND_RASTER_RECIPE,
+      band,
+      aoi: box,
+      aoi_cid: aoi,
+      tslot: tslotOf(Math.floor(scene.capturedMs / 1000), bandEntry?.tempo ?? 'medium'),
       scene: {
-        source: S2_SOURCE, collection: 'sentinel-2-l2a', id: scene.id, captured_at: scene.datetime, cloud_cover: scene.cloud_cover,
-        processing_baseline: scene.processing_baseline, asset, href: grid.href,
+        source: S2_SOURCE,
+        collection: 'sentinel-2-l2a',
+        id: scene.id,
+        captured_at: scene.datetime,
+        cloud_cover: scene.cloud_cover,
+        processing_baseline: scene.processing_baseline,
+        asset,
+        href: grid.href,
       },
       reflectance: { scale, offset, rule, nodata: [...grid.nodata] },
       grid: { epsg: grid.epsg, geotransform, width: window.width, height: window.height, col0: window.col0, row0: window.row0 },
@@ -165,14 +184,30 @@ async function render(ctx: ServiceContext, s2: ReturnType<typeof sentinel2Raster
   await ctx.store.artifacts.put(GRID_MEDIA_TYPE, bytes, token);
   const g = record.grid;
   return {
-    status: 'raster', token, aoi_cid: aoi, band, tslot: record.tslot, derivation_cid: fact.fact_cid,
+    status: 'raster',
+    token,
+    aoi_cid: aoi,
+    band,
+    tslot: record.tslot,
+    derivation_cid: fact.fact_cid,
     record: `${ctx.config.prefix}:fact:${fact.cell}:${fact.fact_cid}`,
-    artifact_cid: record.artifact.cid, artifact_url: `/v1/artifacts/${record.artifact.cid}`, media_type: GRID_MEDIA_TYPE, bytes: bytes.length,
-    width: g.width, height: g.height, epsg: g.epsg, geotransform: g.geotransform, pixel_size_m: g.geotransform[1], nodata: 'NaN', bbox: box,
+    artifact_cid: record.artifact.cid,
+    artifact_url: `/v1/artifacts/${record.artifact.cid}`,
+    media_type: GRID_MEDIA_TYPE,
+    bytes: bytes.length,
+    width: g.width,
+    height: g.height,
+    epsg: g.epsg,
+    geotransform: g.geotransform,
+    pixel_size_m: g.geotransform[1],
+    nodata: 'NaN',
+    bbox: box,
     scene: { id: record.scene.id, captured_at: record.scene.captured_at, cloud_cover: record.scene.cloud_cover, asset, href: record.scene.href },
     cells: cellAnchors(box, g.epsg, g.geotransform, g.width, g.height),
     receipt: issueReceipt(ctx, 'band_raster', [fact.cell], [fact.fact_cid], {
-      field: { aoi_cid: aoi, derivation_cid: fact.fact_cid }, merkle_proof: fact.proof, source_versions: record.source_versions,
+      field: { aoi_cid: aoi, derivation_cid: fact.fact_cid },
+      merkle_proof: fact.proof,
+      source_versions: record.source_versions,
     }),
   };
 }

@@ -110,8 +110,10 @@ export function decodeCube(bytes: Uint8Array): Omit<Cube, 'slices'> & { slices: 
     const values = new Float32Array(n);
     for (let i = 0; i < n; i++) values[i] = dv.getFloat32(planes + 4 * (n * k + i), true);
     return {
-      tslot: dv.getUint32(at, true), captured_s: Number(dv.getBigInt64(at + 8, true)),
-      scene_id: String.fromCharCode(...(end < 0 ? id : id.subarray(0, end))), values,
+      tslot: dv.getUint32(at, true),
+      captured_s: Number(dv.getBigInt64(at + 8, true)),
+      scene_id: String.fromCharCode(...(end < 0 ? id : id.subarray(0, end))),
+      values,
     };
   });
   return { width, height, epsg: dv.getUint32(20, true), geotransform, slices };

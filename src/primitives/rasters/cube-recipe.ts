@@ -93,16 +93,33 @@ export function slicePool(ctx: object): Pool {
 
 /** The planes of `slices` on `grid` (by slice, NaN where there is no data) and each one's count of valid samples; `pool` bounds the windows read at once. */
 export async function readPlanes(s2: Sentinel2Raster, grid: CubeGrid, slices: CubeSliceRecord[], pool: Pool, o: ReadOptions): Promise<Array<{ values: Float64Array; valid: number }>> {
-  return Promise.all(slices.map((s) => pool.run(() => readReflectance(s2, {
-    href: s.scene.href, epsg: grid.epsg, window: { col0: s.window.col0, row0: s.window.row0, width: grid.width, height: grid.height },
-    scale: s.reflectance.scale, offset: s.reflectance.offset, nodata: s.reflectance.nodata,
-  }, o))));
+  return Promise.all(
+    slices.map((s) =>
+      pool.run(() =>
+        readReflectance(
+          s2,
+          {
+            href: s.scene.href,
+            epsg: grid.epsg,
+            window: { col0: s.window.col0, row0: s.window.row0, width: grid.width, height: grid.height },
+            scale: s.reflectance.scale,
+            offset: s.reflectance.offset,
+            nodata: s.reflectance.nodata,
+          },
+          o,
+        ),
+      ),
+    ),
+  );
 }
 
 /** The cube bytes of `slices` with their planes. */
 export function cubeBytes(grid: CubeGrid, slices: CubeSliceRecord[], planes: Array<{ values: Float64Array }>): Uint8Array {
   return encodeCube({
-    width: grid.width, height: grid.height, epsg: grid.epsg, geotransform: grid.geotransform,
+    width: grid.width,
+    height: grid.height,
+    epsg: grid.epsg,
+    geotransform: grid.geotransform,
     slices: slices.map((s, k) => ({ tslot: s.tslot, captured_s: Math.floor(Date.parse(s.scene.captured_at) / 1000), scene_id: s.scene.id, values: planes[k].values })),
   });
 }

@@ -38,15 +38,23 @@ async function rebuild(ctx: ServiceContext, v: BandCubeRecord, token: string, de
   const o = { deadline };
   let bytes: Uint8Array;
   try {
-    await Promise.all(v.slices.map(async (s) => {
-      const g = await s2.gridAt(s.scene.href, v.grid.epsg, o);
-      const at = alignedWindow(v.grid, g.epsg, g.transform);
-      if (!at || at.col0 !== s.window.col0 || at.row0 !== s.window.row0) {
-        throw new SvcError('source_format_mismatch', `cube_resolve: ${s.scene.href} (tslot ${s.tslot}) is no longer on the grid the record pins (EPSG:${g.epsg}, transform ${g.transform.join(', ')}); the cube cannot be rebuilt`, {
-          reason: 'upstream_changed', artifact_cid: v.artifact.cid, tslot: s.tslot,
-        });
-      }
-    }));
+    await Promise.all(
+      v.slices.map(async (s) => {
+        const g = await s2.gridAt(s.scene.href, v.grid.epsg, o);
+        const at = alignedWindow(v.grid, g.epsg, g.transform);
+        if (!at || at.col0 !== s.window.col0 || at.row0 !== s.window.row0) {
+          throw new SvcError(
+            'source_format_mismatch',
+            `cube_resolve: ${s.scene.href} (tslot ${s.tslot}) is no longer on the grid the record pins (EPSG:${g.epsg}, transform ${g.transform.join(', ')}); the cube cannot be rebuilt`,
+            {
+              reason: 'upstream_changed',
+              artifact_cid: v.artifact.cid,
+              tslot: s.tslot,
+            },
+          );
+        }
+      }),
+    );
     bytes = cubeBytes(v.grid, v.slices, await readPlanes(s2, v.grid, v.slices, slicePool(ctx), o));
   } catch (e) {
     throw upstreamFailure(e, 'cube_resolve', { artifact_cid: v.artifact.cid });
@@ -54,7 +62,9 @@ async function rebuild(ctx: ServiceContext, v: BandCubeRecord, token: string, de
   const cid = bytesCid(bytes);
   if (cid !== v.artifact.cid) {
     throw new SvcError('source_format_mismatch', `cube_resolve: the rebuilt cube hashes to ${cid}, not to the signed artifact_cid ${v.artifact.cid}: an upstream file changed; nothing was stored`, {
-      reason: 'upstream_changed', artifact_cid: v.artifact.cid, rebuilt_cid: cid,
+      reason: 'upstream_changed',
+      artifact_cid: v.artifact.cid,
+      rebuilt_cid: cid,
     });
   }
   checkDeadline(deadline, 'cube_resolve');
@@ -94,10 +104,17 @@ export async function resolveCube(ctx: ServiceContext, input: { token: string },
     state = 'rebuilt';
   }
   return {
-    token, aoi_cid: v.aoi_cid, band: v.band, tslots: v.tslots, derivation_cid: f.fact_cid, record: await serveFact(ctx, f),
+    token,
+    aoi_cid: v.aoi_cid,
+    band: v.band,
+    tslots: v.tslots,
+    derivation_cid: f.fact_cid,
+    record: await serveFact(ctx, f),
     artifact: { cid: v.artifact.cid, media_type: v.artifact.media_type, bytes: v.artifact.bytes, url: `/v1/artifacts/${v.artifact.cid}`, state },
     receipt: issueReceipt(ctx, 'cube_resolve', [f.cell], [f.fact_cid], {
-      field: { aoi_cid: v.aoi_cid, derivation_cid: f.fact_cid }, merkle_proof: f.proof, source_versions: v.source_versions,
+      field: { aoi_cid: v.aoi_cid, derivation_cid: f.fact_cid },
+      merkle_proof: f.proof,
+      source_versions: v.source_versions,
     }),
   };
 }

@@ -70,7 +70,13 @@ export async function keepRecord(ctx: ServiceContext, value: object, meta: Recor
   const same = prior.find((f) => contentId(f.body.value) === cid);
   if (same) return same;
   const body = mintedBody(ctx, {
-    kind: 'primary', cell: subject, band: DERIVATION_BAND, tslot: 0, value, unit: 'record', provenance: `${ctx.config.prefix}.${meta.primitive}`,
+    kind: 'primary',
+    cell: subject,
+    band: DERIVATION_BAND,
+    tslot: 0,
+    value,
+    unit: 'record',
+    provenance: `${ctx.config.prefix}.${meta.primitive}`,
     derivation: { fn: meta.fn, sources: meta.sources, args: meta.args },
   });
   const res = await mintFacts(ctx, [body], meta.primitive);

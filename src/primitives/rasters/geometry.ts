@@ -130,7 +130,16 @@ export function cellAnchors(box: LatLngBox, epsg: number, gt: Affine, width: num
     for (let ln = lngLo + Math.floor(stride.lng / 2); ln <= lngHi && listed.length < MAX_ANCHORS; ln += stride.lng) {
       const lat = (la / LAT_MAX) * 180 - 90;
       const lng = (ln / LNG_MAX) * 360 - 180;
-      const w = windowOf([[lat - hLat, lng - hLng], [lat - hLat, lng + hLng], [lat + hLat, lng - hLng], [lat + hLat, lng + hLng]], epsg, t);
+      const w = windowOf(
+        [
+          [lat - hLat, lng - hLng],
+          [lat - hLat, lng + hLng],
+          [lat + hLat, lng - hLng],
+          [lat + hLat, lng + hLng],
+        ],
+        epsg,
+        t,
+      );
       const c0 = Math.max(0, w.col0);
       const r0 = Math.max(0, w.row0);
       const c1 = Math.min(width, w.col0 + w.width);

@@ -80,7 +80,12 @@ export interface RasterBundleResolveAnswer {
   derivation_cid: string;
   record: ServedFact;
   members: Array<{
-    token: string; derivation_cid: string; aoi_cid: string; band: string; tslot: number; record: ServedFact;
+    token: string;
+    derivation_cid: string;
+    aoi_cid: string;
+    band: string;
+    tslot: number;
+    record: ServedFact;
     artifact: { cid: string; media_type: string; bytes: number; url: string; state: 'stored' | 'rebuilt' };
   }>;
   receipt: Receipt;
@@ -102,15 +107,21 @@ function atItem(e: unknown, i: number): unknown {
 
 function envelope(boxes: LatLngBox[]): LatLngBox {
   return {
-    min_lat: Math.min(...boxes.map((b) => b.min_lat)), min_lng: Math.min(...boxes.map((b) => b.min_lng)),
-    max_lat: Math.max(...boxes.map((b) => b.max_lat)), max_lng: Math.max(...boxes.map((b) => b.max_lng)),
+    min_lat: Math.min(...boxes.map((b) => b.min_lat)),
+    min_lng: Math.min(...boxes.map((b) => b.min_lng)),
+    max_lat: Math.max(...boxes.map((b) => b.max_lat)),
+    max_lng: Math.max(...boxes.map((b) => b.max_lng)),
   };
 }
 
 function mergedVersions(values: Array<Record<string, string>>): Record<string, string> {
   const out: Record<string, Set<string>> = {};
   for (const v of values) for (const [k, x] of Object.entries(v)) for (const part of x.split(',')) (out[k] ??= new Set()).add(part);
-  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, s]) => [k, [...s].sort().join(',')]));
+  return Object.fromEntries(
+    Object.entries(out)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([k, s]) => [k, [...s].sort().join(',')]),
+  );
 }
 
 export async function rasterBundle(ctx: ServiceContext, input: RasterBundleRequest, o: { deadline: number }): Promise<RasterBundleAnswer> {
@@ -118,21 +129,27 @@ export async function rasterBundle(ctx: ServiceContext, input: RasterBundleReque
   const { min, max } = RASTER_BUNDLE_LIMITS;
   if (!Array.isArray(items) || items.length < min || items.length > max) {
     throw new SvcError('invalid_argument', `rasters: a bundle holds ${min} to ${max} rasters, got ${Array.isArray(items) ? items.length : 'none'} (cap raster_bundle at /v1/limits)`, {
-      field: 'rasters', cap: 'raster_bundle', min, max, got: Array.isArray(items) ? items.length : null,
+      field: 'rasters',
+      cap: 'raster_bundle',
+      min,
+      max,
+      got: Array.isArray(items) ? items.length : null,
     });
   }
-  const got = await Promise.all(items.map(async (item, i): Promise<{ fact: RasterFact } | { absence: { index: number; aoi_cid: string; band: string; reason: string; detail: string } }> => {
-    try {
-      if ('token' in item) return { fact: await rasterRecord(ctx, item.token) };
-      const r = await bandRaster(ctx, item, o);
-      if (r.status === 'absence') return { absence: { index: i, aoi_cid: r.aoi_cid, band: r.band, reason: r.absence.reason, detail: r.absence.detail } };
-      const f = await ctx.store.getFact(r.derivation_cid);
-      if (!isBandRasterRecord(f)) throw new Error(`internal: raster record ${r.derivation_cid} cannot be read back`);
-      return { fact: f };
-    } catch (e) {
-      throw atItem(e, i);
-    }
-  }));
+  const got = await Promise.all(
+    items.map(async (item, i): Promise<{ fact: RasterFact } | { absence: { index: number; aoi_cid: string; band: string; reason: string; detail: string } }> => {
+      try {
+        if ('token' in item) return { fact: await rasterRecord(ctx, item.token) };
+        const r = await bandRaster(ctx, item, o);
+        if (r.status === 'absence') return { absence: { index: i, aoi_cid: r.aoi_cid, band: r.band, reason: r.absence.reason, detail: r.absence.detail } };
+        const f = await ctx.store.getFact(r.derivation_cid);
+        if (!isBandRasterRecord(f)) throw new Error(`internal: raster record ${r.derivation_cid} cannot be read back`);
+        return { fact: f };
+      } catch (e) {
+        throw atItem(e, i);
+      }
+    }),
+  );
   const absences = got.flatMap((g) => ('absence' in g ? [g.absence] : []));
   if (absences.length > 0) return { status: 'absence', absences, receipt: issueReceipt(ctx, 'raster_bundle', [], []) };
   const byCid = new Map<string, { fact: RasterFact; from: number[] }>();
@@ -143,43 +160,84 @@ export async function rasterBundle(ctx: ServiceContext, input: RasterBundleReque
     else byCid.set(g.fact.fact_cid, { fact: g.fact, from: [i] });
   });
   if (byCid.size < min) {
-    throw new SvcError('invalid_argument', `rasters: the ${items.length} items name ${byCid.size} distinct raster; a bundle holds ${min} to ${max} distinct rasters (cap raster_bundle at /v1/limits)`, {
-      field: 'rasters', cap: 'raster_bundle', min, max, distinct: byCid.size,
-    });
+    throw new SvcError(
+      'invalid_argument',
+      `rasters: the ${items.length} items name ${byCid.size} distinct raster; a bundle holds ${min} to ${max} distinct rasters (cap raster_bundle at /v1/limits)`,
+      {
+        field: 'rasters',
+        cap: 'raster_bundle',
+        min,
+        max,
+        distinct: byCid.size,
+      },
+    );
   }
   const members = [...byCid.values()].sort((a, b) => (a.fact.fact_cid < b.fact.fact_cid ? -1 : 1));
   const prefix = ctx.config.prefix;
   const memberRecords: BundleMemberRecord[] = members.map(({ fact }) => {
     const v = fact.body.value;
     return {
-      derivation_cid: fact.fact_cid, token: rasterToken(prefix, { aoi_cid: v.aoi_cid, band: v.band, tslot: v.tslot, derivation_cid: fact.fact_cid }), aoi_cid: v.aoi_cid, band: v.band, tslot: v.tslot,
+      derivation_cid: fact.fact_cid,
+      token: rasterToken(prefix, { aoi_cid: v.aoi_cid, band: v.band, tslot: v.tslot, derivation_cid: fact.fact_cid }),
+      aoi_cid: v.aoi_cid,
+      band: v.band,
+      tslot: v.tslot,
       artifact: { cid: v.artifact.cid, media_type: v.artifact.media_type, bytes: v.artifact.bytes },
     };
   });
   const aoi = envelope(members.map((m) => m.fact.body.value.aoi));
   const record: RasterBundleRecord = {
-    recipe: RASTER_BUNDLE_RECIPE, set_cid: setCid(memberRecords.map((m) => m.derivation_cid)), aoi, aoi_cid: aoiCid(aoi), members: memberRecords,
+    recipe: RASTER_BUNDLE_RECIPE,
+    set_cid: setCid(memberRecords.map((m) => m.derivation_cid)),
+    aoi,
+    aoi_cid: aoiCid(aoi),
+    members: memberRecords,
     source_versions: mergedVersions(members.map((m) => m.fact.body.value.source_versions)),
   };
   const fact = await keepRecord(ctx, record, {
-    primitive: 'raster_bundle', fn: RASTER_BUNDLE_RECIPE, sources: Object.keys(record.source_versions), args: { set_cid: record.set_cid, members: memberRecords.length },
+    primitive: 'raster_bundle',
+    fn: RASTER_BUNDLE_RECIPE,
+    sources: Object.keys(record.source_versions),
+    args: { set_cid: record.set_cid, members: memberRecords.length },
   });
   const token = rastersetToken(prefix, { set_cid: record.set_cid, derivation_cid: fact.fact_cid });
   return {
-    status: 'rasterset', token, set_cid: record.set_cid, aoi_cid: record.aoi_cid, bbox: aoi, derivation_cid: fact.fact_cid,
-    record: `${prefix}:fact:${fact.cell}:${fact.fact_cid}`, count: memberRecords.length,
+    status: 'rasterset',
+    token,
+    set_cid: record.set_cid,
+    aoi_cid: record.aoi_cid,
+    bbox: aoi,
+    derivation_cid: fact.fact_cid,
+    record: `${prefix}:fact:${fact.cell}:${fact.fact_cid}`,
+    count: memberRecords.length,
     members: memberRecords.map((m, k) => ({
-      token: m.token, derivation_cid: m.derivation_cid, aoi_cid: m.aoi_cid, band: m.band, tslot: m.tslot,
-      artifact_cid: m.artifact.cid, artifact_url: `/v1/artifacts/${m.artifact.cid}`, media_type: m.artifact.media_type, bytes: m.artifact.bytes, from_request: members[k].from,
+      token: m.token,
+      derivation_cid: m.derivation_cid,
+      aoi_cid: m.aoi_cid,
+      band: m.band,
+      tslot: m.tslot,
+      artifact_cid: m.artifact.cid,
+      artifact_url: `/v1/artifacts/${m.artifact.cid}`,
+      media_type: m.artifact.media_type,
+      bytes: m.artifact.bytes,
+      from_request: members[k].from,
     })),
-    receipt: bundleReceipt(ctx, 'raster_bundle', fact, record, members.map((m) => m.fact)),
+    receipt: bundleReceipt(
+      ctx,
+      'raster_bundle',
+      fact,
+      record,
+      members.map((m) => m.fact),
+    ),
   };
 }
 
 /** The receipt of a bundle: the set record first (with its batch proof), then every member's record. */
 function bundleReceipt(ctx: ServiceContext, primitive: string, fact: StoredFact, record: RasterBundleRecord, members: StoredFact[]): Receipt {
   return issueReceipt(ctx, primitive, [fact.cell, ...members.map((m) => m.cell)], [fact.fact_cid, ...members.map((m) => m.fact_cid)], {
-    field: { aoi_cid: record.aoi_cid, derivation_cid: fact.fact_cid }, merkle_proof: fact.proof, source_versions: record.source_versions,
+    field: { aoi_cid: record.aoi_cid, derivation_cid: fact.fact_cid },
+    merkle_proof: fact.proof,
+    source_versions: record.source_versions,
   });
 }
 
@@ -192,22 +250,48 @@ export async function resolveRasterBundle(ctx: ServiceContext, input: { token: s
   const v = f.body.value as RasterBundleRecord;
   const signed = setCid(v.members.map((m) => m.derivation_cid));
   if (t.set_cid !== v.set_cid || signed !== v.set_cid) {
-    throw new SvcError('token_claim_mismatch', `token: states set_cid ${t.set_cid} but the signed record's members anchor to ${signed}`, { field: 'token', claimed: { set_cid: t.set_cid }, signed: { set_cid: signed } });
+    throw new SvcError('token_claim_mismatch', `token: states set_cid ${t.set_cid} but the signed record's members anchor to ${signed}`, {
+      field: 'token',
+      claimed: { set_cid: t.set_cid },
+      signed: { set_cid: signed },
+    });
   }
   const pool = new Pool(RASTERS_AT_ONCE);
-  const members = await Promise.all(v.members.map((m) => pool.run(async () => {
-    const mf = await ctx.store.getFact(m.derivation_cid);
-    if (!isBandRasterRecord(mf)) throw new SvcError('cid_not_found', `member ${m.derivation_cid} of the set has no raster record here`, { field: 'token', derivation_cid: m.derivation_cid });
-    const state = await ensureRasterArtifact(ctx, mf.body.value, m.token, o.deadline);
-    return { fact: mf, state };
-  })));
+  const members = await Promise.all(
+    v.members.map((m) =>
+      pool.run(async () => {
+        const mf = await ctx.store.getFact(m.derivation_cid);
+        if (!isBandRasterRecord(mf)) throw new SvcError('cid_not_found', `member ${m.derivation_cid} of the set has no raster record here`, { field: 'token', derivation_cid: m.derivation_cid });
+        const state = await ensureRasterArtifact(ctx, mf.body.value, m.token, o.deadline);
+        return { fact: mf, state };
+      }),
+    ),
+  );
   const record = await serveFact(ctx, f);
   return {
-    token: input.token, set_cid: v.set_cid, aoi_cid: v.aoi_cid, bbox: v.aoi, derivation_cid: f.fact_cid, record,
-    members: await Promise.all(v.members.map(async (m, k) => ({
-      token: m.token, derivation_cid: m.derivation_cid, aoi_cid: m.aoi_cid, band: m.band, tslot: m.tslot, record: await serveFact(ctx, members[k].fact),
-      artifact: { cid: m.artifact.cid, media_type: m.artifact.media_type, bytes: m.artifact.bytes, url: `/v1/artifacts/${m.artifact.cid}`, state: members[k].state },
-    }))),
-    receipt: bundleReceipt(ctx, 'raster_bundle_resolve', f, v, members.map((m) => m.fact)),
+    token: input.token,
+    set_cid: v.set_cid,
+    aoi_cid: v.aoi_cid,
+    bbox: v.aoi,
+    derivation_cid: f.fact_cid,
+    record,
+    members: await Promise.all(
+      v.members.map(async (m, k) => ({
+        token: m.token,
+        derivation_cid: m.derivation_cid,
+        aoi_cid: m.aoi_cid,
+        band: m.band,
+        tslot: m.tslot,
+        record: await serveFact(ctx, members[k].fact),
+        artifact: { cid: m.artifact.cid, media_type: m.artifact.media_type, bytes: m.artifact.bytes, url: `/v1/artifacts/${m.artifact.cid}`, state: members[k].state },
+      })),
+    ),
+    receipt: bundleReceipt(
+      ctx,
+      'raster_bundle_resolve',
+      f,
+      v,
+      members.map((m) => m.fact),
+    ),
   };
 }

@@ -44,19 +44,30 @@ async function rebuild(ctx: ServiceContext, v: BandRasterRecord, token: string, 
     const t = grid.transform;
     const origin = [t[2] + t[0] * g.col0, t[5] + t[4] * g.row0];
     if (grid.epsg !== g.epsg || t[0] !== g.geotransform[1] || t[4] !== g.geotransform[5] || origin[0] !== g.geotransform[0] || origin[1] !== g.geotransform[3]) {
-      throw new SvcError('source_format_mismatch', `raster_resolve: ${v.scene.href} is no longer on the grid the record pins (EPSG:${grid.epsg}, transform ${t.join(', ')}); the artifact cannot be rebuilt`, {
-        reason: 'upstream_changed', artifact_cid: v.artifact.cid,
-      });
+      throw new SvcError(
+        'source_format_mismatch',
+        `raster_resolve: ${v.scene.href} is no longer on the grid the record pins (EPSG:${grid.epsg}, transform ${t.join(', ')}); the artifact cannot be rebuilt`,
+        {
+          reason: 'upstream_changed',
+          artifact_cid: v.artifact.cid,
+        },
+      );
     }
     const window = { col0: g.col0, row0: g.row0, width: g.width, height: g.height };
-    ({ bytes } = await makeGrid(s2, { href: v.scene.href, epsg: g.epsg, window, geotransform: g.geotransform, scale: v.reflectance.scale, offset: v.reflectance.offset, nodata: v.reflectance.nodata }, o));
+    ({ bytes } = await makeGrid(
+      s2,
+      { href: v.scene.href, epsg: g.epsg, window, geotransform: g.geotransform, scale: v.reflectance.scale, offset: v.reflectance.offset, nodata: v.reflectance.nodata },
+      o,
+    ));
   } catch (e) {
     throw upstreamFailure(e, 'raster_resolve', { artifact_cid: v.artifact.cid });
   }
   const cid = bytesCid(bytes);
   if (cid !== v.artifact.cid) {
     throw new SvcError('source_format_mismatch', `raster_resolve: the rebuilt grid hashes to ${cid}, not to the signed artifact_cid ${v.artifact.cid}: the upstream file changed; nothing was stored`, {
-      reason: 'upstream_changed', artifact_cid: v.artifact.cid, rebuilt_cid: cid,
+      reason: 'upstream_changed',
+      artifact_cid: v.artifact.cid,
+      rebuilt_cid: cid,
     });
   }
   checkDeadline(deadline, 'raster_resolve');
@@ -100,10 +111,17 @@ export async function resolveRaster(ctx: ServiceContext, input: { token: string 
   const state = await ensureRasterArtifact(ctx, v, token, o.deadline);
   const record = await serveFact(ctx, f);
   return {
-    token, aoi_cid: v.aoi_cid, band: v.band, tslot: v.tslot, derivation_cid: f.fact_cid, record,
+    token,
+    aoi_cid: v.aoi_cid,
+    band: v.band,
+    tslot: v.tslot,
+    derivation_cid: f.fact_cid,
+    record,
     artifact: { cid: v.artifact.cid, media_type: v.artifact.media_type, bytes: v.artifact.bytes, url: `/v1/artifacts/${v.artifact.cid}`, state },
     receipt: issueReceipt(ctx, 'raster_resolve', [f.cell], [f.fact_cid], {
-      field: { aoi_cid: v.aoi_cid, derivation_cid: f.fact_cid }, merkle_proof: f.proof, source_versions: v.source_versions,
+      field: { aoi_cid: v.aoi_cid, derivation_cid: f.fact_cid },
+      merkle_proof: f.proof,
+      source_versions: v.source_versions,
     }),
   };
 }

@@ -214,8 +214,17 @@ export async function assembleField(area: TesseraArea, g: FieldGrid, tileOf: (na
     const w = windows[i];
     if (!w) return;
     records.push({
-      tile: t.tile, embeddings: t.hrefs.embeddings, scales: t.hrefs.scales, landmask: t.hrefs.landmask, shape: [t.height, t.width],
-      scales_per_pixel: t.scalesPerPixel, epsg: t.epsg, geotransform: t.geotransform, window: { ...w }, pixels: counts[i], lattice: lattices[i] ? 'shared' : 'nearest',
+      tile: t.tile,
+      embeddings: t.hrefs.embeddings,
+      scales: t.hrefs.scales,
+      landmask: t.hrefs.landmask,
+      shape: [t.height, t.width],
+      scales_per_pixel: t.scalesPerPixel,
+      epsg: t.epsg,
+      geotransform: t.geotransform,
+      window: { ...w },
+      pixels: counts[i],
+      lattice: lattices[i] ? 'shared' : 'nearest',
     });
   });
   records.sort((x, y) => (x.tile < y.tile ? -1 : x.tile > y.tile ? 1 : 0));
@@ -223,6 +232,9 @@ export async function assembleField(area: TesseraArea, g: FieldGrid, tileOf: (na
   const stats = reads.reduce((acc, r) => ({ requests: acc.requests + (r?.requests ?? 0), bytes: acc.bytes + (r?.bytes ?? 0) }), { requests: 0, bytes: 0 });
   return {
     field: { width: g.width, height: g.height, epsg: g.epsg, geotransform: g.geotransform, channels: TESSERA_DIM, scalesPerPixel: S, q, s },
-    tiles: records, missing, valid, ...stats,
+    tiles: records,
+    missing,
+    valid,
+    ...stats,
   };
 }

@@ -93,14 +93,16 @@ function stateOf(ctx: ServiceContext): PerContext {
 /** The area reader of the wired GeoTessera connector; a typed error when none is wired. */
 export function tesseraOf(ctx: ServiceContext): TesseraArea {
   const m = ctx.materializers.list().find((x: Materializer) => x.key === TESSERA_SOURCE) as Partial<GeoTesseraConnector> | undefined;
-  if (!m?.area) throw new SvcError('cid_not_found', `no GeoTessera connector (${TESSERA_SOURCE}) is wired on this responder, so it makes no embedding fields (see /v1/materializers)`, { reason: 'no_connector' });
+  if (!m?.area)
+    throw new SvcError('cid_not_found', `no GeoTessera connector (${TESSERA_SOURCE}) is wired on this responder, so it makes no embedding fields (see /v1/materializers)`, { reason: 'no_connector' });
   return m.area;
 }
 
 /** Refuses a year before the first vintage or after the current one. */
 export function checkYear(ctx: ServiceContext, year: number, field = 'year'): void {
   const last = ctx.now().getUTCFullYear();
-  if (!Number.isInteger(year) || year < TESSERA_FIRST_YEAR || year > last) throw invalidArgument(field, `${year} is not a GeoTessera vintage: annual vintages run from ${TESSERA_FIRST_YEAR} to the current year (${last})`);
+  if (!Number.isInteger(year) || year < TESSERA_FIRST_YEAR || year > last)
+    throw invalidArgument(field, `${year} is not a GeoTessera vintage: annual vintages run from ${TESSERA_FIRST_YEAR} to the current year (${last})`);
 }
 
 /** The 0.1° tiles whose cells meet the box, centre tile first, then by name. */
@@ -111,9 +113,16 @@ export function tilesOfBox(box: LatLngBox): string[] {
   const lng0 = Math.floor(box.min_lng * 10);
   const lng1 = Math.floor(box.max_lng * 10);
   if ((lat1 - lat0 + 1) * (lng1 - lng0 + 1) > TESSERA_MAX_TILES) {
-    throw new SvcError('invalid_argument', `bbox: the box touches ${(lat1 - lat0 + 1) * (lng1 - lng0 + 1)} GeoTessera tiles of 0.1°; a field of at most ${TESSERA_MAX_PIXELS_PER_SIDE} pixels per side touches at most ${TESSERA_MAX_TILES} (tessera_field.max_tiles, /v1/limits): split the box`, {
-      field: 'bbox', cap: 'tessera_field.max_tiles', max_tiles: TESSERA_MAX_TILES, tiles: (lat1 - lat0 + 1) * (lng1 - lng0 + 1),
-    });
+    throw new SvcError(
+      'invalid_argument',
+      `bbox: the box touches ${(lat1 - lat0 + 1) * (lng1 - lng0 + 1)} GeoTessera tiles of 0.1°; a field of at most ${TESSERA_MAX_PIXELS_PER_SIDE} pixels per side touches at most ${TESSERA_MAX_TILES} (tessera_field.max_tiles, /v1/limits): split the box`,
+      {
+        field: 'bbox',
+        cap: 'tessera_field.max_tiles',
+        max_tiles: TESSERA_MAX_TILES,
+        tiles: (lat1 - lat0 + 1) * (lng1 - lng0 + 1),
+      },
+    );
   }
   for (let a = lat0; a <= lat1; a++) for (let b = lng0; b <= lng1; b++) names.add(tesseraTile((a + 0.5) / 10, (b + 0.5) / 10));
   const centre = tesseraTile((box.min_lat + box.max_lat) / 2, (box.min_lng + box.max_lng) / 2);
@@ -122,9 +131,18 @@ export function tilesOfBox(box: LatLngBox): string[] {
 
 /** The refusal of a window past the cap, naming it. */
 function tooLarge(width: number, height: number, res: number): SvcError {
-  return new SvcError('invalid_argument', `bbox: the box is ${width} × ${height} pixels of GeoTessera at its native ${res} m; the cap tessera_field.max_pixels_per_side is ${TESSERA_MAX_PIXELS_PER_SIDE} (see /v1/limits): split the box`, {
-    field: 'bbox', cap: 'tessera_field.max_pixels_per_side', max_pixels_per_side: TESSERA_MAX_PIXELS_PER_SIDE, width, height, pixel_size_m: res,
-  });
+  return new SvcError(
+    'invalid_argument',
+    `bbox: the box is ${width} × ${height} pixels of GeoTessera at its native ${res} m; the cap tessera_field.max_pixels_per_side is ${TESSERA_MAX_PIXELS_PER_SIDE} (see /v1/limits): split the box`,
+    {
+      field: 'bbox',
+      cap: 'tessera_field.max_pixels_per_side',
+      max_pixels_per_side: TESSERA_MAX_PIXELS_PER_SIDE,
+      width,
+      height,
+      pixel_size_m: res,
+    },
+  );
 }
 
 /** A memoised tile lookup for one year (headers read once, in parallel). */
@@ -156,16 +174,40 @@ async function make(ctx: ServiceContext, box: LatLngBox, year: number, deadline:
   let made: { record: FieldRecord; bytes: Uint8Array; field: EmbeddingField };
   try {
     const g = await gridOf(box, names, lookup);
-    if (!g) return { kind: 'absence', aoi_cid: aoi, box, year, absence: { reason: 'outside_coverage', detail: `no GeoTessera tile of ${year} is published over the box (tiles ${names.join(', ')})`, tiles: names } };
+    if (!g)
+      return {
+        kind: 'absence',
+        aoi_cid: aoi,
+        box,
+        year,
+        absence: { reason: 'outside_coverage', detail: `no GeoTessera tile of ${year} is published over the box (tiles ${names.join(', ')})`, tiles: names },
+      };
     const a = await assembleField(area, g.grid, lookup, { deadline });
     if (a.valid === 0) {
-      return { kind: 'absence', aoi_cid: aoi, box, year, absence: { reason: 'no_data', detail: `no pixel of the ${g.grid.width} × ${g.grid.height} window carries an embedding for ${year}`, tiles: [...a.tiles.map((t) => t.tile), ...a.missing].sort() } };
+      return {
+        kind: 'absence',
+        aoi_cid: aoi,
+        box,
+        year,
+        absence: {
+          reason: 'no_data',
+          detail: `no pixel of the ${g.grid.width} × ${g.grid.height} window carries an embedding for ${year}`,
+          tiles: [...a.tiles.map((t) => t.tile), ...a.missing].sort(),
+        },
+      };
     }
     const bytes = encodeField(a.field);
     const record: FieldRecord = {
-      recipe: TESSERA_FIELD_RECIPE, aoi: box, aoi_cid: aoi, year,
-      grid: { ...g.grid, tile: g.tile }, tiles: a.tiles, missing_tiles: a.missing,
-      channels: TESSERA_DIM, scales_per_pixel: a.field.scalesPerPixel, valid_pixels: a.valid,
+      recipe: TESSERA_FIELD_RECIPE,
+      aoi: box,
+      aoi_cid: aoi,
+      year,
+      grid: { ...g.grid, tile: g.tile },
+      tiles: a.tiles,
+      missing_tiles: a.missing,
+      channels: TESSERA_DIM,
+      scales_per_pixel: a.field.scalesPerPixel,
+      valid_pixels: a.valid,
       artifact: { cid: bytesCid(bytes), media_type: FIELD_MEDIA_TYPE, bytes: bytes.length },
       source_versions: { [TESSERA_SOURCE]: `v1/${year}` },
     };
@@ -209,13 +251,20 @@ export async function fieldForBox(ctx: ServiceContext, box: LatLngBox, year: num
 
 /** Checks that a tile read for a rebuild is still the one the record pins. */
 function samePinned(t: TesseraTile | null, pin: FieldRecord['tiles'][number]): boolean {
-  return t !== null && t.height === pin.shape[0] && t.width === pin.shape[1] && t.scalesPerPixel === pin.scales_per_pixel && t.epsg === pin.epsg && t.geotransform.every((x, i) => x === pin.geotransform[i]);
+  return (
+    t !== null && t.height === pin.shape[0] && t.width === pin.shape[1] && t.scalesPerPixel === pin.scales_per_pixel && t.epsg === pin.epsg && t.geotransform.every((x, i) => x === pin.geotransform[i])
+  );
 }
 
 /** Makes the artifact of `v` again from the pinned tiles; refuses bytes that differ from the signed cid. Nothing is stored here. */
 async function rebuildBytes(ctx: ServiceContext, v: FieldRecord, deadline: number): Promise<Uint8Array> {
   const area = tesseraOf(ctx);
-  const changed = (detail: string, extra: Record<string, unknown> = {}) => new SvcError('source_format_mismatch', `tessera_field rebuild: ${detail}; the artifact cannot be rebuilt and nothing was stored`, { reason: 'upstream_changed', artifact_cid: v.artifact.cid, ...extra });
+  const changed = (detail: string, extra: Record<string, unknown> = {}) =>
+    new SvcError('source_format_mismatch', `tessera_field rebuild: ${detail}; the artifact cannot be rebuilt and nothing was stored`, {
+      reason: 'upstream_changed',
+      artifact_cid: v.artifact.cid,
+      ...extra,
+    });
   let bytes: Uint8Array;
   try {
     const pins = new Map(v.tiles.map((t) => [t.tile, t]));
@@ -288,12 +337,32 @@ export function fieldAnswer(ctx: ServiceContext, o: FieldOutcome): FieldAnswer |
   const { fact, record: v, token } = o;
   const g = v.grid;
   return {
-    status: 'field', token, aoi_cid: v.aoi_cid, year: v.year, derivation_cid: fact.fact_cid, record: `${ctx.config.prefix}:fact:${fact.cell}:${fact.fact_cid}`,
-    artifact_cid: v.artifact.cid, artifact_url: `/v1/artifacts/${v.artifact.cid}`, media_type: v.artifact.media_type, bytes: v.artifact.bytes,
-    width: g.width, height: g.height, epsg: g.epsg, geotransform: g.geotransform, pixel_size_m: g.geotransform[1], channels: v.channels,
-    scales_per_pixel: v.scales_per_pixel, valid_pixels: v.valid_pixels, bbox: v.aoi,
-    tiles: v.tiles.map((t) => ({ tile: t.tile, pixels: t.pixels, lattice: t.lattice })), missing_tiles: v.missing_tiles,
-    receipt: issueReceipt(ctx, 'tessera_field', [fact.cell], [fact.fact_cid], { field: { aoi_cid: v.aoi_cid, derivation_cid: fact.fact_cid }, merkle_proof: fact.proof, source_versions: v.source_versions }),
+    status: 'field',
+    token,
+    aoi_cid: v.aoi_cid,
+    year: v.year,
+    derivation_cid: fact.fact_cid,
+    record: `${ctx.config.prefix}:fact:${fact.cell}:${fact.fact_cid}`,
+    artifact_cid: v.artifact.cid,
+    artifact_url: `/v1/artifacts/${v.artifact.cid}`,
+    media_type: v.artifact.media_type,
+    bytes: v.artifact.bytes,
+    width: g.width,
+    height: g.height,
+    epsg: g.epsg,
+    geotransform: g.geotransform,
+    pixel_size_m: g.geotransform[1],
+    channels: v.channels,
+    scales_per_pixel: v.scales_per_pixel,
+    valid_pixels: v.valid_pixels,
+    bbox: v.aoi,
+    tiles: v.tiles.map((t) => ({ tile: t.tile, pixels: t.pixels, lattice: t.lattice })),
+    missing_tiles: v.missing_tiles,
+    receipt: issueReceipt(ctx, 'tessera_field', [fact.cell], [fact.fact_cid], {
+      field: { aoi_cid: v.aoi_cid, derivation_cid: fact.fact_cid },
+      merkle_proof: fact.proof,
+      source_versions: v.source_versions,
+    }),
   };
 }
 

@@ -67,7 +67,13 @@ export async function keepRecord(ctx: ServiceContext, value: { recipe: string } 
   const same = prior.find((f) => contentId(f.body.value) === cid);
   if (same) return same;
   const body = mintedBody(ctx, {
-    kind: 'primary', cell: subject, band: DERIVATION_BAND, tslot: 0, value, unit: 'record', provenance: `${ctx.config.prefix}.${primitive}`,
+    kind: 'primary',
+    cell: subject,
+    band: DERIVATION_BAND,
+    tslot: 0,
+    value,
+    unit: 'record',
+    provenance: `${ctx.config.prefix}.${primitive}`,
     derivation: { fn: value.recipe, sources: [TESSERA_SOURCE], args },
   });
   const res = await mintFacts(ctx, [body], primitive);

@@ -52,10 +52,16 @@ export async function resolveField(ctx: ServiceContext, input: { token: string }
   const state = await ensureField(ctx, f, input.token, o.deadline);
   const record = await serveFact(ctx, f);
   return {
-    token: input.token, aoi_cid: v.aoi_cid, year: v.year, derivation_cid: f.fact_cid, record,
+    token: input.token,
+    aoi_cid: v.aoi_cid,
+    year: v.year,
+    derivation_cid: f.fact_cid,
+    record,
     artifact: { cid: v.artifact.cid, media_type: v.artifact.media_type, bytes: v.artifact.bytes, url: `/v1/artifacts/${v.artifact.cid}`, state },
     receipt: issueReceipt(ctx, 'tessera_field_resolve', [f.cell], [f.fact_cid], {
-      field: { aoi_cid: v.aoi_cid, derivation_cid: f.fact_cid }, merkle_proof: f.proof, source_versions: v.source_versions,
+      field: { aoi_cid: v.aoi_cid, derivation_cid: f.fact_cid },
+      merkle_proof: f.proof,
+      source_versions: v.source_versions,
     }),
   };
 }

@@ -45,9 +45,15 @@ export async function cellView(ctx: ServiceContext, cell64: string) {
       versions_truncated: versions.length > limit,
     },
     caveats: [GRID_CAVEAT],
-    receipt: issueReceipt(ctx, 'cell_view', [cell], facts.map((f) => f.fact_cid), {
-      merkle_proof: stored[0]?.proof,
-      cost: { credits: 0, was_cached: read.was_cached },
-    }),
+    receipt: issueReceipt(
+      ctx,
+      'cell_view',
+      [cell],
+      facts.map((f) => f.fact_cid),
+      {
+        merkle_proof: stored[0]?.proof,
+        cost: { credits: 0, was_cached: read.was_cached },
+      },
+    ),
   };
 }

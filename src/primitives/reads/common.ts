@@ -17,9 +17,7 @@ export const READ_CONCURRENCY = 16;
  * is asked before each item starts; when it says no, the item is left undone (result undefined)
  * and so are all later ones — this is how time budgets stop starting new work.
  */
-export async function mapLimit<T, R>(
-  items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<R>, shouldStart: () => boolean = () => true,
-): Promise<Array<R | undefined>> {
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<R>, shouldStart: () => boolean = () => true): Promise<Array<R | undefined>> {
   const out: Array<R | undefined> = new Array(items.length).fill(undefined);
   let next = 0;
   let stopped = false;
@@ -44,7 +42,9 @@ export function requireBand(ctx: ServiceContext, key: unknown, field: string): B
   if (e) return e;
   const hint = ctx.registry.bandList.find((b) => b.key.endsWith(`.${key}`))?.key;
   throw new SvcError('band_not_in_registry', `${field}: ${key} is not in the active manifest; bands need their namespace prefix (see /v1/bands)`, {
-    field, band: key, did_you_mean: hint ? [hint] : [],
+    field,
+    band: key,
+    did_you_mean: hint ? [hint] : [],
   });
 }
 

@@ -65,7 +65,9 @@ export async function compare(ctx: ServiceContext, req: { a: string; b: string; 
   const vectorScore = usedVec.length > 0;
   const used = vectorScore ? usedVec : usedNum;
   const receipt = issueReceipt(ctx, 'compare', [...new Set([ca, cb])], [...new Set(used.map((f) => f.fact_cid))], {
-    scope, merkle_proof: used[0]?.proof, cost: { credits: 0, was_cached: false },
+    scope,
+    merkle_proof: used[0]?.proof,
+    cost: { credits: 0, was_cached: false },
   });
   const base = { a: ca, b: cb, ...(family !== undefined ? { family } : {}), skipped_bands: skipped };
   if (vectorScore) return { ...base, score: mean(Object.values(cosines)), score_kind: 'cosine' as const, cosines, receipt };
@@ -113,7 +115,12 @@ export async function compareBands(ctx: ServiceContext, req: CompareBandsRequest
   const bb = requireBand(ctx, req.b, 'b');
   const vector = ba.value_kind === 'vector' || bb.value_kind === 'vector';
   if (ba.value_kind === 'vector' && bb.value_kind === 'vector' && ba.key !== bb.key) {
-    throw new SvcError('invalid_argument', `b: cosine between two different vector bands (${ba.key}, ${bb.key}) is undefined: they live in different embedding spaces; compare one band at two tslots`, { field: 'b', a: ba.key, b: bb.key }, { status: 400 });
+    throw new SvcError(
+      'invalid_argument',
+      `b: cosine between two different vector bands (${ba.key}, ${bb.key}) is undefined: they live in different embedding spaces; compare one band at two tslots`,
+      { field: 'b', a: ba.key, b: bb.key },
+      { status: 400 },
+    );
   }
   if (vector && ba.value_kind !== bb.value_kind) throw invalidArgument('b', `${ba.key} is ${ba.value_kind} and ${bb.key} is ${bb.value_kind}: a vector compares only with itself at another tslot`);
   const ta = optionalTslot(ctx, req.tslot_a, ba, 'tslot_a');
@@ -127,7 +134,11 @@ export async function compareBands(ctx: ServiceContext, req: CompareBandsRequest
     throw invalidArgument(ta === undefined ? 'tslot_a' : 'tslot_b', `both readings resolve to tslot ${fa.tslot}; name two different tslots for one vector band`);
   }
   const show = (band: BandEntry, t: number | undefined, f: StoredFact | undefined) => ({
-    band: band.key, tslot: f?.tslot ?? t ?? null, fact_cid: f?.fact_cid ?? null, kind: f?.kind ?? null, value: f && f.kind !== 'absence' ? f.body.value ?? null : null,
+    band: band.key,
+    tslot: f?.tslot ?? t ?? null,
+    fact_cid: f?.fact_cid ?? null,
+    kind: f?.kind ?? null,
+    value: f && f.kind !== 'absence' ? (f.body.value ?? null) : null,
   });
   const out: Record<string, unknown> = { cell, a: show(ba, ta, fa), b: show(bb, tb, fb), delta: null, percent_change: null, cosine: null, l2: null };
   const notes: string[] = [];
@@ -152,12 +163,18 @@ export async function compareBands(ctx: ServiceContext, req: CompareBandsRequest
   }
   if (predicate) {
     const t = predicate.threshold;
-    const holds = metric === null ? false
-      : predicate.kind === 'abs_diff_le' ? metric <= t
-        : predicate.kind === 'abs_diff_lt' ? metric < t
-          : predicate.kind === 'cosine_ge' ? metric >= t
-            : predicate.kind === 'cosine_gt' ? metric > t
-              : metric <= t;
+    const holds =
+      metric === null
+        ? false
+        : predicate.kind === 'abs_diff_le'
+          ? metric <= t
+          : predicate.kind === 'abs_diff_lt'
+            ? metric < t
+            : predicate.kind === 'cosine_ge'
+              ? metric >= t
+              : predicate.kind === 'cosine_gt'
+                ? metric > t
+                : metric <= t;
     out.predicate_verdict = { holds, kind: predicate.kind, threshold: t, decidable: metric !== null, ...(metric === null ? { reason: notes[0] ?? 'not computable' } : {}) };
   } else {
     out.predicate_verdict = null;

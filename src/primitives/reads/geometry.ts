@@ -51,12 +51,13 @@ function polygonRings(v: unknown, field: string): PolygonRings {
 
 function bboxOf(polys: PolygonRings[]): Area['bbox'] {
   const b = { min_lat: Infinity, min_lng: Infinity, max_lat: -Infinity, max_lng: -Infinity };
-  for (const p of polys) for (const [lng, lat] of p[0]) {
-    b.min_lat = Math.min(b.min_lat, lat);
-    b.max_lat = Math.max(b.max_lat, lat);
-    b.min_lng = Math.min(b.min_lng, lng);
-    b.max_lng = Math.max(b.max_lng, lng);
-  }
+  for (const p of polys)
+    for (const [lng, lat] of p[0]) {
+      b.min_lat = Math.min(b.min_lat, lat);
+      b.max_lat = Math.max(b.max_lat, lat);
+      b.min_lng = Math.min(b.min_lng, lng);
+      b.max_lng = Math.max(b.max_lng, lng);
+    }
   return b;
 }
 
@@ -90,7 +91,13 @@ export function boxArea(min_lat: unknown, min_lng: unknown, max_lat: unknown, ma
   if (s > n) throw invalidArgument(base, `south ${s} is north of north ${n}`);
   // Boxes across the antimeridian would need two rectangles; callers split them instead.
   if (w > e) throw invalidArgument(base, `west ${w} is east of east ${e} (split boxes that cross the antimeridian)`);
-  const r: Ring = [[w, s], [e, s], [e, n], [w, n], [w, s]];
+  const r: Ring = [
+    [w, s],
+    [e, s],
+    [e, n],
+    [w, n],
+    [w, s],
+  ];
   return { polygons: [[r]], bbox: { min_lat: s, min_lng: w, max_lat: n, max_lng: e }, source: 'bbox' };
 }
 

@@ -68,11 +68,12 @@ function withPlace(r: SignedResponse, place?: SignedResponse['place']): CellResp
 function merge(byCell: Record<string, CellResponse>, order: readonly string[]): ServedFact[] {
   const seen = new Set<string>();
   const out: ServedFact[] = [];
-  for (const c of order) for (const f of byCell[c]?.facts ?? []) {
-    if (seen.has(f.fact_cid)) continue;
-    seen.add(f.fact_cid);
-    out.push(f);
-  }
+  for (const c of order)
+    for (const f of byCell[c]?.facts ?? []) {
+      if (seen.has(f.fact_cid)) continue;
+      seen.add(f.fact_cid);
+      out.push(f);
+    }
   return out;
 }
 
@@ -152,16 +153,23 @@ export async function recallPolygon(ctx: ServiceContext, req: RecallPolygonReque
 
   // include ftw_fields: read beside the cells, over the area's box, kept inside its polygon.
   const a = area;
-  const ftw = !include.includes('ftw_fields') ? undefined : a
-    ? fieldsForRecallArea(ctx, a.bbox, { deadline: opts.deadline, keep: a.source === 'bbox' ? undefined : (lat, lng) => contains(a, lat, lng) })
-    : Promise.resolve<FieldsUnavailable>({ status: 'unavailable', code: 'invalid_argument', reason: 'cells: a list of cells selects no area, so no field-boundary polygons were read or signed; give polygon or polygon_bbox' });
+  const ftw = !include.includes('ftw_fields')
+    ? undefined
+    : a
+      ? fieldsForRecallArea(ctx, a.bbox, { deadline: opts.deadline, keep: a.source === 'bbox' ? undefined : (lat, lng) => contains(a, lat, lng) })
+      : Promise.resolve<FieldsUnavailable>({
+          status: 'unavailable',
+          code: 'invalid_argument',
+          reason: 'cells: a list of cells selects no area, so no field-boundary polygons were read or signed; give polygon or polygon_bbox',
+        });
   ftw?.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
 
   const budgetEnd = started + budgetMs;
   // Upstream work inside a started cell also stops at the budget, so the answer returns on time.
   const deadline = Math.min(opts.deadline ?? Infinity, budgetEnd);
   const results = await mapLimit(
-    cells, READ_CONCURRENCY,
+    cells,
+    READ_CONCURRENCY,
     (cell) => recall(ctx, { ...fields, cell }, { primitive: 'recall_polygon', deadline }),
     () => Date.now() < budgetEnd,
   );

@@ -79,7 +79,9 @@ async function edgesOf(ctx: ServiceContext, facts: readonly StoredFact[], scope:
       out.set(contentId(e), { edge_cid: contentId(e), ...e });
     }
   }
-  const lists = await Promise.all(facts.map((f) => ctx.store.memory.edges({ scope, record: f.fact_cid, direction: 'both', limit: EDGES_PER_FACT, ...(recordedAt ? { recorded_at: recordedAt } : {}) })));
+  const lists = await Promise.all(
+    facts.map((f) => ctx.store.memory.edges({ scope, record: f.fact_cid, direction: 'both', limit: EDGES_PER_FACT, ...(recordedAt ? { recorded_at: recordedAt } : {}) })),
+  );
   for (const e of lists.flat()) {
     out.set(e.edge_cid, { edge_cid: e.edge_cid, kind: e.kind, from: e.from, to: e.to, valid_from: e.valid_from, valid_to: e.valid_to, closed_at: e.closed_at, stated_by: e.stated_by });
   }
@@ -103,7 +105,10 @@ export async function resolveCell(ctx: ServiceContext, cell: unknown, field = 'c
   if (direct !== undefined) return { cell: direct };
   // An entity token names an object, not a place (never geocoded): its facts are read by entity.
   if (/^(?:[a-z][a-z0-9_-]*:entity|meme):/.test(cell)) {
-    throw new SvcError('invalid_cell', `${field}: ${JSON.stringify(cell.slice(0, 80))} names an entity, not a cell; read it with POST /v1/entity/recall {entity} (docs/entities.md)`, { field, next: { method: 'POST', path: '/v1/entity/recall', body: { entity: cell } } });
+    throw new SvcError('invalid_cell', `${field}: ${JSON.stringify(cell.slice(0, 80))} names an entity, not a cell; read it with POST /v1/entity/recall {entity} (docs/entities.md)`, {
+      field,
+      next: { method: 'POST', path: '/v1/entity/recall', body: { entity: cell } },
+    });
   }
   // Dotted tokens without spaces are a (possibly mistyped) cell64, never a place name.
   const looksLikeCell = /^[a-zA-Z0-9]{1,8}(\.[a-zA-Z0-9]{0,8}){1,5}$/.test(cell);
@@ -139,7 +144,9 @@ export function resolveBands(ctx: ServiceContext, bands: string[] | undefined): 
   if (known.length === 0 && unknown.length > 0) {
     const hints = unknown.map((u) => ctx.registry.bandList.find((e) => e.key.endsWith(`.${u}`) || e.key.split('.').pop() === u)?.key).filter(Boolean);
     throw new SvcError('band_not_in_registry', `bands: ${unknown.join(', ')} not in the active manifest; bands need their namespace prefix (see /v1/bands)`, {
-      field: 'bands', unknown, did_you_mean: hints,
+      field: 'bands',
+      unknown,
+      did_you_mean: hints,
     });
   }
   return { known, unknown };
@@ -240,9 +247,7 @@ function respond(ctx: ServiceContext, p: PreparedRecall, wasCached: boolean, pri
     latency_p99_ms: lat?.p99_ms ?? Number((performance.now() - started).toFixed(2)),
   };
   if (p.oldestCaptureMs !== undefined) cost.source_freshness_s = Math.max(0, Math.round((nowMs - p.oldestCaptureMs) / 1000));
-  const receipt = reused
-    ? issueFromTemplate(ctx, templateOf(ctx, p, primitive), cost)
-    : issueReceipt(ctx, primitive, [p.cell], p.cids, { ...receiptExtras(p), cost });
+  const receipt = reused ? issueFromTemplate(ctx, templateOf(ctx, p, primitive), cost) : issueReceipt(ctx, primitive, [p.cell], p.cids, { ...receiptExtras(p), cost });
   const out: RecallResult = {
     cell: p.cell,
     facts: p.facts,
@@ -279,8 +284,13 @@ async function prepareRecall(ctx: ServiceContext, req: RecallRequest, nowMs: num
   let validUntilMs = nowMs + WARM_MAX_AGE_MS;
 
   const query = {
-    cell, bands: req.bands === undefined ? undefined : known.map((b) => b.key), tslot: req.tslot,
-    as_of_tslot: req.as_of_tslot, as_of_signed_at: asOfSignedAt, scope: scope ?? null, provenance,
+    cell,
+    bands: req.bands === undefined ? undefined : known.map((b) => b.key),
+    tslot: req.tslot,
+    as_of_tslot: req.as_of_tslot,
+    as_of_signed_at: asOfSignedAt,
+    scope: scope ?? null,
+    provenance,
   };
   const read = req.attester === undefined ? await ctx.store.readLatest(query) : { facts: await latestBy(ctx, query, req.attester), was_cached: false };
   const byBand = new Map(read.facts.map((f) => [f.band, f]));
@@ -310,9 +320,7 @@ async function prepareRecall(ctx: ServiceContext, req: RecallRequest, nowMs: num
     if (req.attester !== undefined && !req.attester.includes(ctx.keys.publicKeyB32)) targets = [];
   }
 
-  const results: MaterializeResult[] = await Promise.all(
-    targets.map((b) => ctx.materializations.materialize(ctx, cell, b, req.tslot ?? currentTslot(b.tempo, nowMs), scope, deadline)),
-  );
+  const results: MaterializeResult[] = await Promise.all(targets.map((b) => ctx.materializations.materialize(ctx, cell, b, req.tslot ?? currentTslot(b.tempo, nowMs), scope, deadline)));
   for (const r of results) {
     notes.push(r.note);
     if (r.fact) byBand.set(r.fact.band, r.fact);
@@ -329,28 +337,39 @@ async function prepareRecall(ctx: ServiceContext, req: RecallRequest, nowMs: num
     if (f.provenance_class === 'model_output' || f.provenance_class === 'human_curated') {
       caveats.push(`${f.band}: provenance class ${f.provenance_class} — not recomputable from a raw sensor source.`);
     }
-    if (band && band.cadence_s > 0 && band.tempo !== 'static') caveats.push(`${f.band}: native cadence about ${Math.round(band.cadence_s / 86400 * 10) / 10} days; tslot unit is the ${band.tempo} tempo.`);
+    if (band && band.cadence_s > 0 && band.tempo !== 'static')
+      caveats.push(`${f.band}: native cadence about ${Math.round((band.cadence_s / 86400) * 10) / 10} days; tslot unit is the ${band.tempo} tempo.`);
   }
-  if (place && place.is_high_confidence === false) caveats.push(`"${place.query}" resolved with low confidence to ${place.cell64}${place.label ? ` (${place.label})` : ''}: check the cell before trusting the answer.`);
+  if (place && place.is_high_confidence === false)
+    caveats.push(`"${place.query}" resolved with low confidence to ${place.cell64}${place.label ? ` (${place.label})` : ''}: check the cell before trusting the answer.`);
 
   const cids = facts.map((f) => f.fact_cid);
   const edges: Edge[] | undefined = req.include?.includes('edges') ? await edgesOf(ctx, stored, scope ?? null, asOfSignedAt) : undefined;
   const freshness = req.include?.includes('freshness')
     ? stored.map((f) => {
-      const band = ctx.registry.bands.get(f.band);
-      const t = Date.parse(capturedAt(f) ?? (f.body.signed_at as string) ?? f.accepted_at);
-      const age = Math.max(0, Math.round((nowMs - (Number.isFinite(t) ? t : Date.parse(f.accepted_at))) / 1000));
-      const cadence = band?.cadence_s ?? 0;
-      const staleness = cadence > 0 ? Number((age / cadence).toFixed(3)) : 0;
-      return { fact_cid: f.fact_cid, band: f.band, age_s: age, cadence_s: cadence, staleness, stale: staleness > 1 };
-    })
+        const band = ctx.registry.bands.get(f.band);
+        const t = Date.parse(capturedAt(f) ?? (f.body.signed_at as string) ?? f.accepted_at);
+        const age = Math.max(0, Math.round((nowMs - (Number.isFinite(t) ? t : Date.parse(f.accepted_at))) / 1000));
+        const cadence = band?.cadence_s ?? 0;
+        const staleness = cadence > 0 ? Number((age / cadence).toFixed(3)) : 0;
+        return { fact_cid: f.fact_cid, band: f.band, age_s: age, cadence_s: cadence, staleness, stale: staleness > 1 };
+      })
     : undefined;
 
   const versions = Object.fromEntries(stored.map(sourceVersion).filter((v): v is [string, string] => v !== undefined));
-  const captured = stored.map(capturedAt).filter((x): x is string => !!x).map((x) => Date.parse(x)).filter(Number.isFinite);
+  const captured = stored
+    .map(capturedAt)
+    .filter((x): x is string => !!x)
+    .map((x) => Date.parse(x))
+    .filter(Number.isFinite);
   const asOf: AsOf | undefined = bounded ? { ...(req.as_of_tslot !== undefined ? { valid_tslot: req.as_of_tslot } : {}), ...(asOfSignedAt ? { transaction_time: asOfSignedAt } : {}) } : undefined;
   const prepared: PreparedRecall = {
-    cell, facts, caveats, notes, cids, etag: etagOf(cids),
+    cell,
+    facts,
+    caveats,
+    notes,
+    cids,
+    etag: etagOf(cids),
     bandsAttested: await ctx.store.bandsAt(cell, scope ?? null),
     wasCached: read.was_cached && results.length === 0,
   };

@@ -92,7 +92,11 @@ function geometryCells(g: string, prefix: string): string[] {
   if (!g.startsWith('cells:')) {
     return [requireCell(prefix, g, 'geometry')];
   }
-  const list = g.slice(6).split(',').map((s) => s.trim()).filter(Boolean);
+  const list = g
+    .slice(6)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (list.length === 0) throw invalidArgument('geometry', 'cells: list is empty');
   if (list.length > REGION_MAX_CELLS) throw invalidArgument('geometry', `at most ${REGION_MAX_CELLS} cells (got ${list.length})`);
   list.forEach((c, i) => {
@@ -113,9 +117,22 @@ export async function walkStored(ctx: ServiceContext, area: Area, scope: Scope |
   const blocks = (r.lng1 >> 16) - (r.lng0 >> 16) + 1;
   const prefixes: string[] = [];
   if (rows * blocks <= MAX_PREFIX_QUERIES) {
-    for (let la = r.lat1; la >= r.lat0; la--) for (let bl = r.lng0 >> 16; bl <= r.lng1 >> 16; bl++) prefixes.push(cellAt(la, bl << 16).split('.').slice(0, 3).join('.') + '.');
+    for (let la = r.lat1; la >= r.lat0; la--)
+      for (let bl = r.lng0 >> 16; bl <= r.lng1 >> 16; bl++)
+        prefixes.push(
+          cellAt(la, bl << 16)
+            .split('.')
+            .slice(0, 3)
+            .join('.') + '.',
+        );
   } else if ((r.lat1 >> 10) - (r.lat0 >> 10) + 1 <= MAX_BAND_PREFIXES) {
-    for (let g = r.lat1 >> 10; g >= r.lat0 >> 10; g--) prefixes.push(cellAt(g << 10, 0).split('.').slice(0, 2).join('.') + '.');
+    for (let g = r.lat1 >> 10; g >= r.lat0 >> 10; g--)
+      prefixes.push(
+        cellAt(g << 10, 0)
+          .split('.')
+          .slice(0, 2)
+          .join('.') + '.',
+      );
   } else {
     return null;
   }

@@ -42,7 +42,8 @@ export interface FetchResult {
 export async function factByCid(ctx: ServiceContext, cid: unknown, field = 'cid', authorization?: Authorization): Promise<{ fact: StoredFact; was_cached: boolean }> {
   if (!isFactCid(cid)) throw invalidArgument(field, 'expected a fact_cid (52 lowercase base32 characters)');
   const r = await ctx.store.readFact(cid);
-  if (!r.fact || (r.fact.scope && !(await mayReadScope(ctx, authorization, r.fact.scope)))) throw new SvcError('cid_not_found', `${field}: no fact stored under ${cid} here (fact_cids are per responder; the cross-responder key is cell, band, tslot)`, { field, cid });
+  if (!r.fact || (r.fact.scope && !(await mayReadScope(ctx, authorization, r.fact.scope))))
+    throw new SvcError('cid_not_found', `${field}: no fact stored under ${cid} here (fact_cids are per responder; the cross-responder key is cell, band, tslot)`, { field, cid });
   return { fact: r.fact, was_cached: r.was_cached };
 }
 
@@ -101,13 +102,19 @@ export async function trajectory(ctx: ServiceContext, req: { cell: string; band:
   const facts = newestPerTslot(truncated ? rows.slice(0, limit) : rows);
   const points: TrajectoryPoint[] = facts.map((f) => {
     const r = tslotRange(f.tslot, band.tempo);
-    const p: TrajectoryPoint = { tslot: f.tslot, start_unix: r.start_unix, end_unix: r.end_unix, kind: f.kind, value: f.kind === 'absence' ? null : f.body.value ?? null, fact_cid: f.fact_cid };
+    const p: TrajectoryPoint = { tslot: f.tslot, start_unix: r.start_unix, end_unix: r.end_unix, kind: f.kind, value: f.kind === 'absence' ? null : (f.body.value ?? null), fact_cid: f.fact_cid };
     if (f.kind === 'absence' && typeof f.body.absence_reason === 'string') p.absence_reason = f.body.absence_reason;
     return p;
   });
   const caveats = ['Stored facts only: trajectory never fetches past tslots (use /v1/backfill to fill history).'];
   if (truncated) caveats.push(`More than ${limit} stored versions in the window: the newest tslots were cut; narrow the window.`);
-  const receipt = issueReceipt(ctx, 'trajectory', [cell], points.map((p) => p.fact_cid), { scope, merkle_proof: facts[0]?.proof, cost: { credits: 0, was_cached: false } });
+  const receipt = issueReceipt(
+    ctx,
+    'trajectory',
+    [cell],
+    points.map((p) => p.fact_cid),
+    { scope, merkle_proof: facts[0]?.proof, cost: { credits: 0, was_cached: false } },
+  );
   return { cell, band: band.key, unit: band.unit, tempo: band.tempo, window, tslot_range: [from, to], points, n_points: points.length, truncated, caveats, receipt };
 }
 

@@ -88,9 +88,10 @@ async function cellVector(ctx: ServiceContext, ix: VectorIndex, band: BandEntry,
 async function noVector(ctx: ServiceContext, cell: string, band: string): Promise<SvcError> {
   const attested = await ctx.store.bandsAt(cell, null);
   const vectors = attested.filter((b) => ctx.registry.bands.get(b)?.value_kind === 'vector');
-  const hint = vectors.length > 0
-    ? `vector bands attested at this cell: ${vectors.join(', ')}`
-    : `no vector band is attested at this cell (bands here: ${attested.join(', ') || 'none'}); recall it with bands ["${band}"] to materialize one`;
+  const hint =
+    vectors.length > 0
+      ? `vector bands attested at this cell: ${vectors.join(', ')}`
+      : `no vector band is attested at this cell (bands here: ${attested.join(', ') || 'none'}); recall it with bands ["${band}"] to materialize one`;
   return new SvcError('cid_not_found', `key: the cell has no ${band} vector; ${hint}`, { field: 'key', cell, band, bands_attested_at_cell: attested, hint });
 }
 
@@ -211,7 +212,14 @@ function neighbour(score: number, v: IndexedVector, inlineQuery: boolean) {
 
 export async function findSimilar(ctx: ServiceContext, req: FindSimilarRequest, opts: { deadline?: number } = {}) {
   const band = requireBand(ctx, req.band ?? 'geotessera', 'band');
-  if (band.value_kind !== 'vector') throw invalidArgument('band', `${band.key} is not a vector band (vector bands: ${ctx.registry.bandList.filter((b) => b.value_kind === 'vector').map((b) => b.key).join(', ')})`);
+  if (band.value_kind !== 'vector')
+    throw invalidArgument(
+      'band',
+      `${band.key} is not a vector band (vector bands: ${ctx.registry.bandList
+        .filter((b) => b.value_kind === 'vector')
+        .map((b) => b.key)
+        .join(', ')})`,
+    );
   const binary = isBinaryBand(band.key);
   const mode: SimilarMode = req.mode ?? (binary ? 'hamming' : 'cosine');
   if (binary && mode !== 'hamming') throw invalidArgument('mode', `${band.key} holds binary codes: only hamming applies (use the real-valued band for ${mode})`);
@@ -278,7 +286,8 @@ export async function findSimilar(ctx: ServiceContext, req: FindSimilarRequest, 
   const receipt = issueReceipt(ctx, 'find_similar', cells, factCids, { merkle_proof: first?.proof, cost: { credits: 0, was_cached: false } });
 
   const caveats: string[] = [];
-  if (!state.complete) caveats.push(`the search index had read ${state.entries_read} of ${state.log_size} log entries when time ran out: later facts were not searched; repeat the call to search them`);
+  if (!state.complete)
+    caveats.push(`the search index had read ${state.entries_read} of ${state.log_size} log entries when time ran out: later facts were not searched; repeat the call to search them`);
   const capped = [band.key, codeBand?.key].filter((b): b is string => b !== undefined && ix.isCapped(b));
   if (capped.length > 0) caveats.push(`the search index holds at most ${INDEX_MAX_CELLS_PER_BAND} cells per band and is full for ${capped.join(', ')}: cells first stored after that are not searched`);
   if (neighbors.length < k) caveats.push(`${neighbors.length} neighbour(s) found for k = ${k}: only stored public vectors are searched (nothing is fetched)`);

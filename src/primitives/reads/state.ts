@@ -26,7 +26,10 @@ export function servedEncoders(ctx: ServiceContext): BandEntry[] {
 
 function checkView(view: StateView): 'encoder' {
   if (view === 'cube') {
-    throw new SvcError('invalid_argument', 'view: the cube view (1792-D) is not served by this responder (no cube encoder is registered); served views: encoder', { field: 'view', served_views: ['encoder'] });
+    throw new SvcError('invalid_argument', 'view: the cube view (1792-D) is not served by this responder (no cube encoder is registered); served views: encoder', {
+      field: 'view',
+      served_views: ['encoder'],
+    });
   }
   return 'encoder';
 }
@@ -34,7 +37,12 @@ function checkView(view: StateView): 'encoder' {
 function encoderBand(ctx: ServiceContext, key: unknown, field: string): BandEntry {
   const band = requireBand(ctx, key, field);
   if (!servedEncoders(ctx).includes(band)) {
-    throw invalidArgument(field, `${band.key} is not an encoder; served encoders: ${servedEncoders(ctx).map((b) => b.key).join(', ')}`);
+    throw invalidArgument(
+      field,
+      `${band.key} is not an encoder; served encoders: ${servedEncoders(ctx)
+        .map((b) => b.key)
+        .join(', ')}`,
+    );
   }
   return band;
 }
@@ -67,14 +75,16 @@ function statesOf(r: SignedResponse, encoders: readonly BandEntry[]): { states: 
       continue;
     }
     if (f) {
-      const why = f.kind === 'absence' ? `signed absence (${String(f.absence_reason ?? 'no reason given')})` : 'the stored value is not a vector of the encoder\'s dimension';
+      const why = f.kind === 'absence' ? `signed absence (${String(f.absence_reason ?? 'no reason given')})` : "the stored value is not a vector of the encoder's dimension";
       missing.push({ encoder: enc.key, reason: 'absence', detail: why, fact_cid: f.fact_cid });
       continue;
     }
     const note = r.materialize_notes.find((n) => n.band === enc.key);
-    missing.push(note
-      ? { encoder: enc.key, reason: 'not_materialized', detail: note.reason, retryable: note.retryable }
-      : { encoder: enc.key, reason: 'not_stored', detail: 'no vector is stored for this cell and none was fetched for this request' });
+    missing.push(
+      note
+        ? { encoder: enc.key, reason: 'not_materialized', detail: note.reason, retryable: note.retryable }
+        : { encoder: enc.key, reason: 'not_stored', detail: 'no vector is stored for this cell and none was fetched for this request' },
+    );
   }
   return { states, missing };
 }
@@ -110,18 +120,22 @@ export async function state(ctx: ServiceContext, req: StateRequest & { encoder: 
   const { states, missing } = statesOf(r, [enc]);
   const s = states[0];
   return {
-    cell: r.cell, view, encoder: enc.key, dim: enc.dim ?? null,
-    vector: s?.vector ?? null, tslot: s?.tslot ?? null, fact_cid: s?.fact_cid ?? null,
-    missing, ...envelope(r),
+    cell: r.cell,
+    view,
+    encoder: enc.key,
+    dim: enc.dim ?? null,
+    vector: s?.vector ?? null,
+    tslot: s?.tslot ?? null,
+    fact_cid: s?.fact_cid ?? null,
+    missing,
+    ...envelope(r),
   };
 }
 
 /** One vector per served encoder (or those asked for), with a typed miss for each encoder without one. */
 export async function stateMulti(ctx: ServiceContext, req: StateRequest & { encoders?: string[] }, opts: { deadline?: number } = {}) {
   const view = checkView(req.view);
-  const encoders = req.encoders === undefined
-    ? servedEncoders(ctx)
-    : [...new Map(req.encoders.map((k, i) => [k, encoderBand(ctx, k, `encoders[${i}]`)])).values()];
+  const encoders = req.encoders === undefined ? servedEncoders(ctx) : [...new Map(req.encoders.map((k, i) => [k, encoderBand(ctx, k, `encoders[${i}]`)])).values()];
   if (encoders.length === 0) throw invalidArgument('encoders', 'expected at least one encoder');
   const r = await recall(ctx, { cell: req.cell, bands: encoders.map((e) => e.key), ...recallOptions(req) }, { primitive: 'state_multi', deadline: opts.deadline });
   const { states, missing } = statesOf(r, encoders);

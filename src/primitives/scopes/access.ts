@@ -22,9 +22,15 @@ export type Authorization = string | string[] | undefined;
 export async function requireScopeReader(ctx: ServiceContext, authorization: Authorization, scope: Scope): Promise<void> {
   const claims = readBearer(ctx, authorization);
   if (!claims) {
-    throw new SvcError('unauthorized', 'scope: reading a scope needs `Authorization: Bearer <bearer>` for it (POST /v1/scope_bearer), sent as an HTTP header with the REST request or with the MCP request (Streamable HTTP); anonymous reads see public facts only', {
-      field: 'scope', reason: 'scope_bearer_required', hint: 'docs/scopes.md',
-    });
+    throw new SvcError(
+      'unauthorized',
+      'scope: reading a scope needs `Authorization: Bearer <bearer>` for it (POST /v1/scope_bearer), sent as an HTTP header with the REST request or with the MCP request (Streamable HTTP); anonymous reads see public facts only',
+      {
+        field: 'scope',
+        reason: 'scope_bearer_required',
+        hint: 'docs/scopes.md',
+      },
+    );
   }
   if (scopeKey(claims.scope) !== scopeKey(scope)) {
     throw new SvcError('unauthorized', 'scope: the bearer is for another scope (a bearer names one exact four-tuple)', { field: 'scope', reason: 'scope_mismatch' }, { status: 403 });

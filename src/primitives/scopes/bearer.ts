@@ -59,10 +59,17 @@ export async function checkBearerKey(ctx: ServiceContext, claims: BearerClaims, 
   const records: KeyRecords | null = await refuseRevoked(ctx, claims.key, field);
   const notBefore = records?.bearersNotBefore ?? null;
   if (notBefore !== null && !(typeof claims.iat === 'number' && claims.iat >= notBefore)) {
-    throw new SvcError('unauthorized', `${field}: the bearer was voided: key ${claims.key} revoked its bearers issued before ${isoSeconds(notBefore * 1000)} (record ${records!.bearerRevocation!.fact_cid})`, {
-      field, reason: 'bearer_revoked', not_before: notBefore, revocation: records!.bearerRevocation!.fact_cid,
-      hint: 'Obtain a new bearer with POST /v1/memory/bearer (or /v1/scope_bearer).',
-    });
+    throw new SvcError(
+      'unauthorized',
+      `${field}: the bearer was voided: key ${claims.key} revoked its bearers issued before ${isoSeconds(notBefore * 1000)} (record ${records!.bearerRevocation!.fact_cid})`,
+      {
+        field,
+        reason: 'bearer_revoked',
+        not_before: notBefore,
+        revocation: records!.bearerRevocation!.fact_cid,
+        hint: 'Obtain a new bearer with POST /v1/memory/bearer (or /v1/scope_bearer).',
+      },
+    );
   }
 }
 
@@ -118,7 +125,7 @@ function unauthorized(message: string): SvcError {
  */
 export function readBearer(ctx: ServiceContext, authorization: string | string[] | undefined): BearerClaims | null {
   if (authorization === undefined || authorization === '') return null;
-  const m = /^Bearer +(\S+)$/i.exec(Array.isArray(authorization) ? authorization[0] ?? '' : authorization);
+  const m = /^Bearer +(\S+)$/i.exec(Array.isArray(authorization) ? (authorization[0] ?? '') : authorization);
   const parts = m?.[1].split('.');
   if (!parts || parts.length !== 3 || parts[0] !== VERSION) throw unauthorized(`expected Bearer ${VERSION}.<payload>.<signature>`);
   const payload = Buffer.from(parts[1], 'base64url');

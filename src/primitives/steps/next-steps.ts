@@ -35,7 +35,13 @@ export function recallStep(cell: string, bands: string[], why: string): NextStep
 
 /** Fill a band's past at the cell from its historical source (a write: attester-signed). */
 export function backfillStep(cell: string, band: string, start: number, end: number): NextStep {
-  return post('backfill', '/v1/backfill', { cell, band, start_unix: start, end_unix: end }, `fill the history of ${band} for the asked window from its historical source; a write: add attester and signature (ed25519 over blake3 of the canonical CBOR of this body), see docs/writes.md`, { auth: 'attester_signature' });
+  return post(
+    'backfill',
+    '/v1/backfill',
+    { cell, band, start_unix: start, end_unix: end },
+    `fill the history of ${band} for the asked window from its historical source; a write: add attester and signature (ed25519 over blake3 of the canonical CBOR of this body), see docs/writes.md`,
+    { auth: 'attester_signature' },
+  );
 }
 
 /** The stored series of a band over a window. */

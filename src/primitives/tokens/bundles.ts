@@ -192,8 +192,15 @@ export async function resolveBundle(ctx: ServiceContext, token: unknown, field =
     ...(def.label !== undefined ? { label: def.label } : {}),
     facts,
     missing,
-    receipt: issueReceipt(ctx, 'memory_bundle_resolve', [...new Set(present.map((f) => f.cell))], present.map((f) => f.fact_cid), {
-      merkle_proof: present[0]?.proof, cost: { credits: 0, was_cached: false },
-    }),
+    receipt: issueReceipt(
+      ctx,
+      'memory_bundle_resolve',
+      [...new Set(present.map((f) => f.cell))],
+      present.map((f) => f.fact_cid),
+      {
+        merkle_proof: present[0]?.proof,
+        cost: { credits: 0, was_cached: false },
+      },
+    ),
   };
 }

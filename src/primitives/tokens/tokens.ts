@@ -23,7 +23,6 @@ import { serveFact } from '../facts/facts-view.js';
 import { factByCid } from '../reads/series.js';
 import { DEFAULT_LIMIT, resolveEntity } from '../memory/entity-resolve.js';
 
-
 /** UTC dates a fact was captured: the upstream capture time, else when it was signed. */
 export function captureDates(f: StoredFact): string[] {
   const d = f.body.derivation as Record<string, unknown> | undefined;
@@ -64,7 +63,10 @@ export async function mintMemoryToken(ctx: ServiceContext, req: MintTokenRequest
     if (band !== f.band) throw new SvcError('token_claim_mismatch', `band: the fact is ${f.band}, not ${band}`, { field: 'band', fact_band: f.band });
     const dates = captureDates(f);
     if (!dates.includes(observedOn)) {
-      throw new SvcError('token_claim_mismatch', `observed_on: ${observedOn} is not a capture date of the fact (${dates.join(', ') || 'it records none'})`, { field: 'observed_on', capture_dates: dates });
+      throw new SvcError('token_claim_mismatch', `observed_on: ${observedOn} is not a capture date of the fact (${dates.join(', ') || 'it records none'})`, {
+        field: 'observed_on',
+        capture_dates: dates,
+      });
     }
     if (!isCell(f.cell)) throw invalidArgument('band', 'the readable form needs a fact addressed to a cell64 (this one names an entity)');
     const c = cellCenter(f.cell);

@@ -39,7 +39,8 @@ export function substratesCatalogue(ctx: ServiceContext) {
       signed_at: 'RFC 3339 (optional)',
       scope: 'not allowed: traces are public records',
     },
-    envelope: 'The attest envelope (POST /v1/attest): {batch_root, attester, signature, facts: [exactly one device.trace fact]}; signature = Ed25519 over blake3(batch_root ‖ registry_cid ‖ schema_cid).',
+    envelope:
+      'The attest envelope (POST /v1/attest): {batch_root, attester, signature, facts: [exactly one device.trace fact]}; signature = Ed25519 over blake3(batch_root ‖ registry_cid ‖ schema_cid).',
     signers: 'An enrolled device key (POST /v1/device_platforms, or SVC_DEVICE_KEYS) or an operator-listed key (SVC_ATTESTER_KEYS); revoked keys get attester_revoked, any other key 403 unauthorized.',
     submit: 'POST /v1/substrates',
     resolve: 'POST /v1/trace_resolve {trace}',

@@ -101,21 +101,31 @@ function equal(band: BandEntry, a: number | number[], b: unknown): boolean {
 
 function test(band: BandEntry, op: ClaimOp, a: number | number[], v: unknown): boolean {
   switch (op) {
-    case 'eq': return equal(band, a, v);
-    case 'ne': return !equal(band, a, v);
-    case 'lt': return (a as number) < (v as number);
-    case 'le': return (a as number) <= (v as number);
-    case 'gt': return (a as number) > (v as number);
-    case 'ge': return (a as number) >= (v as number);
-    case 'in': return (v as unknown[]).some((x) => equal(band, a, x));
-    case 'ni': return !(v as unknown[]).some((x) => equal(band, a, x));
-    default: return false;
+    case 'eq':
+      return equal(band, a, v);
+    case 'ne':
+      return !equal(band, a, v);
+    case 'lt':
+      return (a as number) < (v as number);
+    case 'le':
+      return (a as number) <= (v as number);
+    case 'gt':
+      return (a as number) > (v as number);
+    case 'ge':
+      return (a as number) >= (v as number);
+    case 'in':
+      return (v as unknown[]).some((x) => equal(band, a, x));
+    case 'ni':
+      return !(v as unknown[]).some((x) => equal(band, a, x));
+    default:
+      return false;
   }
 }
 
 function valueOf(band: BandEntry, f: StoredFact): number | number[] {
   const v = band.value_kind === 'categorical' ? (classId(f.body.value) !== undefined ? Number(f.body.value) : undefined) : usableValue(f, band);
-  if (v === undefined) throw new SvcError('claim_undecidable', `claim: the stored value of ${f.fact_cid} does not have band ${band.key}'s ${band.value_kind} shape`, { field: 'claim.band', fact_cid: f.fact_cid });
+  if (v === undefined)
+    throw new SvcError('claim_undecidable', `claim: the stored value of ${f.fact_cid} does not have band ${band.key}'s ${band.value_kind} shape`, { field: 'claim.band', fact_cid: f.fact_cid });
   return v;
 }
 

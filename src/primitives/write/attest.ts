@@ -116,7 +116,9 @@ function checkFact(ctx: ServiceContext, raw: unknown, at: string, attester: stri
   const fnRefusal = fn === undefined ? null : derivativeFunctionRefusal(entry, fn);
   if (fnRefusal) {
     throw new SvcError('invalid_argument', `${at}.derivation.fn: ${fn} is not allowed here: ${fnRefusal.reason}`, {
-      field: `${at}.derivation.fn`, reason: 'function_not_allowed', allowed: fnRefusal.allowed,
+      field: `${at}.derivation.fn`,
+      reason: 'function_not_allowed',
+      allowed: fnRefusal.allowed,
     });
   }
   let scope: Scope | null = null;
@@ -135,9 +137,17 @@ function checkFact(ctx: ServiceContext, raw: unknown, at: string, attester: stri
   }
   const digest = blake3(bytes);
   return {
-    body, digest, fact_cid: b32encode(digest), kind: kind as FactKind, cell, band, tslot,
+    body,
+    digest,
+    fact_cid: b32encode(digest),
+    kind: kind as FactKind,
+    cell,
+    band,
+    tslot,
     provenance_class: kind === 'derivative' ? 'deterministic_index' : (entry.provenance_class as ProvenanceClass),
-    scope, parents, fn,
+    scope,
+    parents,
+    fn,
   };
 }
 
@@ -183,7 +193,8 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
   if (req.facts.length > MAX_FACTS_PER_BATCH) throw invalidArgument('facts', `at most ${MAX_FACTS_PER_BATCH} facts per batch`);
   const registryCid = req.registry_cid ?? ctx.manifests.registry_cid;
   const schemaCid = req.schema_cid ?? ctx.manifests.schema_cid;
-  if (registryCid !== ctx.manifests.registry_cid) throw new SvcError('registry_cid_unknown', `registry_cid: ${registryCid} is not the registry in force (see /v1/manifests)`, { field: 'registry_cid' });
+  if (registryCid !== ctx.manifests.registry_cid)
+    throw new SvcError('registry_cid_unknown', `registry_cid: ${registryCid} is not the registry in force (see /v1/manifests)`, { field: 'registry_cid' });
   if (schemaCid !== ctx.manifests.schema_cid) throw new SvcError('schema_cid_unknown', `schema_cid: ${schemaCid} is not the schema in force (see /v1/manifests)`, { field: 'schema_cid' });
 
   // Configuration and the responder's enrollment/revocation records (one store read; none for the responder).
@@ -195,7 +206,9 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
   const { root: rebuilt, proofs } = batchProofs(checked.map((c) => c.digest));
   if (!equalBytes(rebuilt, root)) {
     throw new SvcError('bad_merkle_proof', `batch_root: merkle root mismatch (rebuilt ${toHex(rebuilt)} from the facts' canonical CBOR)`, {
-      field: 'batch_root', rebuilt_hex: toHex(rebuilt), rule: 'docs/protocol-notes.md §6',
+      field: 'batch_root',
+      rebuilt_hex: toHex(rebuilt),
+      rule: 'docs/protocol-notes.md §6',
     });
   }
   let pub: Uint8Array;
@@ -215,12 +228,24 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
   // Store reads from here on, so only for an authenticated batch: a claim binds the key that signed.
   if (scope) await checkScopeWrite(ctx, attester, writer, scope);
   const derivatives = checked.flatMap((c, i) => (c.parents ? [{ at: `facts[${i}]`, cell: c.cell, scope: c.scope, fn: c.fn!, value: c.body.value, parents: c.parents }] : []));
-  if (derivatives.length > 0) await checkDerivatives(derivatives, (cid) => ctx.store.getFact(cid), (b) => ctx.registry.bands.get(b)?.value_kind);
+  if (derivatives.length > 0)
+    await checkDerivatives(
+      derivatives,
+      (cid) => ctx.store.getFact(cid),
+      (b) => ctx.registry.bands.get(b)?.value_kind,
+    );
   await opts.beforeAppend?.(scope, attester);
 
   const facts: NewFact[] = checked.map((c, i) => ({
-    fact_cid: c.fact_cid, body: c.body, cell: c.cell, band: c.band, tslot: c.tslot, kind: c.kind,
-    provenance_class: c.provenance_class, scope: c.scope, proof: proofToJson(proofs[i]),
+    fact_cid: c.fact_cid,
+    body: c.body,
+    cell: c.cell,
+    band: c.band,
+    tslot: c.tslot,
+    kind: c.kind,
+    provenance_class: c.provenance_class,
+    scope: c.scope,
+    proof: proofToJson(proofs[i]),
   }));
   const release = writer === 'responder' ? undefined : await reserveDailyFacts(ctx, attester, facts.length);
   let res: AppendResult;
@@ -248,15 +273,33 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
 }
 
 /** The body of a fact minted by this responder (docs/protocol-notes.md §4 and "Facts"). */
-export function mintedBody(ctx: ServiceContext, fields: {
-  kind: 'primary' | 'absence'; cell: string; band: string; tslot: number; value: unknown; unit: string; provenance: string;
-  derivation: { fn: string; sources: string[]; args?: Record<string, unknown>; parents?: string[] };
-  absence_reason?: string; scope?: Scope;
-}): Record<string, unknown> {
+export function mintedBody(
+  ctx: ServiceContext,
+  fields: {
+    kind: 'primary' | 'absence';
+    cell: string;
+    band: string;
+    tslot: number;
+    value: unknown;
+    unit: string;
+    provenance: string;
+    derivation: { fn: string; sources: string[]; args?: Record<string, unknown>; parents?: string[] };
+    absence_reason?: string;
+    scope?: Scope;
+  },
+): Record<string, unknown> {
   const body: Record<string, unknown> = {
-    kind: fields.kind, cell: fields.cell, band: fields.band, tslot: fields.tslot, value: fields.value ?? null,
-    unit: fields.unit, provenance: fields.provenance, derivation: fields.derivation,
-    signer: ctx.keys.publicKeyB32, signed_at: isoSeconds(ctx.now()), schema_cid: ctx.manifests.schema_cid,
+    kind: fields.kind,
+    cell: fields.cell,
+    band: fields.band,
+    tslot: fields.tslot,
+    value: fields.value ?? null,
+    unit: fields.unit,
+    provenance: fields.provenance,
+    derivation: fields.derivation,
+    signer: ctx.keys.publicKeyB32,
+    signed_at: isoSeconds(ctx.now()),
+    schema_cid: ctx.manifests.schema_cid,
   };
   if (fields.kind === 'absence') body.absence_reason = fields.absence_reason ?? 'unavailable_capability';
   const scope = scopeFieldsSet(fields.scope);

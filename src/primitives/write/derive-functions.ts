@@ -17,14 +17,17 @@ export const DERIVE_FUNCTIONS: ReadonlyMap<string, DeriveFunction> = new Map<str
   // The first parent minus the second (conventionally newer minus older).
   ['nd.delta@1', { arity: { min: 2, max: 2 }, compute: (v) => v[0] - v[1] }],
   // Arithmetic mean, summed in parent order.
-  ['mean@1', {
-    arity: { min: 2, max: 64 },
-    compute: (v) => {
-      let sum = 0;
-      for (const x of v) sum += x;
-      return sum / v.length;
+  [
+    'mean@1',
+    {
+      arity: { min: 2, max: 64 },
+      compute: (v) => {
+        let sum = 0;
+        for (const x of v) sum += x;
+        return sum / v.length;
+      },
     },
-  }],
+  ],
 ]);
 
 /**
@@ -49,10 +52,12 @@ export function derivativeFunctionRefusal(band: { key: string; function?: string
     return fn === only ? null : { allowed: [only], reason: `${band.key} holds ${only} results only: its value is recomputed from the parents here, and another function would skip that check` };
   }
   if (band.key.startsWith('derived.')) return null;
-  return fn === band.function ? null : {
-    allowed: band.function ? [band.function] : [],
-    reason: `${band.key} is produced by ${band.function ?? 'no registered function'}; a derivative there names that function (other derived values go to a derived.* band)`,
-  };
+  return fn === band.function
+    ? null
+    : {
+        allowed: band.function ? [band.function] : [],
+        reason: `${band.key} is produced by ${band.function ?? 'no registered function'}; a derivative there names that function (other derived values go to a derived.* band)`,
+      };
 }
 
 /** Relative tolerance of a recomputation: |got − expected| ≤ 1e-9 · max(1, |expected|). */

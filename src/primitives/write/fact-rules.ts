@@ -26,7 +26,12 @@ export const FACT_PRIVACY_CLASSES = ['public', 'restricted'] as const;
 
 /** The typed reasons of an absence (docs/writes.md, "Per fact"). */
 export const ABSENCE_REASONS = [
-  'unavailable_capability', 'outside_coverage', 'archetype_seed_unavailable', 'gpu_unavailable', 'upstream_error', 'upstream_timeout',
+  'unavailable_capability',
+  'outside_coverage',
+  'archetype_seed_unavailable',
+  'gpu_unavailable',
+  'upstream_error',
+  'upstream_timeout',
 ] as const satisfies readonly AbsenceReason[];
 
 /** Parents one derivative may name: bounds the store lookups a single fact can cause. */
@@ -57,7 +62,12 @@ function isoSecond(ms: number): string {
 function inFuture(field: string, what: string, ms: number, nowMs: number, code: 'invalid_argument' | 'tslot_mismatch' = 'invalid_argument', extra: Record<string, unknown> = {}): SvcError {
   const ahead = Math.ceil((ms - nowMs) / 1000);
   return new SvcError(code, `${field}: ${what} ${isoSecond(ms)} lies ${ahead} s ahead of this responder's clock (${isoSecond(nowMs)}); at most ${MAX_FUTURE_SKEW_S} s of clock skew is allowed`, {
-    field, reason: 'in_future', ahead_s: ahead, max_skew_s: MAX_FUTURE_SKEW_S, responder_time: isoSecond(nowMs), ...extra,
+    field,
+    reason: 'in_future',
+    ahead_s: ahead,
+    max_skew_s: MAX_FUTURE_SKEW_S,
+    responder_time: isoSecond(nowMs),
+    ...extra,
   });
 }
 
@@ -87,7 +97,9 @@ export function checkFactTimes(at: string, body: Record<string, unknown>, band: 
     const startMs = tslotRange(tslot, band.tempo).start_unix * 1000;
     if (startMs > limit) {
       throw inFuture(`${at}.tslot`, `${band.key} holds ${band.provenance_class} values, which cannot describe a slot that has not begun; tslot ${tslot} starts at`, startMs, nowMs, 'tslot_mismatch', {
-        band: band.key, tempo: band.tempo, slot_start: isoSecond(startMs),
+        band: band.key,
+        tempo: band.tempo,
+        slot_start: isoSecond(startMs),
       });
     }
   }
@@ -112,7 +124,9 @@ function outOfRange(field: string, v: number, band: BandEntry): SvcError | undef
   if ((lo === null || v >= lo) && (hi === null || v <= hi)) return undefined;
   const span = `[${lo ?? '-inf'}, ${hi ?? 'inf'}]`;
   return new SvcError('invalid_argument', `${field}: ${v} is outside the physically possible range ${span} ${band.unit} of ${band.key}`, {
-    field, band: band.key, value_range: [lo, hi],
+    field,
+    band: band.key,
+    value_range: [lo, hi],
   });
 }
 
@@ -275,7 +289,10 @@ export async function checkDerivatives(
       }
       if (p.cell !== it.cell) {
         throw new SvcError('invalid_argument', `${field}: the parent is at ${p.cell}, the derivative at ${it.cell}; a derivative and all its parents share one cell`, {
-          field, reason: 'parent_cell_mismatch', parent_cell: p.cell, cell: it.cell,
+          field,
+          reason: 'parent_cell_mismatch',
+          parent_cell: p.cell,
+          cell: it.cell,
         });
       }
     });
@@ -296,7 +313,10 @@ export async function checkDerivatives(
       if (f.kind === 'absence') throw new SvcError('invalid_argument', `${field}: the parent is an absence; ${it.fn} computes over values`, { field, reason: 'parent_not_scalar' });
       const v = f.body.value;
       if (valueKindOf(f.band) !== 'scalar' || typeof v !== 'number' || !Number.isFinite(v)) {
-        throw new SvcError('invalid_argument', `${field}: ${it.fn} computes over scalar values; the parent is a ${valueKindOf(f.band) ?? 'unknown'} fact of ${f.band}`, { field, reason: 'parent_not_scalar' });
+        throw new SvcError('invalid_argument', `${field}: ${it.fn} computes over scalar values; the parent is a ${valueKindOf(f.band) ?? 'unknown'} fact of ${f.band}`, {
+          field,
+          reason: 'parent_not_scalar',
+        });
       }
       return v;
     });
@@ -305,7 +325,10 @@ export async function checkDerivatives(
     if (typeof got !== 'number' || !Number.isFinite(got) || !withinTolerance(expected, got)) {
       const field = `${it.at}.value`;
       throw new SvcError('invalid_argument', `${field}: ${it.fn} of the parents is ${expected}, the derivative says ${show(got)} (tolerance 1e-9 relative)`, {
-        field, reason: 'recomputation_mismatch', expected, got,
+        field,
+        reason: 'recomputation_mismatch',
+        expected,
+        got,
       });
     }
     return { recomputed: true };

@@ -100,7 +100,8 @@ function note(f: string, v: Obj): void {
   if (v.facts !== undefined) cidList(`${f}.facts`, v.facts, NOTE_FACTS_MAX);
   if (v.tags !== undefined) {
     const tags = v.tags;
-    if (!Array.isArray(tags) || tags.length > NOTE_TAGS_MAX) throw invalidArgument(`${f}.tags`, `expected an array of at most ${NOTE_TAGS_MAX} tags, got ${Array.isArray(tags) ? `${tags.length} items` : show(tags)}`);
+    if (!Array.isArray(tags) || tags.length > NOTE_TAGS_MAX)
+      throw invalidArgument(`${f}.tags`, `expected an array of at most ${NOTE_TAGS_MAX} tags, got ${Array.isArray(tags) ? `${tags.length} items` : show(tags)}`);
     const seen = new Set<string>();
     tags.forEach((t, j) => {
       if (typeof t !== 'string' || !TAG_RE.test(t)) throw invalidArgument(`${f}.tags[${j}]`, `expected a tag matching ${TAG_RE.source} (lower case, 1 to 64 characters), got ${show(t)}`);
@@ -112,7 +113,8 @@ function note(f: string, v: Obj): void {
   if (v.vector !== undefined) {
     const vec = v.vector;
     const [lo, hi] = NOTE_VECTOR_DIM;
-    if (!Array.isArray(vec) || vec.length < lo || vec.length > hi) throw invalidArgument(`${f}.vector`, `expected an array of ${lo} to ${hi} finite numbers, got ${Array.isArray(vec) ? `${vec.length} items` : show(vec)}`);
+    if (!Array.isArray(vec) || vec.length < lo || vec.length > hi)
+      throw invalidArgument(`${f}.vector`, `expected an array of ${lo} to ${hi} finite numbers, got ${Array.isArray(vec) ? `${vec.length} items` : show(vec)}`);
     vec.forEach((x, j) => {
       if (typeof x !== 'number' || !Number.isFinite(x)) throw invalidArgument(`${f}.vector[${j}]`, `expected a finite number, got ${show(x)}`);
     });
@@ -153,13 +155,16 @@ function polygon(f: string, p: unknown): void {
   fields(f, g, ['type', 'coordinates'], [], 'a GeoJSON Polygon');
   if (g.type !== 'Polygon') throw invalidArgument(`${f}.type`, `expected "Polygon", got ${show(g.type)}`);
   const rings = g.coordinates;
-  if (!Array.isArray(rings) || rings.length !== 1) throw invalidArgument(`${f}.coordinates`, `expected exactly one ring (no holes), got ${Array.isArray(rings) ? `${rings.length} rings` : show(rings)}`);
+  if (!Array.isArray(rings) || rings.length !== 1)
+    throw invalidArgument(`${f}.coordinates`, `expected exactly one ring (no holes), got ${Array.isArray(rings) ? `${rings.length} rings` : show(rings)}`);
   const ring = rings[0];
   const rf = `${f}.coordinates[0]`;
-  if (!Array.isArray(ring) || ring.length < 4 || ring.length > 1000) throw invalidArgument(rf, `expected a ring of 4 to 1000 [lng, lat] positions, got ${Array.isArray(ring) ? `${ring.length} positions` : show(ring)}`);
+  if (!Array.isArray(ring) || ring.length < 4 || ring.length > 1000)
+    throw invalidArgument(rf, `expected a ring of 4 to 1000 [lng, lat] positions, got ${Array.isArray(ring) ? `${ring.length} positions` : show(ring)}`);
   ring.forEach((pos, j) => {
     const pf = `${rf}[${j}]`;
-    if (!Array.isArray(pos) || pos.length !== 2 || !pos.every((x) => typeof x === 'number' && Number.isFinite(x))) throw invalidArgument(pf, `expected [lng, lat] as two finite numbers, got ${show(pos)}`);
+    if (!Array.isArray(pos) || pos.length !== 2 || !pos.every((x) => typeof x === 'number' && Number.isFinite(x)))
+      throw invalidArgument(pf, `expected [lng, lat] as two finite numbers, got ${show(pos)}`);
     const [lng, lat] = pos as [number, number];
     if (lng < -180 || lng > 180) throw invalidArgument(pf, `longitude ${lng} is outside [-180, 180] (positions are [lng, lat])`);
     if (lat < -90 || lat > 90) throw invalidArgument(pf, `latitude ${lat} is outside [-90, 90] (positions are [lng, lat])`);
@@ -170,7 +175,8 @@ function polygon(f: string, p: unknown): void {
 
 function entity(f: string, v: Obj): void {
   fields(f, v, ['kind', 'name', 'geometry'], ['attributes'], 'memory.entity');
-  if (typeof v.kind !== 'string' || !ENTITY_KIND_RE.test(v.kind)) throw invalidArgument(`${f}.kind`, `expected a kind matching ${ENTITY_KIND_RE.source} (e.g. field, building, river), got ${show(v.kind)}`);
+  if (typeof v.kind !== 'string' || !ENTITY_KIND_RE.test(v.kind))
+    throw invalidArgument(`${f}.kind`, `expected a kind matching ${ENTITY_KIND_RE.source} (e.g. field, building, river), got ${show(v.kind)}`);
   text(`${f}.name`, v.name, 200, { nonBlank: true });
   const gf = `${f}.geometry`;
   const g = obj(gf, v.geometry);
@@ -277,7 +283,8 @@ export function checkRecord(at: string, body: Record<string, unknown>, kind: str
   if (cell !== subject) {
     const anchor = KEY_ANCHORED_BANDS.has(band) ? 'anchorId({key: value.key})' : 'anchorId(value)';
     throw new SvcError('unaddressable_subject', `${at}.cell: a ${band} record is filed under svc:entity:${anchor}, which for this value is ${subject} (got ${cell})`, {
-      field: `${at}.cell`, expected: subject,
+      field: `${at}.cell`,
+      expected: subject,
     });
   }
 }

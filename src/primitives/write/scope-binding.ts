@@ -63,7 +63,13 @@ export async function isBound(ctx: ServiceContext, key: string, scope: Scope, cl
 
 /** The refusal for a key that is not bound to the scope (never naming who is). */
 export function notBound(field: string, key: string): SvcError {
-  return new SvcError('unauthorized', `${field}: key ${key} is not bound to this scope (SVC_SCOPE_KEYS, or the key that claimed it first; docs/scopes.md)`, {
-    field, reason: 'scope_not_bound',
-  }, { status: 403 });
+  return new SvcError(
+    'unauthorized',
+    `${field}: key ${key} is not bound to this scope (SVC_SCOPE_KEYS, or the key that claimed it first; docs/scopes.md)`,
+    {
+      field,
+      reason: 'scope_not_bound',
+    },
+    { status: 403 },
+  );
 }

@@ -123,11 +123,10 @@ export async function keyStatus(ctx: ServiceContext, key: string): Promise<KeySt
 /** The refusal for a revoked key. */
 export function revokedError(key: string, field: string, status: KeyStatus): SvcError {
   const rev = status.records?.revocation;
-  const by = status.revoked_by === 'record' && rev
-    ? `revoked by the responder's record ${rev.fact_cid} (POST /v1/device_platforms/revoke)`
-    : 'revoked by the operator (SVC_REVOKED_KEYS)';
+  const by = status.revoked_by === 'record' && rev ? `revoked by the responder's record ${rev.fact_cid} (POST /v1/device_platforms/revoke)` : 'revoked by the operator (SVC_REVOKED_KEYS)';
   return new SvcError('attester_revoked', `${field}: key ${key} is ${by}`, {
-    field, ...(rev && status.revoked_by === 'record' ? { revocation: rev.fact_cid } : {}),
+    field,
+    ...(rev && status.revoked_by === 'record' ? { revocation: rev.fact_cid } : {}),
   });
 }
 

@@ -39,11 +39,12 @@ export interface CachedStoreOptions {
 }
 
 /** A Store whose reads go through a hot cache, plus the was_cached-reporting reads. */
-export type CachedStore = Store & CachedReader & {
-  readonly cache: HotCache;
-  /** The cell's generation in the hot cache, or -1 on a cache fault (reported to onError). */
-  generation(cell: string): Promise<number>;
-};
+export type CachedStore = Store &
+  CachedReader & {
+    readonly cache: HotCache;
+    /** The cell's generation in the hot cache, or -1 on a cache fault (reported to onError). */
+    generation(cell: string): Promise<number>;
+  };
 
 /** The cache key material of a query: every filter, normalised so equal queries share a key. */
 function queryKey(q: FactQuery): string {

@@ -12,9 +12,7 @@
  */
 import { Redis, ReplyError } from 'ioredis';
 import { throttledErrorLog, type CacheErrorHook, type CacheHit, type HotCache } from './hot-cache.js';
-import {
-  BUMP_LUA, CHECK_ERA_LUA, ERA_KEY, GENERATION_LUA, freshEra, freshGeneration, genKey, legacyKey, runIdOf,
-} from './redis-generations.js';
+import { BUMP_LUA, CHECK_ERA_LUA, ERA_KEY, GENERATION_LUA, freshEra, freshGeneration, genKey, legacyKey, runIdOf } from './redis-generations.js';
 
 export interface RedisCacheOptions {
   url: string;

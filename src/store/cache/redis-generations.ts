@@ -91,4 +91,3 @@ if era and ARGV[1] ~= 'unknown' and string.sub(era, 1, string.len(ARGV[1]) + 1) 
 redis.call('SET', KEYS[1], ARGV[2])
 return ARGV[2]
 `;
-

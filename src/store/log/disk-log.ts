@@ -307,7 +307,9 @@ export class DiskLog implements AppendOnlyLog {
         batch.forEach((p, k) => p.resolve(firsts[k]));
       } catch (err) {
         // Out of space is transient: refuse this batch only. Anything else stops the log.
-        const failure = isDiskFull(err) ? this.space.fail(err) : (this.broken = err instanceof SvcError ? err : new SvcError('internal', `log ${this.dir}: write failed: ${(err as Error).message}`, {}, { cause: err }));
+        const failure = isDiskFull(err)
+          ? this.space.fail(err)
+          : (this.broken = err instanceof SvcError ? err : new SvcError('internal', `log ${this.dir}: write failed: ${(err as Error).message}`, {}, { cause: err }));
         // Entries already fsynced and published stay (they are in the log); their appends resolve.
         batch.forEach((p, k) => (firsts[k] + p.entries.length <= this.n ? p.resolve(firsts[k]) : p.reject(failure)));
         await this.discardUnpublished();

@@ -135,10 +135,10 @@ function recoverWith(opts: RecoverOptions, nums: number[], nodes: NodeStore, pro
           cut(end.offset + TRAILER_BYTES, 'bytes after the trailer');
         }
         if (end.trailer.count !== res.records || end.trailer.first !== first) {
-          throw logFault(
-            `log ${dir}: ${name}: trailer at offset ${end.offset} says ${end.trailer.count} entries from ${end.trailer.first}, segment holds ${res.records} from ${first}`,
-            { segment: name, offset: end.offset },
-          );
+          throw logFault(`log ${dir}: ${name}: trailer at offset ${end.offset} says ${end.trailer.count} entries from ${end.trailer.first}, segment holds ${res.records} from ${first}`, {
+            segment: name,
+            offset: end.offset,
+          });
         }
         trailers.push({ seg, offset: end.offset, trailer: end.trailer });
       } else if (isLast && (end.kind === 'torn' || end.atTail)) {

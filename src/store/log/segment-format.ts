@@ -139,7 +139,11 @@ export class ChunkReader {
   private start = 0;
   private len = 0;
 
-  constructor(private readonly fd: number, readonly size: number, private readonly chunk = 4 << 20) {}
+  constructor(
+    private readonly fd: number,
+    readonly size: number,
+    private readonly chunk = 4 << 20,
+  ) {}
 
   /** Bytes [offset, offset+length), or null past EOF. The view is valid until the next call. */
   read(offset: number, length: number): Uint8Array | null {
@@ -196,11 +200,7 @@ export interface ScanResult {
  * valid only during the call) and null for the others. Stops at the first record that is
  * incomplete (`torn`), fails its check (`bad`), or at a trailer (`sealed`).
  */
-export function scanSegment(
-  fd: number,
-  verify: (k: number) => boolean,
-  onRecord: (offset: number, length: number, entry: Uint8Array | null) => void,
-): ScanResult {
+export function scanSegment(fd: number, verify: (k: number) => boolean, onRecord: (offset: number, length: number, entry: Uint8Array | null) => void): ScanResult {
   const size = fstatSync(fd).size;
   const rd = new ChunkReader(fd, size);
   let at = 0;

@@ -65,7 +65,12 @@ class NodeFileCheck {
   private readonly fds: number[] = [];
   private readonly reported = new Set<number>();
 
-  constructor(private readonly dir: string, private readonly upTo: number, private readonly problems: string[], private readonly warnings: string[]) {}
+  constructor(
+    private readonly dir: string,
+    private readonly upTo: number,
+    private readonly problems: string[],
+    private readonly warnings: string[],
+  ) {}
 
   check(level: number, index: number, hash: Uint8Array): void {
     if ((index + 1) * 2 ** level > this.upTo || this.reported.has(level)) return;

@@ -61,7 +61,11 @@ export class PgArtifacts {
       const [{ total }] = await rows<{ total: string }>(c, `SELECT coalesce(sum(size), 0) AS total FROM ${a} WHERE evicted_at IS NULL`);
       if (int(total) > this.maxBytes) {
         const cands = await rows<{ cid: string; size: string; used_at: string; stored_at: string }>(c, `SELECT cid, size, used_at, stored_at FROM ${a} WHERE evicted_at IS NULL`);
-        evicted = evictionOrder(cands.map((r) => ({ cid: r.cid, size: int(r.size), used_at: int(r.used_at), stored_at: int(r.stored_at) })), cid, this.maxBytes);
+        evicted = evictionOrder(
+          cands.map((r) => ({ cid: r.cid, size: int(r.size), used_at: int(r.used_at), stored_at: int(r.stored_at) })),
+          cid,
+          this.maxBytes,
+        );
         if (evicted.length > 0) {
           await rows(c, `DELETE FROM ${b} WHERE cid = ANY($1::text[])`, [evicted]);
           await rows(c, `UPDATE ${a} SET evicted_at = $2 WHERE cid = ANY($1::text[])`, [evicted, now]);
@@ -83,8 +87,11 @@ export class PgArtifacts {
     const { artifacts: a, artifactBytes: b } = this.t;
     const part = range ? 'substring(b.bytes from $2::int for $3::int)' : 'b.bytes';
     const args = range ? [cid, range.start + 1, range.end - range.start + 1] : [cid];
-    const got = await rows<{ media_type: string; size: string; bytes: Buffer; used_at: string }>(this.pool,
-      `SELECT a.media_type, a.size, a.used_at, ${part} AS bytes FROM ${a} a JOIN ${b} b ON b.cid = a.cid WHERE a.cid = $1 AND a.evicted_at IS NULL`, args);
+    const got = await rows<{ media_type: string; size: string; bytes: Buffer; used_at: string }>(
+      this.pool,
+      `SELECT a.media_type, a.size, a.used_at, ${part} AS bytes FROM ${a} a JOIN ${b} b ON b.cid = a.cid WHERE a.cid = $1 AND a.evicted_at IS NULL`,
+      args,
+    );
     if (got.length === 0) return null;
     const r = got[0];
     const now = this.now().getTime();

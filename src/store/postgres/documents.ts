@@ -20,8 +20,12 @@ export class PgDocuments {
   async putOnce(kind: string, cid: string, text: string): Promise<'stored' | 'existing'> {
     checkDocumentKey(kind, cid);
     checkDocumentText(text);
-    const got = await rows(this.pool, `INSERT INTO ${this.t.documents} (kind, cid, body, stored_at) VALUES ($1, $2, $3, $4)
-      ON CONFLICT (kind, cid) DO NOTHING RETURNING 1 AS ok`, [kind, cid, text, isoSeconds(this.now())]);
+    const got = await rows(
+      this.pool,
+      `INSERT INTO ${this.t.documents} (kind, cid, body, stored_at) VALUES ($1, $2, $3, $4)
+      ON CONFLICT (kind, cid) DO NOTHING RETURNING 1 AS ok`,
+      [kind, cid, text, isoSeconds(this.now())],
+    );
     return got.length === 1 ? 'stored' : 'existing';
   }
 

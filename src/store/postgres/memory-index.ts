@@ -80,7 +80,11 @@ export class MemoryIndexer {
   private readonly lookup = { scope: [] as string[], kind: [] as string[], from: [] as string[], named: new Set<string>() };
   private seq = 0;
   private readonly out = {
-    notes: [] as unknown[], aliases: [] as unknown[], edges: [] as unknown[], closures: [] as unknown[], derivations: [] as unknown[],
+    notes: [] as unknown[],
+    aliases: [] as unknown[],
+    edges: [] as unknown[],
+    closures: [] as unknown[],
+    derivations: [] as unknown[],
   };
 
   /**
@@ -152,8 +156,20 @@ export class MemoryIndexer {
     if (p.note) {
       const n = p.note;
       this.out.notes.push({
-        c: f.cid, s: f.scopeKey, a: f.attester, at: f.acceptedAt, li: f.logIndex, p: f.position, o: n.observed_at, ce: n.cell,
-        la: n.lat, ln: n.lng, en: n.entity, tg: n.tags.map(pgText), v: n.vector === null ? null : vectorBytes(n.vector).toString('hex'), tx: pgText(n.text),
+        c: f.cid,
+        s: f.scopeKey,
+        a: f.attester,
+        at: f.acceptedAt,
+        li: f.logIndex,
+        p: f.position,
+        o: n.observed_at,
+        ce: n.cell,
+        la: n.lat,
+        ln: n.lng,
+        en: n.entity,
+        tg: n.tags.map(pgText),
+        v: n.vector === null ? null : vectorBytes(n.vector).toString('hex'),
+        tx: pgText(n.text),
       });
     }
     if (p.alias) {
@@ -173,8 +189,19 @@ export class MemoryIndexer {
         this.out.closures.push({ e: c.edge_cid, ca: c.closed_at, cb: c.closed_by, at: f.acceptedAt, li: f.logIndex, p: f.position });
       }
       this.out.edges.push({
-        e: e.edge_cid, s: f.scopeKey, k: pgText(e.kind), f: e.from, t: e.to, vf: e.valid_from, vt: e.valid_to, sb: e.stated_by, a: f.attester,
-        at: f.acceptedAt, li: f.logIndex, p: f.position, o: ord,
+        e: e.edge_cid,
+        s: f.scopeKey,
+        k: pgText(e.kind),
+        f: e.from,
+        t: e.to,
+        vf: e.valid_from,
+        vt: e.valid_to,
+        sb: e.stated_by,
+        a: f.attester,
+        at: f.acceptedAt,
+        li: f.logIndex,
+        p: f.position,
+        o: ord,
       });
       // Indexed from now on, for the group's later edges.
       const edge: IndexedEdge = { edge_cid: e.edge_cid, kind: e.kind, from: e.from, to: e.to, valid_from: e.valid_from, attester: f.attester };
@@ -259,7 +286,11 @@ export async function backfillMemory(db: Db, t: Tables): Promise<number> {
     const facts = page.map((r) => ({
       cid: r.fact_cid,
       body: decodeTrusted(new Uint8Array(r.body.buffer, r.body.byteOffset, r.body.byteLength)) as Record<string, unknown>,
-      attester: r.attester, scopeKey: r.scope_key, acceptedAt: r.accepted_at, logIndex: int(r.log_index), position: r.position,
+      attester: r.attester,
+      scopeKey: r.scope_key,
+      acceptedAt: r.accepted_at,
+      logIndex: int(r.log_index),
+      position: r.position,
     }));
     const last = facts[facts.length - 1];
     after = [last.logIndex, last.position];

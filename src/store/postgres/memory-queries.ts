@@ -59,8 +59,6 @@ export function tsqueryText(text: unknown): string | null {
   return tsqueryWords(text)?.join(' | ') ?? null;
 }
 
-
-
 /**
  * Caller strings as parameters: what the index stores went through pgText, so matching goes
  * through it too, and a NUL (which PostgreSQL text cannot carry) finds nothing instead of
@@ -170,7 +168,7 @@ export class MemoryQueries implements MemoryReader {
       // bound (all of a rare word's), then the union is ranked by the whole query. Exact while
       // every word matches at most `perWord` notes (docs/memory.md, bounded ranking).
       // The union is at most 2 × RANKED_MATCHES rows from four words on (250 per word at 32).
-      const perWord = Math.min(RANKED_MATCHES, Math.max(MIN_PER_WORD, Math.floor(2 * RANKED_MATCHES / words.length)));
+      const perWord = Math.min(RANKED_MATCHES, Math.max(MIN_PER_WORD, Math.floor((2 * RANKED_MATCHES) / words.length)));
       const base = w.terms.join(' AND ');
       const branches = words.map((word) => {
         w.args.push(word);
@@ -189,8 +187,14 @@ export class MemoryQueries implements MemoryReader {
     // scope b-tree and a scan, and a generic plan would also run to_tsquery again on every row.
     const got = await rowsPlanned<NoteRowOut>(this.pool, sql, w.args);
     return got.map((r) => ({
-      fact_cid: r.fact_cid, text_score: Number(r.text_score), attester: r.attester, accepted_at: r.accepted_at,
-      observed_at: r.observed_at === null ? null : int(r.observed_at), lat: r.lat, lng: r.lng, vector: vectorOf(r.vector),
+      fact_cid: r.fact_cid,
+      text_score: Number(r.text_score),
+      attester: r.attester,
+      accepted_at: r.accepted_at,
+      observed_at: r.observed_at === null ? null : int(r.observed_at),
+      lat: r.lat,
+      lng: r.lng,
+      vector: vectorOf(r.vector),
     }));
   }
 
@@ -240,9 +244,17 @@ export class MemoryQueries implements MemoryReader {
       w.args,
     );
     return got.map((r) => ({
-      edge_cid: r.edge_cid, kind: r.kind, from: r.from_ref, to: r.to_ref, valid_from: int(r.valid_from),
-      valid_to: r.valid_to === null ? null : int(r.valid_to), closed_at: r.closed_at === null ? null : int(r.closed_at),
-      closed_by: r.closed_by, stated_by: r.stated_by, attester: r.attester, recorded_at: r.recorded_at,
+      edge_cid: r.edge_cid,
+      kind: r.kind,
+      from: r.from_ref,
+      to: r.to_ref,
+      valid_from: int(r.valid_from),
+      valid_to: r.valid_to === null ? null : int(r.valid_to),
+      closed_at: r.closed_at === null ? null : int(r.closed_at),
+      closed_by: r.closed_by,
+      stated_by: r.stated_by,
+      attester: r.attester,
+      recorded_at: r.recorded_at,
     }));
   }
 
@@ -266,11 +278,12 @@ export class MemoryQueries implements MemoryReader {
     const limit = limitOf(q.limit);
     const attester = str('attester', q.attester);
     const after = q.after === undefined ? 0 : intBound('after', q.after, 'floor');
-    const got = await rows<{ fact_cid: string; seq: string }>(
-      this.pool,
-      `SELECT fact_cid, seq FROM ${this.t.derivations} WHERE attester = $1 AND scope_key = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
-      [attester, scopeKey(q.scope), after, limit],
-    );
+    const got = await rows<{ fact_cid: string; seq: string }>(this.pool, `SELECT fact_cid, seq FROM ${this.t.derivations} WHERE attester = $1 AND scope_key = $2 AND seq > $3 ORDER BY seq LIMIT $4`, [
+      attester,
+      scopeKey(q.scope),
+      after,
+      limit,
+    ]);
     return got.map((r) => ({ fact_cid: r.fact_cid, seq: int(r.seq) }));
   }
 

@@ -29,9 +29,7 @@ function statementName(text: string): string {
  * Run a parameterised statement, prepared once per connection; resolves its rows. `bound`
  * wraps the query (the log writer gives each of its statements a deadline).
  */
-export async function rows<R extends pg.QueryResultRow>(
-  db: Db, text: string, values: unknown[] = [], bound: <T>(q: Promise<T>) => Promise<T> = (q) => q,
-): Promise<R[]> {
+export async function rows<R extends pg.QueryResultRow>(db: Db, text: string, values: unknown[] = [], bound: <T>(q: Promise<T>) => Promise<T> = (q) => q): Promise<R[]> {
   const res = await bound(db.query<R>({ name: statementName(text), text, values }));
   return res.rows;
 }

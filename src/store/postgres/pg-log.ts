@@ -157,11 +157,7 @@ export class PgLog implements LogReader {
     if (!(entryHash instanceof Uint8Array)) throw new TypeError(`entryHash: expected Uint8Array, got ${typeof entryHash}`);
     if (entryHash.length !== 32) return null;
     try {
-      const [r] = await rows<{ idx: string }>(
-        this.pool,
-        `SELECT idx FROM ${this.t.entries} WHERE leaf_hash = $1 OR entry_hash = $1 ORDER BY idx LIMIT 1`,
-        [buf(entryHash)],
-      );
+      const [r] = await rows<{ idx: string }>(this.pool, `SELECT idx FROM ${this.t.entries} WHERE leaf_hash = $1 OR entry_hash = $1 ORDER BY idx LIMIT 1`, [buf(entryHash)]);
       return r ? int(r.idx) : null;
     } catch (err) {
       throw pgFault('looking up a leaf hash', err);

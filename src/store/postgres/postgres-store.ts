@@ -13,7 +13,19 @@ import { SvcError } from '../../protocol/errors.js';
 import { isoSeconds, type Scope } from '../../protocol/receipt.js';
 import type { GeoCache } from '../../geo/geocache.js';
 import type {
-  AppendBatch, AppendResult, ArtifactStore, CorpusStats, DocumentStore, FactQuery, LogReader, Store, StoreConfig, StoredFact, TransientStore, TreeHeadSigner, WitnessRecord,
+  AppendBatch,
+  AppendResult,
+  ArtifactStore,
+  CorpusStats,
+  DocumentStore,
+  FactQuery,
+  LogReader,
+  Store,
+  StoreConfig,
+  StoredFact,
+  TransientStore,
+  TreeHeadSigner,
+  WitnessRecord,
 } from '../contract.js';
 import { scopeKey } from '../entry.js';
 import type { MemoryReader } from '../memory.js';
@@ -227,8 +239,19 @@ export async function createPostgresStore(config: StoreConfig, signer: TreeHeadS
     const t = tablesOf(schema);
     const log = new PgLog(pool, t, { signer, now, prefix: config.prefix });
     const seq = new Sequencer(pool, t, sequencerLockKey(schema), log, { now, logger, failCommit: opts.failCommit, onCommit: opts.onCommit });
-    const store = new PostgresStore(pool, config.scanCellLimit, log, new Queries(pool, t), seq, now, new MemoryQueries(pool, t), new PgTransients(pool, t, now),
-      new PgDocuments(pool, t, now), new PgGeoCache(pool, t), new PgArtifacts(pool, t, now, config.artifactMaxBytes ?? ARTIFACT_MAX_BYTES_DEFAULT));
+    const store = new PostgresStore(
+      pool,
+      config.scanCellLimit,
+      log,
+      new Queries(pool, t),
+      seq,
+      now,
+      new MemoryQueries(pool, t),
+      new PgTransients(pool, t, now),
+      new PgDocuments(pool, t, now),
+      new PgGeoCache(pool, t),
+      new PgArtifacts(pool, t, now, config.artifactMaxBytes ?? ARTIFACT_MAX_BYTES_DEFAULT),
+    );
     logger(`store postgres: schema ${schema}: log size ${await log.size()}`);
     return store;
   } catch (err) {

@@ -230,7 +230,10 @@ export class Queries {
 
   /** Facts first stored from `attester` on the UTC day `day` (YYYY-MM-DD). */
   async publicFactsByAttester(): Promise<Array<{ attester: string; facts: number }>> {
-    const r = await rows<{ attester: string; facts: string }>(this.pool, `SELECT attester, count(*) AS facts FROM ${this.t.facts} WHERE scope_key = '' GROUP BY attester ORDER BY count(*) DESC, attester`);
+    const r = await rows<{ attester: string; facts: string }>(
+      this.pool,
+      `SELECT attester, count(*) AS facts FROM ${this.t.facts} WHERE scope_key = '' GROUP BY attester ORDER BY count(*) DESC, attester`,
+    );
     return r.map((x) => ({ attester: x.attester, facts: int(x.facts) }));
   }
 

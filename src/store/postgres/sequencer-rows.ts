@@ -14,9 +14,21 @@ export class Rows {
   entries = { idx: [] as number[], leaf: [] as Buffer[], hash: [] as Buffer[], entry: [] as Buffer[], at: [] as string[] };
   nodes: NodeRow[] = [];
   facts = {
-    cid: [] as string[], cell: [] as string[], band: [] as string[], tslot: [] as number[], signed_at: [] as (string | null)[],
-    accepted_at: [] as string[], kind: [] as string[], pclass: [] as string[], attester: [] as string[], scope_key: [] as string[],
-    scope_json: [] as (string | null)[], body: [] as Buffer[], proof: [] as string[], log_index: [] as number[], position: [] as number[],
+    cid: [] as string[],
+    cell: [] as string[],
+    band: [] as string[],
+    tslot: [] as number[],
+    signed_at: [] as (string | null)[],
+    accepted_at: [] as string[],
+    kind: [] as string[],
+    pclass: [] as string[],
+    attester: [] as string[],
+    scope_key: [] as string[],
+    scope_json: [] as (string | null)[],
+    body: [] as Buffer[],
+    proof: [] as string[],
+    log_index: [] as number[],
+    position: [] as number[],
     supersedes: [] as (string | null)[],
   };
   edges = { from: [] as string[], to: [] as string[], at: [] as string[] };
@@ -52,19 +64,49 @@ export async function insertRows(client: pg.PoolClient, t: Tables, r: Rows, mem:
      s AS (
        INSERT INTO ${t.edges} (from_cid, to_cid, kind, created_at)
        SELECT a, b, 'supersedes', c FROM unnest($25::text[], $26::text[], $27::text[]) AS x(a, b, c)
-       ON CONFLICT DO NOTHING),${mem ? `
-     ${MemoryIndexer.insertCtes(t, 32)},` : ''}
+       ON CONFLICT DO NOTHING),${
+         mem
+           ? `
+     ${MemoryIndexer.insertCtes(t, 32)},`
+           : ''
+       }
      sl AS (
        INSERT INTO ${t.sharedSlots} (scope_key, cell, band, tslot)
        SELECT * FROM unnest($28::text[], $29::text[], $30::text[], $31::bigint[])
        ON CONFLICT DO NOTHING)
      SELECT 1`,
     [
-      e.idx, e.leaf, e.hash, e.entry, e.at,
-      r.nodes.map((n) => n.level), r.nodes.map((n) => n.idx), r.nodes.map((n) => buf(n.hash)),
-      f.cid, f.cell, f.band, f.tslot, f.signed_at, f.accepted_at, f.kind, f.pclass, f.attester, f.scope_key, f.scope_json, f.body, f.proof, f.log_index, f.position, f.supersedes,
-      r.edges.from, r.edges.to, r.edges.at,
-      sl.scope_key, sl.cell, sl.band, sl.tslot,
+      e.idx,
+      e.leaf,
+      e.hash,
+      e.entry,
+      e.at,
+      r.nodes.map((n) => n.level),
+      r.nodes.map((n) => n.idx),
+      r.nodes.map((n) => buf(n.hash)),
+      f.cid,
+      f.cell,
+      f.band,
+      f.tslot,
+      f.signed_at,
+      f.accepted_at,
+      f.kind,
+      f.pclass,
+      f.attester,
+      f.scope_key,
+      f.scope_json,
+      f.body,
+      f.proof,
+      f.log_index,
+      f.position,
+      f.supersedes,
+      r.edges.from,
+      r.edges.to,
+      r.edges.at,
+      sl.scope_key,
+      sl.cell,
+      sl.band,
+      sl.tslot,
       ...(mem ? mem.insertParams() : []),
     ],
     bounded,

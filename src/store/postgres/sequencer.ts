@@ -22,9 +22,7 @@ import { encodeAt, type PendingBatch } from './pending-batch.js';
 import { nodesCompletedBy, type PgLog } from './pg-log.js';
 import { insertRows, Rows } from './sequencer-rows.js';
 import type { Tables } from './tables.js';
-import {
-  beginLockedSql, CLIENT_SLACK_MS, isLostTransaction, LOCK_WAIT_MS, TCP_SETTINGS_SQL, watchLockWait, withDeadline, WRITER_STATEMENT_MS,
-} from './writer-bounds.js';
+import { beginLockedSql, CLIENT_SLACK_MS, isLostTransaction, LOCK_WAIT_MS, TCP_SETTINGS_SQL, watchLockWait, withDeadline, WRITER_STATEMENT_MS } from './writer-bounds.js';
 
 interface Queued extends PendingBatch {
   resolve: (r: AppendResult) => void;
@@ -59,11 +57,12 @@ const tuned = new WeakSet<pg.PoolClient>();
 function lostTransaction(err: unknown, phase: Phase): SvcError {
   const why = (err as Error)?.message ?? String(err);
   const written = phase === 'commit' ? 'unknown' : false;
-  const message = phase === 'lock'
-    ? `the log writer could not take the log lock within its bound (${why}); nothing was written, retry`
-    : phase === 'write'
-      ? `the log writer's transaction was aborted (${why}); nothing was written, retry`
-      : `the log writer lost its connection while committing (${why}); the batch may or may not be in the log: retry (facts already stored come back as duplicates)`;
+  const message =
+    phase === 'lock'
+      ? `the log writer could not take the log lock within its bound (${why}); nothing was written, retry`
+      : phase === 'write'
+        ? `the log writer's transaction was aborted (${why}); nothing was written, retry`
+        : `the log writer lost its connection while committing (${why}); the batch may or may not be in the log: retry (facts already stored come back as duplicates)`;
   return new SvcError('overloaded', message, { retry_after: 1, reason: 'log_writer_bound', phase, written }, { cause: err });
 }
 
@@ -225,7 +224,11 @@ export class Sequencer {
       } catch (err) {
         // After a lost connection or an unanswered statement, a ROLLBACK could only queue
         // behind it: the connection is discarded instead, which ends the transaction too.
-        if (!clean && !isLostTransaction(err)) await bounded(client.query('ROLLBACK')).then(() => (clean = true), () => undefined);
+        if (!clean && !isLostTransaction(err))
+          await bounded(client.query('ROLLBACK')).then(
+            () => (clean = true),
+            () => undefined,
+          );
         throw err;
       }
       // Committed: nothing below may turn an acknowledged write into a rejection.
@@ -261,9 +264,7 @@ export class Sequencer {
     const all = group.flatMap((q) => q.expanded);
     // Memory records (and derivatives) of the group, projected before the state read so that
     // what their closures need from the index comes back with it; null for ordinary ingest.
-    const mem = MemoryIndexer.plan(
-      all.filter((x) => mayProject(x.fact.kind, x.fact.band)).map((x) => ({ cid: x.fact.fact_cid, body: x.fact.body, scopeKey: x.scopeKey })),
-    );
+    const mem = MemoryIndexer.plan(all.filter((x) => mayProject(x.fact.kind, x.fact.band)).map((x) => ({ cid: x.fact.fact_cid, body: x.fact.body, scopeKey: x.scopeKey })));
     const state = await this.readState(client, all, mem);
     let size = state.size;
     // Transaction time never runs backwards along the log, even across processes whose clocks
@@ -371,8 +372,13 @@ export class Sequencer {
     for (const x of facts) keys.set(keyOf(x), x);
     const list = [...keys.values()];
     const [r] = await rows<{
-      idx: string | null; accepted_at: string | null; frontier: [number, number, string][]; placed: [string, number, string][];
-      newest: [number, string, string, number, number, string][]; mem_edges?: Parameters<MemoryIndexer['load']>[0]; mem_seq?: string;
+      idx: string | null;
+      accepted_at: string | null;
+      frontier: [number, number, string][];
+      placed: [string, number, string][];
+      newest: [number, string, string, number, number, string][];
+      mem_edges?: Parameters<MemoryIndexer['load']>[0];
+      mem_seq?: string;
     }>(
       client,
       `WITH head AS (SELECT idx, accepted_at FROM ${t.entries} ORDER BY idx DESC LIMIT 1)
@@ -390,11 +396,18 @@ export class Sequencer {
             CROSS JOIN LATERAL (
               SELECT fact_cid, accepted_at, log_index, position, attester FROM ${t.facts}
                WHERE cell = k.cell AND scope_key = k.scope_key AND band = k.band AND tslot = k.tslot
-               ORDER BY accepted_at DESC, log_index DESC, position DESC LIMIT 1) f) AS newest${mem ? `,
-         ${MemoryIndexer.lookupSql(t, 6)}` : ''}`,
+               ORDER BY accepted_at DESC, log_index DESC, position DESC LIMIT 1) f) AS newest${
+                 mem
+                   ? `,
+         ${MemoryIndexer.lookupSql(t, 6)}`
+                   : ''
+               }`,
       [
         [...new Set(facts.map((x) => x.fact.fact_cid))],
-        list.map((x) => x.fact.cell), list.map((x) => x.scopeKey), list.map((x) => x.fact.tslot), list.map((x) => x.fact.band),
+        list.map((x) => x.fact.cell),
+        list.map((x) => x.scopeKey),
+        list.map((x) => x.fact.tslot),
+        list.map((x) => x.fact.band),
         ...(mem ? mem.lookupParams() : []),
       ],
       bounded,

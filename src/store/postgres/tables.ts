@@ -44,10 +44,24 @@ export interface Tables {
 export function tablesOf(schema: string): Tables {
   const s = `"${checkSchemaName(schema)}"`;
   return {
-    entries: `${s}.log_entries`, nodes: `${s}.log_nodes`, facts: `${s}.facts`, edges: `${s}.edges`, meta: `${s}.meta`, witnesses: `${s}.witnesses`,
-    attesterDays: `${s}.attester_days`, scopeClaims: `${s}.scope_claims`, notes: `${s}.mem_notes`, aliases: `${s}.mem_aliases`,
-    memEdges: `${s}.mem_edges`, closures: `${s}.mem_edge_closures`, derivations: `${s}.mem_derivations`, sharedSlots: `${s}.shared_slots`,
-    transients: `${s}.transients`, documents: `${s}.documents`, geocache: `${s}.geocache`,
-    artifacts: `${s}.artifacts`, artifactBytes: `${s}.artifact_bytes`,
+    entries: `${s}.log_entries`,
+    nodes: `${s}.log_nodes`,
+    facts: `${s}.facts`,
+    edges: `${s}.edges`,
+    meta: `${s}.meta`,
+    witnesses: `${s}.witnesses`,
+    attesterDays: `${s}.attester_days`,
+    scopeClaims: `${s}.scope_claims`,
+    notes: `${s}.mem_notes`,
+    aliases: `${s}.mem_aliases`,
+    memEdges: `${s}.mem_edges`,
+    closures: `${s}.mem_edge_closures`,
+    derivations: `${s}.mem_derivations`,
+    sharedSlots: `${s}.shared_slots`,
+    transients: `${s}.transients`,
+    documents: `${s}.documents`,
+    geocache: `${s}.geocache`,
+    artifacts: `${s}.artifacts`,
+    artifactBytes: `${s}.artifact_bytes`,
   };
 }

@@ -24,17 +24,24 @@ export class PgTransients {
   /** Insert, or take over a row whose time is up; no row back only for a live duplicate. */
   async claimOnce(ns: string, key: string, expiresAtMs: number): Promise<boolean> {
     const now = this.now().getTime();
-    const got = await rows(this.pool, `INSERT INTO ${this.t.transients} AS t (ns, key, value, expires_at) VALUES ($1, $2, NULL, $3)
+    const got = await rows(
+      this.pool,
+      `INSERT INTO ${this.t.transients} AS t (ns, key, value, expires_at) VALUES ($1, $2, NULL, $3)
       ON CONFLICT (ns, key) DO UPDATE SET value = NULL, expires_at = EXCLUDED.expires_at WHERE t.expires_at <= $4 RETURNING 1 AS ok`,
-    [ns, key, Math.ceil(expiresAtMs), now]);
+      [ns, key, Math.ceil(expiresAtMs), now],
+    );
     await this.prune(now);
     return got.length === 1;
   }
 
   async put(ns: string, key: string, value: string, expiresAtMs: number): Promise<void> {
     const now = this.now().getTime();
-    await rows(this.pool, `INSERT INTO ${this.t.transients} (ns, key, value, expires_at) VALUES ($1, $2, $3, $4)
-      ON CONFLICT (ns, key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`, [ns, key, value, Math.ceil(expiresAtMs)]);
+    await rows(
+      this.pool,
+      `INSERT INTO ${this.t.transients} (ns, key, value, expires_at) VALUES ($1, $2, $3, $4)
+      ON CONFLICT (ns, key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
+      [ns, key, value, Math.ceil(expiresAtMs)],
+    );
     await this.prune(now);
   }
 

@@ -26,7 +26,10 @@ export class SqliteArtifacts implements ArtifactStore {
 
   readonly maxBytes: number;
 
-  constructor(config: Pick<StoreConfig, 'dataDir' | 'artifactMaxBytes'>, private readonly now: () => Date) {
+  constructor(
+    config: Pick<StoreConfig, 'dataDir' | 'artifactMaxBytes'>,
+    private readonly now: () => Date,
+  ) {
     this.maxBytes = config.artifactMaxBytes ?? ARTIFACT_MAX_BYTES_DEFAULT;
     this.db = new Database(join(config.dataDir, 'artifacts.sqlite'));
     this.db.pragma('journal_mode = WAL');

@@ -21,7 +21,10 @@ export class SqliteDocuments implements DocumentStore {
   private readonly insert: Database.Statement<[string, string, string, string], unknown>;
   private readonly read: Database.Statement<[string, string], string | undefined>;
 
-  constructor(dataDir: string, private readonly now: () => Date) {
+  constructor(
+    dataDir: string,
+    private readonly now: () => Date,
+  ) {
     this.db = new Database(join(dataDir, 'documents.sqlite'));
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');

@@ -76,9 +76,7 @@ export class MemoryWriter {
     private readonly attesters: Names,
     private readonly refs: Names,
   ) {
-    this.insertNote = db.prepare(
-      `INSERT INTO notes (scope_id, cid, attester_id, accepted_at, observed_at, lat, lng, entity_id, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
+    this.insertNote = db.prepare(`INSERT INTO notes (scope_id, cid, attester_id, accepted_at, observed_at, lat, lng, entity_id, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.insertNoteText = db.prepare(`INSERT INTO notes_fts (rowid, words) VALUES (?, ?)`);
     this.insertTag = db.prepare(`INSERT OR IGNORE INTO note_tags (tag, scope_id, note_id) VALUES (?, ?, ?)`);
     this.insertAlias = db.prepare(`INSERT INTO aliases (scope_id, entity_id, cid, attester_id, phrase) VALUES (?, ?, ?, ?, ?)`);
@@ -94,9 +92,7 @@ export class MemoryWriter {
     // (of two later siblings starting at the same instant, the rule closes at the first it sees).
     this.siblings = db.prepare(`${candidate} WHERE e.from_id = ? AND e.scope_id = ? AND e.kind = ? ORDER BY e.id`);
     // An `invalidates` entry: a memory.edge record's cid (its stating fact), or a derived_from edge's own cid.
-    this.named = db.prepare(
-      `${candidate} WHERE e.stated = ? AND e.scope_id = ? AND e.edge_cid IS NULL UNION ALL ${candidate} WHERE e.edge_cid = ? AND e.scope_id = ?`,
-    );
+    this.named = db.prepare(`${candidate} WHERE e.stated = ? AND e.scope_id = ? AND e.edge_cid IS NULL UNION ALL ${candidate} WHERE e.edge_cid = ? AND e.scope_id = ?`);
   }
 
   /** Write the memory rows of one fact (inside the caller's savepoint). */
@@ -111,9 +107,7 @@ export class MemoryWriter {
   private note(n: NoteRow, f: MemoryFact, attesterId: number): void {
     const entityId = n.entity === null ? null : this.refs.intern(n.entity);
     const vector = n.vector === null ? null : vectorBlob(n.vector);
-    const id = Number(
-      this.insertNote.run(f.scopeId, f.digest, attesterId, f.acceptedAt, n.observed_at, n.lat, n.lng, entityId, vector).lastInsertRowid,
-    );
+    const id = Number(this.insertNote.run(f.scopeId, f.digest, attesterId, f.acceptedAt, n.observed_at, n.lat, n.lng, entityId, vector).lastInsertRowid);
     const words = indexedWords(f.scopeId, n.text);
     if (words !== '') this.insertNoteText.run(id, words);
     for (const tag of n.tags) this.insertTag.run(tag, f.scopeId, id);
@@ -133,7 +127,14 @@ export class MemoryWriter {
   private edge(e: EdgeRowIn, f: MemoryFact, attesterId: number): void {
     const fromId = this.refs.intern(e.from);
     const toId = this.refs.intern(e.to);
-    const asIndexed = (r: CandidateRow): IndexedEdge => ({ edge_cid: b32encode(r.edge_cid), kind: r.kind, from: `#${r.from_id}`, to: `#${r.to_id}`, valid_from: r.valid_from, attester: `#${r.attester_id}` });
+    const asIndexed = (r: CandidateRow): IndexedEdge => ({
+      edge_cid: b32encode(r.edge_cid),
+      kind: r.kind,
+      from: `#${r.from_id}`,
+      to: `#${r.to_id}`,
+      valid_from: r.valid_from,
+      attester: `#${r.attester_id}`,
+    });
     const sameFrom = EXCLUSIVE_EDGE_TYPES.has(e.kind) ? this.siblings.all(fromId, f.scopeId, e.kind) : [];
     const named: CandidateRow[] = [];
     for (const cid of new Set(e.invalidates)) {

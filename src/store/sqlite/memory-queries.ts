@@ -48,13 +48,10 @@ const NEWEST_WINDOW = 2000;
 /** A box holding at most this many of the scope's notes is read through notes_geo. */
 const SPARSE_BOX = 2000;
 
-
 /** A transaction-time bound as the packed accepted_at it compares with. */
 function packedIso(field: string, v: unknown): number {
   return packedBound(isoBound(field, v));
 }
-
-
 
 /** A full-text table and the rows it indexes (rowid = row id). */
 interface TextTable {
@@ -117,10 +114,7 @@ export class MemoryIndexSqlite implements MemoryReader {
     const scopeId = this.scopeId(s.scope);
     if (limit === 0 || f.none || scopeId === undefined) return [];
     f.args.scope = scopeId;
-    const rows =
-      words.length > 0
-        ? (this.rankedText(NOTES, scopeId, words, f.where, f.args, limit) as unknown as NoteOut[])
-        : this.newestNotes(f, limit);
+    const rows = words.length > 0 ? (this.rankedText(NOTES, scopeId, words, f.where, f.args, limit) as unknown as NoteOut[]) : this.newestNotes(f, limit);
     return rows.map((r) => ({
       fact_cid: b32encode(r.cid),
       text_score: r.score,
@@ -217,9 +211,7 @@ export class MemoryIndexSqlite implements MemoryReader {
    */
   private sparseBox(args: Record<string, unknown>): boolean {
     const lng = (args.min_lng as number) <= (args.max_lng as number) ? 'lng >= @min_lng AND lng <= @max_lng' : '(lng >= @min_lng OR lng <= @max_lng)';
-    const n = this.prepared(
-      `SELECT count(*) FROM (SELECT 1 FROM notes INDEXED BY notes_geo WHERE scope_id = @scope AND lat >= @min_lat AND lat <= @max_lat AND ${lng} LIMIT ${SPARSE_BOX + 1})`,
-    )
+    const n = this.prepared(`SELECT count(*) FROM (SELECT 1 FROM notes INDEXED BY notes_geo WHERE scope_id = @scope AND lat >= @min_lat AND lat <= @max_lat AND ${lng} LIMIT ${SPARSE_BOX + 1})`)
       .pluck()
       .get({ scope: args.scope, min_lat: args.min_lat, max_lat: args.max_lat, min_lng: args.min_lng, max_lng: args.max_lng }) as number;
     return n <= SPARSE_BOX;
@@ -348,16 +340,33 @@ export class MemoryIndexSqlite implements MemoryReader {
          LEFT JOIN mem_closures c ON c.id = (SELECT x.id FROM mem_closures x WHERE x.edge_id = e.id${closureBound} ORDER BY x.closed_at, x.id LIMIT 1)
         WHERE ${where.join(' AND ')} ORDER BY e.valid_from, e.id LIMIT @limit`,
     ).all(args) as Array<{
-      kind: string; from_id: number; to_id: number; valid_from: number; valid_to: number | null; stated: Buffer; edge_cid: Buffer | null;
-      attester_id: number; recorded_at: number; closed_at: number | null; closed_by: Buffer | null;
+      kind: string;
+      from_id: number;
+      to_id: number;
+      valid_from: number;
+      valid_to: number | null;
+      stated: Buffer;
+      edge_cid: Buffer | null;
+      attester_id: number;
+      recorded_at: number;
+      closed_at: number | null;
+      closed_by: Buffer | null;
     }>;
     const refs = this.q.refs;
     return rows.map((r) => {
       const statedBy = b32encode(r.stated);
       return {
-        edge_cid: r.edge_cid === null ? statedBy : b32encode(r.edge_cid), kind: r.kind, from: refs.name(r.from_id), to: refs.name(r.to_id),
-        valid_from: r.valid_from, valid_to: r.valid_to, closed_at: r.closed_at, closed_by: r.closed_by === null ? null : b32encode(r.closed_by),
-        stated_by: statedBy, attester: this.q.attesters.name(r.attester_id), recorded_at: unpackAcceptedAt(r.recorded_at),
+        edge_cid: r.edge_cid === null ? statedBy : b32encode(r.edge_cid),
+        kind: r.kind,
+        from: refs.name(r.from_id),
+        to: refs.name(r.to_id),
+        valid_from: r.valid_from,
+        valid_to: r.valid_to,
+        closed_at: r.closed_at,
+        closed_by: r.closed_by === null ? null : b32encode(r.closed_by),
+        stated_by: statedBy,
+        attester: this.q.attesters.name(r.attester_id),
+        recorded_at: unpackAcceptedAt(r.recorded_at),
       };
     });
   }
@@ -371,7 +380,11 @@ export class MemoryIndexSqlite implements MemoryReader {
     if (words.length === 0 || limit === 0 || scopeId === undefined) return [];
     const rows = this.rankedText(ALIASES, scopeId, words, [], {}, limit) as unknown as Array<{ entity_id: number; phrase: string; cid: Buffer; attester_id: number; score: number }>;
     return rows.map((r) => ({
-      entity: this.q.refs.name(r.entity_id), phrase: r.phrase, fact_cid: b32encode(r.cid), attester: this.q.attesters.name(r.attester_id), text_score: r.score,
+      entity: this.q.refs.name(r.entity_id),
+      phrase: r.phrase,
+      fact_cid: b32encode(r.cid),
+      attester: this.q.attesters.name(r.attester_id),
+      text_score: r.score,
     }));
   }
 
@@ -384,9 +397,10 @@ export class MemoryIndexSqlite implements MemoryReader {
     const scopeId = this.scopeId(d.scope);
     const attesterId = this.q.attesters.get(d.attester);
     if (limit === 0 || scopeId === undefined || attesterId === undefined) return [];
-    const rows = this.prepared(`SELECT seq, cid FROM derivations WHERE attester_id = ? AND scope_id = ? AND seq > ? ORDER BY seq LIMIT ?`).all(
-      attesterId, scopeId, after, limit,
-    ) as Array<{ seq: number; cid: Buffer }>;
+    const rows = this.prepared(`SELECT seq, cid FROM derivations WHERE attester_id = ? AND scope_id = ? AND seq > ? ORDER BY seq LIMIT ?`).all(attesterId, scopeId, after, limit) as Array<{
+      seq: number;
+      cid: Buffer;
+    }>;
     return rows.map((r) => ({ fact_cid: b32encode(r.cid), seq: r.seq }));
   }
 

@@ -132,18 +132,17 @@ export class Queries {
     // slower (≈ 45 µs a fact, measured): the shared-slot check needs to know whether it superseded.
     this.supersedesOf = db.prepare(`SELECT supersedes FROM facts WHERE id = ?`).pluck() as Statement<[number], number | null>;
     this.insertEntry = db.prepare(`INSERT OR IGNORE INTO entries (log_index, attester, leaves, tree) VALUES (?, ?, ?, ?)`);
-    this.addDayFacts = db.prepare(
-      `INSERT INTO attester_days (attester, day, facts) VALUES (?, ?, ?) ON CONFLICT (attester, day) DO UPDATE SET facts = facts + excluded.facts`,
-    );
+    this.addDayFacts = db.prepare(`INSERT INTO attester_days (attester, day, facts) VALUES (?, ?, ?) ON CONFLICT (attester, day) DO UPDATE SET facts = facts + excluded.facts`);
     this.dayFacts = db.prepare(`SELECT facts FROM attester_days WHERE attester = ? AND day = ?`).pluck() as Statement<[string, number], number>;
     this.publicByAttester = db.prepare(
       `SELECT e.attester AS attester, COUNT(*) AS facts FROM facts f JOIN entries e ON e.log_index = f.log_index WHERE f.scope_id = 0 GROUP BY e.attester ORDER BY facts DESC, attester`,
     );
     this.setMeta = db.prepare(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`);
     this.getMeta = db.prepare(`SELECT value FROM meta WHERE key = ?`);
-    this.bandsAtSt = db
-      .prepare(`SELECT band FROM bands WHERE id IN (SELECT DISTINCT band_id FROM facts WHERE cell_id = ? AND scope_id = ?) ORDER BY band`)
-      .pluck() as Statement<[number, number], string>;
+    this.bandsAtSt = db.prepare(`SELECT band FROM bands WHERE id IN (SELECT DISTINCT band_id FROM facts WHERE cell_id = ? AND scope_id = ?) ORDER BY band`).pluck() as Statement<
+      [number, number],
+      string
+    >;
     this.insertWitness = db.prepare(
       `INSERT OR IGNORE INTO witnesses (tree_size, root, witness, signature, operator, received_at)
        VALUES (@tree_size, @root, @witness, @signature, @operator, @received_at)`,
@@ -341,8 +340,25 @@ export class Queries {
         const bandId = this.bands.intern(x.band);
         const id = nextId++;
         this.insertFact.run(
-          id, cidKey(x.digest), cellId, scopeId, bandId, x.tslot, e.acceptedAt, e.logIndex, x.position, x.kind, x.provenance, x.leaf, x.bodyAt, x.bodyLen, x.inline,
-          cellId, scopeId, bandId, x.tslot,
+          id,
+          cidKey(x.digest),
+          cellId,
+          scopeId,
+          bandId,
+          x.tslot,
+          e.acceptedAt,
+          e.logIndex,
+          x.position,
+          x.kind,
+          x.provenance,
+          x.leaf,
+          x.bodyAt,
+          x.bodyLen,
+          x.inline,
+          cellId,
+          scopeId,
+          bandId,
+          x.tslot,
         );
         if (scopeId === 0) {
           this.insertPublicCell.run(cellId);

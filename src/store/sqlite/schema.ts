@@ -232,8 +232,26 @@ CREATE TABLE IF NOT EXISTS witnesses (
  * takes its shadow tables with it.
  */
 const DERIVED = [
-  'facts', 'edges', 'entries', 'cells', 'bands', 'scopes', 'attester_days', 'public_cells', 'public_bands',
-  'attesters', 'mem_refs', 'notes', 'note_tags', 'notes_fts', 'aliases', 'aliases_fts', 'mem_edges', 'mem_closures', 'derivations', 'shared_slots',
+  'facts',
+  'edges',
+  'entries',
+  'cells',
+  'bands',
+  'scopes',
+  'attester_days',
+  'public_cells',
+  'public_bands',
+  'attesters',
+  'mem_refs',
+  'notes',
+  'note_tags',
+  'notes_fts',
+  'aliases',
+  'aliases_fts',
+  'mem_edges',
+  'mem_closures',
+  'derivations',
+  'shared_slots',
 ];
 
 function storedVersion(db: Database): number | undefined {

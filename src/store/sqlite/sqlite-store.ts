@@ -17,9 +17,7 @@ import { join } from 'node:path';
 import { SvcError } from '../../protocol/errors.js';
 import { isoSeconds, type Scope } from '../../protocol/receipt.js';
 import { FullState, isDiskFull, type StorageHealth } from '../disk-full.js';
-import type {
-  AppendBatch, AppendOnlyLog, AppendResult, CorpusStats, FactQuery, LogEntryV1, LogReader, Store, StoreConfig, StoredFact, WitnessRecord,
-} from '../contract.js';
+import type { AppendBatch, AppendOnlyLog, AppendResult, CorpusStats, FactQuery, LogEntryV1, LogReader, Store, StoreConfig, StoredFact, WitnessRecord } from '../contract.js';
 import { decodeLogEntry } from '../entry.js';
 import { batchEntry, cidDigest } from './batch-entry.js';
 import { FactRows } from './fact-rows.js';
@@ -90,7 +88,8 @@ class SqliteStore implements Store {
     private readonly scanCellLimit: number,
     readonly transients: SqliteTransients,
     readonly documents: SqliteDocuments,
-    readonly geocache: SqliteGeoCache, readonly artifacts: SqliteArtifacts,
+    readonly geocache: SqliteGeoCache,
+    readonly artifacts: SqliteArtifacts,
   ) {
     this.log = readerOf(appendLog);
     this.rows = new FactRows(q, appendLog);
@@ -275,7 +274,10 @@ class SqliteStore implements Store {
       for (let p = this.pending.get(first); p !== undefined && run.length < DRAIN_MAX; p = this.pending.get(first + run.length)) run.push(p);
       run.forEach((_, k) => this.pending.delete(first + k));
       try {
-        const inserted = this.applyTxn(run.map((p) => p.entry), first + run.length);
+        const inserted = this.applyTxn(
+          run.map((p) => p.entry),
+          first + run.length,
+        );
         this.nextApply = first + run.length;
         for (const p of run) this.q.trees.keep(p.entry.logIndex, p.entry.attester, p.entry.tree);
         run.forEach((p, k) => p.resolve(inserted[k]));
@@ -368,7 +370,11 @@ class SqliteStore implements Store {
 
   async addWitness(w: WitnessRecord): Promise<void> {
     this.assertOpen();
-    writeAlone(() => this.commitPending(), () => this.q.insertWitness.run(w), 'addWitness');
+    writeAlone(
+      () => this.commitPending(),
+      () => this.q.insertWitness.run(w),
+      'addWitness',
+    );
   }
 
   async claimScope(scope: Scope, claimant: string | null, exclude: string): Promise<string | null> {
@@ -461,9 +467,23 @@ export async function createSqliteStore(config: StoreConfig, log: AppendOnlyLog,
     }
     const scanCellLimit = Number.isSafeInteger(config.scanCellLimit) && config.scanCellLimit > 0 ? config.scanCellLimit : Number.MAX_SAFE_INTEGER;
     const now = opts.now ?? (() => new Date());
-    const side = <T extends { close(): void }>(x: T): T => { sides.push(x); return x; };
-    const store = new SqliteStore(db, q, log, applied, now, logger, scanCellLimit,
-      side(new SqliteTransients(config.dataDir, now)), side(new SqliteDocuments(config.dataDir, now)), side(new SqliteGeoCache(config.dataDir)), side(new SqliteArtifacts(config, now)));
+    const side = <T extends { close(): void }>(x: T): T => {
+      sides.push(x);
+      return x;
+    };
+    const store = new SqliteStore(
+      db,
+      q,
+      log,
+      applied,
+      now,
+      logger,
+      scanCellLimit,
+      side(new SqliteTransients(config.dataDir, now)),
+      side(new SqliteDocuments(config.dataDir, now)),
+      side(new SqliteGeoCache(config.dataDir)),
+      side(new SqliteArtifacts(config, now)),
+    );
     const t0 = performance.now();
     const r = await store.replay(applied, size);
     const ms = Math.round(performance.now() - t0);

@@ -20,7 +20,10 @@ export class SqliteTransients implements TransientStore {
   private readonly read: Database.Statement<[string, string, number], string | null>;
   private readonly prune: Database.Statement<[number], unknown>;
 
-  constructor(dataDir: string, private readonly now: () => Date) {
+  constructor(
+    dataDir: string,
+    private readonly now: () => Date,
+  ) {
     this.db = new Database(join(dataDir, 'transients.sqlite'));
     this.db.pragma('journal_mode = WAL');
     // A claim is acted on as soon as it returns: it must survive a power cut, not only a crash.

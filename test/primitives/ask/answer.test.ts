@@ -12,7 +12,18 @@ let n = 0;
 /** A served-fact shape (the receipt is not read by these functions). */
 function fact(band: string, value: unknown, extra: Record<string, unknown> = {}): ServedFact {
   n++;
-  return { kind: 'primary', cell: 'defi.zb608.zb120.zdc13', band, tslot: 0, value, unit: reg.bands.get(band)!.unit, provenance: 'open_meteo', fact_cid: `cid${n}`, receipt: {} as never, ...extra } as ServedFact;
+  return {
+    kind: 'primary',
+    cell: 'defi.zb608.zb120.zdc13',
+    band,
+    tslot: 0,
+    value,
+    unit: reg.bands.get(band)!.unit,
+    provenance: 'open_meteo',
+    fact_cid: `cid${n}`,
+    receipt: {} as never,
+    ...extra,
+  } as ServedFact;
 }
 
 describe('format', () => {
@@ -73,9 +84,11 @@ describe('templates', () => {
     assert.match(factClause(reg, fact('indices.ndvi', null, { kind: 'absence', absence_reason: 'outside_coverage' })), /no data here \(signed absence: outside coverage\)/);
   });
   it('says plainly why bands are missing', () => {
-    const s = missingClause(reg, ['indices.ndvi', 'air.ozone'], [
-      { band: 'indices.ndvi', cell: 'c', status: 'skipped', ok: false, fact_cid: null, latency_ms: 1, reason: 'x', reason_class: 'timeout', retryable: true, absence: false },
-    ]);
+    const s = missingClause(
+      reg,
+      ['indices.ndvi', 'air.ozone'],
+      [{ band: 'indices.ndvi', cell: 'c', status: 'skipped', ok: false, fact_cid: null, latency_ms: 1, reason: 'x', reason_class: 'timeout', retryable: true, absence: false }],
+    );
     assert.match(s!, /NDVI: the upstream did not answer in time; retryable/);
     assert.match(s!, /Ozone: not stored for this cell/);
   });

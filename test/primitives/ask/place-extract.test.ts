@@ -35,7 +35,13 @@ describe('extractPlace', () => {
     assert.equal(b?.kind === 'name' ? b.match?.selected.label : null, 'Paris, Texas, US');
   });
   it('finds names in other scripts, inside CJK runs too', () => {
-    for (const [q, label] of [['How green is 東京?', 'Tokyo'], ['How polluted is Москва?', 'Moscow'], ['heat in القاهرة', 'Cairo'], ['標高 in 서울', 'Seoul'], ['東京の大気汚染は？', 'Tokyo']]) {
+    for (const [q, label] of [
+      ['How green is 東京?', 'Tokyo'],
+      ['How polluted is Москва?', 'Moscow'],
+      ['heat in القاهرة', 'Cairo'],
+      ['標高 in 서울', 'Seoul'],
+      ['東京の大気汚染は？', 'Tokyo'],
+    ]) {
       const p = place(q).place;
       assert.ok(p?.kind === 'name' && p.match?.selected.label.startsWith(label), `${q}: ${JSON.stringify(p)}`);
     }

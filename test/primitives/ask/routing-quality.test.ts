@@ -19,13 +19,24 @@ const results = questions.map((x) => ({ x, u: understand(reg, x.q, NOW) }));
 describe('ask router: the question set', () => {
   it('has at least 250 questions covering every topic, every hunt event and alias, and each intent', () => {
     assert.ok(questions.length >= 250, `${questions.length} questions`);
-    for (const t of reg.topicList) assert.ok(questions.some((x) => x.topic === t.key), `topic ${t.key} has a question`);
+    for (const t of reg.topicList)
+      assert.ok(
+        questions.some((x) => x.topic === t.key),
+        `topic ${t.key} has a question`,
+      );
     for (const e of reg.huntEventList) {
-      for (const term of [e.event, ...e.aliases]) assert.ok(questions.some((x) => x.tags.includes(`hunt:${term}`)), `hunt term ${term} has a question`);
+      for (const term of [e.event, ...e.aliases])
+        assert.ok(
+          questions.some((x) => x.tags.includes(`hunt:${term}`)),
+          `hunt term ${term} has a question`,
+        );
     }
     for (const i of ['topical', 'hunt', 'similar', 'change', 'corpus', 'out_of_scope']) assert.ok(questions.filter((x) => x.intent === i).length >= 5, `intent ${i}`);
     for (const tag of ['typo', 'time', 'negation', 'coords', 'comma_form', 'landmark', 'script:ja', 'script:ru', 'script:ar', 'script:ko', 'cell', 'cell_token']) {
-      assert.ok(questions.some((x) => x.tags.includes(tag)), `a question tagged ${tag}`);
+      assert.ok(
+        questions.some((x) => x.tags.includes(tag)),
+        `a question tagged ${tag}`,
+      );
     }
   });
 
@@ -39,7 +50,10 @@ describe('ask router: the question set', () => {
 
   it('never routes an out-of-scope question to a topic', () => {
     const routed = results.filter(({ x, u }) => x.intent === 'out_of_scope' && !u.routing.out_of_scope);
-    assert.deepEqual(routed.map(({ x, u }) => `${x.q} → ${u.routing.topic}`), []);
+    assert.deepEqual(
+      routed.map(({ x, u }) => `${x.q} → ${u.routing.topic}`),
+      [],
+    );
   });
 
   it('recognises the intent (hunt, similar, change, corpus) of ≥ 90 % of questions', () => {
@@ -75,7 +89,10 @@ describe('ask router: the question set', () => {
 
   it('explains every routed question with matched keywords that name its topic', () => {
     for (const { x, u } of results.filter(({ u }) => u.routing.intent === 'topical')) {
-      assert.ok(u.routing.matched_keywords.some((m) => m.topic === u.routing.topic), x.q);
+      assert.ok(
+        u.routing.matched_keywords.some((m) => m.topic === u.routing.topic),
+        x.q,
+      );
     }
   });
 });

@@ -9,16 +9,23 @@ import type { ServiceContext } from '../../../src/primitives/context/context.js'
 
 const ctx = { config: { prefix: 'svc' }, keys: { publicKeyB32: 'k'.repeat(52) }, manifests: { registry_cid: 'r'.repeat(52), schema_cid: 's'.repeat(52) } } as unknown as ServiceContext;
 const u = understand(loadRegistry(), 'What is the NDVI in Lyon since 2020?', new Date('2026-11-21T12:00:00Z'));
-const receipt = { request_id: '01J0000000000000000000000A', served_at: '2026-11-21T12:00:00Z', primitive: 'svc.ask', cells: ['defi.zb608.zb120.zdc13'], fact_cids: ['a'.repeat(52)], signature: 'sig' } as never;
+const receipt = {
+  request_id: '01J0000000000000000000000A',
+  served_at: '2026-11-21T12:00:00Z',
+  primitive: 'svc.ask',
+  cells: ['defi.zb608.zb120.zdc13'],
+  fact_cids: ['a'.repeat(52)],
+  signature: 'sig',
+} as never;
 const parts = { question: 'What is the NDVI in Lyon since 2020?', routing: u.routing, time: u.time, place: null, answer: 'NDVI 0.5.', receipt };
 
 describe('stateRecord', () => {
-  it('pins question, routing, place, the receipt\'s lists, the answer and the receipt; its cid is the content id of the record', () => {
+  it("pins question, routing, place, the receipt's lists, the answer and the receipt; its cid is the content id of the record", () => {
     const s = stateRecord(ctx, parts);
     assert.equal(s.token, `svc:state:${s.cid}`);
     assert.equal(s.cid, contentId(s.record));
     assert.equal(s.cid.length, 52);
-    assert.equal(s.persisted, false, "built, not yet kept");
+    assert.equal(s.persisted, false, 'built, not yet kept');
     assert.deepEqual(Object.keys(s.record), ['schema', 'step', 'question', 'routing', 'place', 'cells', 'fact_cids', 'answer', 'receipt', 'responder', 'registry_cid', 'schema_cid']);
     assert.equal(s.record.routing.matched_topic, 'vegetation');
     assert.equal(s.record.routing.time?.expression, 'since 2020');

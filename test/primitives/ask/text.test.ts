@@ -35,9 +35,18 @@ describe('tokenize', () => {
   });
   it('marks scripts, capitals and the punctuation after a word', () => {
     const t = tokenize(preprocess('東京の植生は? Lyon, France'));
-    assert.deepEqual(t.map((x) => x.script), ['cjk', 'latin', 'latin']);
-    assert.deepEqual(t.map((x) => x.cap), [false, true, true]);
-    assert.deepEqual(t.map((x) => x.after), ['?', ',', '']);
+    assert.deepEqual(
+      t.map((x) => x.script),
+      ['cjk', 'latin', 'latin'],
+    );
+    assert.deepEqual(
+      t.map((x) => x.cap),
+      [false, true, true],
+    );
+    assert.deepEqual(
+      t.map((x) => x.after),
+      ['?', ',', ''],
+    );
   });
   it('keeps decimal coordinates whole', () => {
     assert.deepEqual(words('at 48.8566, 2.3522'), ['at', '48.8566', '2.3522']);

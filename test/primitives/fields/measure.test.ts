@@ -15,7 +15,13 @@ function rectAreaM2(w: number, s: number, e: number, n: number): number {
   const rad = Math.PI / 180;
   return ((a * a * (1 - e2)) / 2) * (e - w) * rad * (q(n * rad) - q(s * rad));
 }
-const rect = (w: number, s: number, e: number, n: number): LngLat[] => [[w, s], [e, s], [e, n], [w, n], [w, s]];
+const rect = (w: number, s: number, e: number, n: number): LngLat[] => [
+  [w, s],
+  [e, s],
+  [e, n],
+  [w, n],
+  [w, s],
+];
 
 describe('field measures', () => {
   it('geodesic areas agree with the ellipsoidal rectangle formula at every latitude (1e-5)', () => {

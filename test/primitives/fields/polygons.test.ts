@@ -3,7 +3,12 @@ import assert from 'node:assert/strict';
 import { clipRing, dissolve, groupPieces, ringArea2, type Ring } from '../../../src/primitives/fields/polygons.js';
 
 // Exterior rings have positive shoelace area in these y-down units (MVT winding).
-const rect = (x0: number, y0: number, x1: number, y1: number): Ring => [[x0, y0], [x1, y0], [x1, y1], [x0, y1]];
+const rect = (x0: number, y0: number, x1: number, y1: number): Ring => [
+  [x0, y0],
+  [x1, y0],
+  [x1, y1],
+  [x0, y1],
+];
 const area = (polys: NonNullable<ReturnType<typeof dissolve>>) => polys.reduce((s, p) => s + ringArea2(p.outer) + p.holes.reduce((h, r) => h + ringArea2(r), 0), 0) / 2;
 
 describe('field polygons: clip, group, dissolve', () => {
@@ -15,7 +20,16 @@ describe('field polygons: clip, group, dissolve', () => {
 
   it('a concave ring cut in two by a clip becomes two polygons after dissolve', () => {
     // A U open to the north: two prongs joined by a base below y = 8.
-    const u: Ring = [[0, 0], [3, 0], [3, 8], [7, 8], [7, 0], [10, 0], [10, 10], [0, 10]];
+    const u: Ring = [
+      [0, 0],
+      [3, 0],
+      [3, 8],
+      [7, 8],
+      [7, 0],
+      [10, 0],
+      [10, 10],
+      [0, 10],
+    ];
     assert.ok(ringArea2(u) > 0);
     const clipped = clipRing(u, { x0: -5, y0: -5, x1: 15, y1: 5 });
     const polys = dissolve([clipped]);
@@ -49,6 +63,9 @@ describe('field polygons: clip, group, dissolve', () => {
       { layer: 'l', id: null, tile: { x: 1, y: 0 }, rings: [rect(100, 40, 120, 60)] },
       { layer: 'other', id: null, tile: { x: 1, y: 0 }, rings: [rect(100, 10, 120, 30)] },
     ];
-    assert.deepEqual(groupPieces(parts, units).map((g) => g.length), [1, 1, 1]);
+    assert.deepEqual(
+      groupPieces(parts, units).map((g) => g.length),
+      [1, 1, 1],
+    );
   });
 });

@@ -16,7 +16,17 @@ describe('hunt stratified sampling', () => {
     assert.notDeepEqual(a.cells, c.cells);
   });
   it('samples inside the polygon, not just its box (a triangle)', () => {
-    const tri = parsePolygon({ type: 'Polygon', coordinates: [[[-83, 41], [-82, 41], [-83, 42], [-83, 41]]] });
+    const tri = parsePolygon({
+      type: 'Polygon',
+      coordinates: [
+        [
+          [-83, 41],
+          [-82, 41],
+          [-83, 42],
+          [-83, 41],
+        ],
+      ],
+    });
     const s = stratifiedSample(tri, 32, 'x');
     assert.equal(s.cells.length, 32);
     for (const c of s.cells) {
@@ -27,10 +37,23 @@ describe('hunt stratified sampling', () => {
 });
 
 describe('hunt ranking', () => {
-  const xs = [{ cell64: 'b', value: -3 }, { cell64: 'a', value: 2 }, { cell64: 'c', value: 1 }];
+  const xs = [
+    { cell64: 'b', value: -3 },
+    { cell64: 'a', value: 2 },
+    { cell64: 'c', value: 1 },
+  ];
   it('orders by direction, ties by cell', () => {
-    assert.deepEqual(rankCandidates(xs, 'desc').map((x) => x.cell64), ['a', 'c', 'b']);
-    assert.deepEqual(rankCandidates(xs, 'asc').map((x) => x.cell64), ['b', 'c', 'a']);
-    assert.deepEqual(rankCandidates(xs, 'abs_desc').map((x) => x.cell64), ['b', 'a', 'c']);
+    assert.deepEqual(
+      rankCandidates(xs, 'desc').map((x) => x.cell64),
+      ['a', 'c', 'b'],
+    );
+    assert.deepEqual(
+      rankCandidates(xs, 'asc').map((x) => x.cell64),
+      ['b', 'c', 'a'],
+    );
+    assert.deepEqual(
+      rankCandidates(xs, 'abs_desc').map((x) => x.cell64),
+      ['b', 'a', 'c'],
+    );
   });
 });

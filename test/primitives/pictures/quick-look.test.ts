@@ -58,7 +58,13 @@ describe('renderQuickLook on a grid of known values', () => {
 
   it('paints each sample in viridis by its value, no data transparent', () => {
     const s = ql.stats;
-    for (const [c, r] of [[10, 10], [30, 20], [50, 39], [63, 0], [0, 39]] as const) {
+    for (const [c, r] of [
+      [10, 10],
+      [30, 20],
+      [50, 39],
+      [63, 0],
+      [0, 39],
+    ] as const) {
       const v = gridValue(c, r);
       const want = rampColour((v - s.low!) / (s.high! - s.low!));
       assert.deepEqual(pixel(png, c * k + k / 2, r * k + k / 2), [...want, 255], `sample (${c}, ${r}) = ${v}`);
@@ -94,7 +100,10 @@ describe('renderQuickLook on a grid of known values', () => {
 
 describe('renderQuickLook edge cases', () => {
   it('a constant grid is one colour with its value in the legend', () => {
-    const ql = renderQuickLook(grid(10, 10, () => 2.5), { unit: 'unit not recorded' });
+    const ql = renderQuickLook(
+      grid(10, 10, () => 2.5),
+      { unit: 'unit not recorded' },
+    );
     const png = decodePng(ql.png);
     assert.deepEqual([ql.stats.low, ql.stats.high], [2.5, 2.5]);
     assert.equal(png.width, 510);
@@ -103,7 +112,10 @@ describe('renderQuickLook edge cases', () => {
   });
 
   it('a grid with no data at all is transparent and says so', () => {
-    const ql = renderQuickLook(grid(4, 3, () => Number.NaN), { unit: 'unit not recorded' });
+    const ql = renderQuickLook(
+      grid(4, 3, () => Number.NaN),
+      { unit: 'unit not recorded' },
+    );
     const png = decodePng(ql.png);
     assert.equal(ql.stats.valid, 0);
     assert.equal(ql.stats.low, null);
@@ -112,10 +124,16 @@ describe('renderQuickLook edge cases', () => {
   });
 
   it('a narrow grid is padded to the legend width; a long one is thinned to at most 1024 pixels', () => {
-    const narrow = renderQuickLook(grid(5, 200, (c, r) => c + r), { unit: 'X' });
+    const narrow = renderQuickLook(
+      grid(5, 200, (c, r) => c + r),
+      { unit: 'X' },
+    );
     assert.equal(narrow.width, MIN_WIDTH);
     assert.deepEqual(narrow.map, { width: 10, height: 400 });
-    const long = renderQuickLook(grid(1500, 3, (c) => c), { unit: 'X' });
+    const long = renderQuickLook(
+      grid(1500, 3, (c) => c),
+      { unit: 'X' },
+    );
     assert.deepEqual(long.map, { width: 750, height: 2 });
     assert.equal(long.scale, 0.5);
   });
@@ -140,10 +158,13 @@ describe('renderQuickLook edge cases', () => {
 
 describe('font and PNG writer', () => {
   it('every glyph is seven rows of five bits; unknown characters are drawn as ?', () => {
-    for (const ch of ' 0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ.,-+:;/%()[]=<>?!_\'*°µ²×≥≤–−') {
+    for (const ch of " 0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ.,-+:;/%()[]=<>?!_'*°µ²×≥≤–−") {
       const rows = glyph(ch);
       assert.equal(rows.length, 7, ch);
-      assert.ok(rows.every((r) => r < 32), ch);
+      assert.ok(
+        rows.every((r) => r < 32),
+        ch,
+      );
     }
     assert.deepEqual(glyph('a'), glyph('A'));
     assert.deepEqual(glyph('€'), glyph('?'));

@@ -90,7 +90,10 @@ describe('archetype k-means', () => {
     const dv = new DataView(s.buffer);
     [1, 2, 3, 4].forEach((v, i) => dv.setUint32(4 * i, v, true));
     const r = new Xoshiro128(s);
-    assert.deepEqual(Array.from({ length: 10 }, () => r.next()), [11520, 0, 5927040, 70819200, 2031721883, 1637235492, 1287239034, 3734860849, 3729100597, 4258142804]);
+    assert.deepEqual(
+      Array.from({ length: 10 }, () => r.next()),
+      [11520, 0, 5927040, 70819200, 2031721883, 1637235492, 1287239034, 3734860849, 3729100597, 4258142804],
+    );
     const u = new Xoshiro128(s).uniform();
     assert.ok(u >= 0 && u < 1);
   });
@@ -115,7 +118,11 @@ describe('archetype k-means', () => {
   });
 
   it('the bounded passes reach the same partition as plain Lloyd from the same k-means++ seeds', async () => {
-    for (const [k, noise, text] of [[5, 0.8, 'a'], [8, 1.5, 'b'], [3, 3, 'c']] as const) {
+    for (const [k, noise, text] of [
+      [5, 0.8, 'a'],
+      [8, 1.5, 'b'],
+      [3, 3, 'c'],
+    ] as const) {
       const n = 2000;
       const { x } = planted(n, 6, noise, text);
       const seed = kmeansSeed(text.repeat(26), k);
@@ -135,9 +142,12 @@ describe('archetype k-means', () => {
     }))!;
     assert.deepEqual(a, b);
     assert.ok(pauses >= a.iterations);
-    await assert.rejects(kmeans(x, 1500, DIM, 5, kmeansSeed('q'.repeat(26), 5), async () => {
-      throw new Error('stop');
-    }), /stop/);
+    await assert.rejects(
+      kmeans(x, 1500, DIM, 5, kmeansSeed('q'.repeat(26), 5), async () => {
+        throw new Error('stop');
+      }),
+      /stop/,
+    );
     assert.ok(a.iterations <= KMEANS_MAX_ITERATIONS);
   });
 

@@ -17,7 +17,10 @@ const GT = [500000, 10, 0, 5000000, 0, -10] as const;
 
 describe('cube file', () => {
   const cube = {
-    width: 2, height: 2, epsg: 32633, geotransform: GT,
+    width: 2,
+    height: 2,
+    epsg: 32633,
+    geotransform: GT,
     slices: [
       { tslot: 688, captured_s: 1784541720, scene_id: 'S2B_33TWL_20260720_0_L2A', values: [0.1, Number.NaN, -0, 2] },
       { tslot: 692, captured_s: 1794391395, scene_id: `X${'y'.repeat(70)}`, values: [-0.05, 0.25, 1e-4, Number.NaN] },
@@ -30,7 +33,10 @@ describe('cube file', () => {
     const dv = new DataView(b.buffer);
     assert.equal(Buffer.from(b.subarray(0, 8)).toString('latin1'), 'SVCCUBE\u0000');
     assert.deepEqual([dv.getUint32(8, true), dv.getUint32(12, true), dv.getUint32(16, true), dv.getUint32(20, true)], [1, 2, 2, 32633]);
-    assert.deepEqual(Array.from({ length: 6 }, (_, i) => dv.getFloat64(24 + 8 * i, true)), [...GT]);
+    assert.deepEqual(
+      Array.from({ length: 6 }, (_, i) => dv.getFloat64(24 + 8 * i, true)),
+      [...GT],
+    );
     assert.deepEqual([dv.getUint32(72, true), dv.getUint32(76, true)], [0x7fc00000, 2]);
     assert.deepEqual([dv.getUint32(80, true), dv.getUint32(84, true), Number(dv.getBigInt64(88, true))], [688, 0, 1784541720]);
     assert.equal(Buffer.from(b.subarray(96, 160)).toString('latin1').replace(/\0+$/, ''), 'S2B_33TWL_20260720_0_L2A');
@@ -47,8 +53,17 @@ describe('cube file', () => {
     assert.deepEqual(encodeCube(cube), encodeCube(structuredClone(cube)));
     const d = decodeCube(encodeCube(cube));
     assert.deepEqual([d.width, d.height, d.epsg, [...d.geotransform]], [2, 2, 32633, [...GT]]);
-    assert.deepEqual(d.slices.map((s) => [s.tslot, s.captured_s, s.scene_id.length]), [[688, 1784541720, 24], [692, 1794391395, 64]]);
-    assert.deepEqual([...d.slices[1].values].map((v) => (Number.isNaN(v) ? 'NaN' : v)), [Math.fround(-0.05), 0.25, Math.fround(1e-4), 'NaN']);
+    assert.deepEqual(
+      d.slices.map((s) => [s.tslot, s.captured_s, s.scene_id.length]),
+      [
+        [688, 1784541720, 24],
+        [692, 1794391395, 64],
+      ],
+    );
+    assert.deepEqual(
+      [...d.slices[1].values].map((v) => (Number.isNaN(v) ? 'NaN' : v)),
+      [Math.fround(-0.05), 0.25, Math.fround(1e-4), 'NaN'],
+    );
     assert.throws(() => decodeCube(encodeCube(cube).subarray(0, 100)), RangeError);
     assert.throws(() => encodeCube({ ...cube, slices: [] }), RangeError);
     assert.throws(() => encodeCube({ ...cube, slices: [{ ...cube.slices[0], values: [1] }] }), RangeError);
@@ -70,7 +85,7 @@ describe('the cube grid', () => {
     assert.equal(alignedWindow(grid, 32633, [10, 0, 500000, 0, -10, 5000000.5]), null);
   });
 
-  it('source versions list each source\'s baselines once, sorted', () => {
+  it("source versions list each source's baselines once, sorted", () => {
     const s = (b: string | null) => ({ scene: { source: 'earth_search_s2', processing_baseline: b } }) as never;
     assert.deepEqual(cubeSourceVersions([s('05.11'), s('05.10'), s('05.11')]), { earth_search_s2: '05.10,05.11' });
   });
@@ -105,8 +120,20 @@ describe('tokens', () => {
     const tk = cubeToken('svc', { aoi_cid: aoi, band: 's2.B04', lo: 686, hi: 692, derivation_cid: d });
     assert.equal(tk, `svc:cube:${aoi}:s2.B04:686..692:${d}`);
     assert.deepEqual(parseCubeToken('svc', tk), { aoi_cid: aoi, band: 's2.B04', lo: 686, hi: 692, derivation_cid: d });
-    for (const bad of [tk.replace('686..692', '692..686'), tk.replace('686..692', '0686..692'), tk.replace('686..692', '686'), tk.replace(':cube:', ':raster:'), `${tk}:x`, tk.replace(aoi, 'B'.repeat(26)), 42]) {
-      assert.throws(() => parseCubeToken('svc', bad), (e: unknown) => e instanceof SvcError && e.code === 'invalid_argument' && e.details.field === 'token', String(bad));
+    for (const bad of [
+      tk.replace('686..692', '692..686'),
+      tk.replace('686..692', '0686..692'),
+      tk.replace('686..692', '686'),
+      tk.replace(':cube:', ':raster:'),
+      `${tk}:x`,
+      tk.replace(aoi, 'B'.repeat(26)),
+      42,
+    ]) {
+      assert.throws(
+        () => parseCubeToken('svc', bad),
+        (e: unknown) => e instanceof SvcError && e.code === 'invalid_argument' && e.details.field === 'token',
+        String(bad),
+      );
     }
   });
 
@@ -117,7 +144,11 @@ describe('tokens', () => {
     const tk = rastersetToken('svc', { set_cid: set, derivation_cid: d });
     assert.deepEqual(parseRastersetToken('svc', tk), { set_cid: set, derivation_cid: d });
     for (const bad of [`${tk}:x`, tk.replace(':rasterset:', ':cube:'), `svc:rasterset:${set}`, `svc:rasterset:x:${d}`]) {
-      assert.throws(() => parseRastersetToken('svc', bad), (e: unknown) => e instanceof SvcError && e.code === 'invalid_argument', bad);
+      assert.throws(
+        () => parseRastersetToken('svc', bad),
+        (e: unknown) => e instanceof SvcError && e.code === 'invalid_argument',
+        bad,
+      );
     }
   });
 });

@@ -20,7 +20,10 @@ describe('grid file', () => {
     const dv = new DataView(b.buffer);
     assert.equal(Buffer.from(b.subarray(0, 8)).toString('latin1'), 'SVCGRID\u0000');
     assert.deepEqual([dv.getUint32(8, true), dv.getUint32(12, true), dv.getUint32(16, true), dv.getUint32(20, true)], [1, 3, 2, 32633]);
-    assert.deepEqual(Array.from({ length: 6 }, (_, i) => dv.getFloat64(24 + 8 * i, true)), [500000, 10, 0, 5000000, 0, -10]);
+    assert.deepEqual(
+      Array.from({ length: 6 }, (_, i) => dv.getFloat64(24 + 8 * i, true)),
+      [500000, 10, 0, 5000000, 0, -10],
+    );
     assert.deepEqual([dv.getUint32(72, true), dv.getUint32(76, true)], [0x7fc00000, 0]);
     assert.equal(dv.getFloat32(80, true), Math.fround(0.1));
     assert.equal(dv.getUint32(84, true), 0x7fc00000, 'nodata is the one NaN pattern');
@@ -65,7 +68,11 @@ describe('raster token', () => {
     assert.equal(text, `svc:raster:${'a'.repeat(26)}:s2.B04:692:${'b'.repeat(52)}`);
     assert.deepEqual(parseRasterToken('svc', text), t);
     for (const bad of [text.replace(':692:', ':0692:'), text.replace(':692:', ':-1:'), text.replace('s2.B04', 's2:B04'), `${text}:x`, text.slice(0, -1), text.replace('svc:', 'memt:'), 42]) {
-      assert.throws(() => parseRasterToken('svc', bad), (e: unknown) => e instanceof SvcError && e.code === 'invalid_argument', String(bad));
+      assert.throws(
+        () => parseRasterToken('svc', bad),
+        (e: unknown) => e instanceof SvcError && e.code === 'invalid_argument',
+        String(bad),
+      );
     }
   });
 });

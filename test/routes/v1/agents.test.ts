@@ -50,8 +50,13 @@ describe('agent discovery', () => {
     const names = new Set(OPERATIONS.map((o) => o.name));
     for (const i of q.intents) {
       assert.ok(i.intent && i.why, JSON.stringify(i));
-      const tools = String(i.tool).split(/ → | \/ /).map((s) => s.trim().split(' ')[0]);
-      assert.ok(tools.some((x) => names.has(x) || x.startsWith('POST') || x.startsWith('GET')), `${i.tool} names a tool`);
+      const tools = String(i.tool)
+        .split(/ → | \/ /)
+        .map((s) => s.trim().split(' ')[0]);
+      assert.ok(
+        tools.some((x) => names.has(x) || x.startsWith('POST') || x.startsWith('GET')),
+        `${i.tool} names a tool`,
+      );
     }
   });
 

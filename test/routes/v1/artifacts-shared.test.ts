@@ -39,7 +39,7 @@ describe('artifacts on two responders sharing a PostgreSQL schema', { skip: pgSk
     await dropSchema(schema);
   });
 
-  it('a grid made on A is served by B; evicted by B\'s next grid, rebuilt by B from A\'s record, identical, and served by A', async () => {
+  it("a grid made on A is served by B; evicted by B's next grid, rebuilt by B from A's record, identical, and served by A", async () => {
     const one = (await post(a, '/v1/band_raster', { bbox: pixelBox(10, 10, 109, 109), band: 's2.B04' })).body;
     assert.equal(one.status, 'raster', JSON.stringify(one));
     const fromA = await get(a, one.artifact_url);
@@ -57,7 +57,7 @@ describe('artifacts on two responders sharing a PostgreSQL schema', { skip: pgSk
     const two = (await post(b, '/v1/band_raster', { bbox: pixelBox(300, 300, 399, 399), band: 's2.B04' })).body;
     assert.equal(two.status, 'raster');
     const gone = await get(a, one.artifact_url);
-    assert.equal(gone.status, 404, 'A sees B\'s eviction');
+    assert.equal(gone.status, 404, "A sees B's eviction");
     assert.equal(gone.body.code, 'artifact_not_found');
     assert.equal(gone.body.details.rebuild.body.token, one.token);
     const rebuilt = await post(b, '/v1/raster/resolve', { token: one.token });

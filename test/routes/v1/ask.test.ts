@@ -16,13 +16,33 @@ import { attest, fails, post, vec, verifies, type Reply } from './reads/helpers.
 const op = makeAttester('ask-route-operator');
 /** Plausible values per band (the registry refuses values outside a band's range). */
 const VALUES: Record<string, number> = {
-  'indices.ndvi': 0.72, 'indices.evi': 0.48, 'indices.savi': 0.61, 'indices.ndmi': 0.12, 'indices.mndwi': -0.31, 'indices.ndwi': -0.4,
-  's1.vv_db': -18.2, 's1.vh_db': -24.5, 'water.gsw_occurrence': 6, 'copdem30m.elevation_mean': 171, 'precip.chirps_daily_mm': 12.4,
-  'air.pm2_5': 31.5, 'air.nitrogen_dioxide': 19, 'air.ozone': 61, 'weather.temperature_2m': 8.4, 'weather.precipitation': 0.2,
-  'weather.wind_speed_10m': 4.1, 'weather.relative_humidity_2m': 81, 'weather.cloud_cover': 64, 'landcover.esa_worldcover_2021': 50,
-  'river.discharge': 312.5, 'river.discharge_mean_1991_2020': 410.2, 'river.discharge_max_1991_2020': 3120,
+  'indices.ndvi': 0.72,
+  'indices.evi': 0.48,
+  'indices.savi': 0.61,
+  'indices.ndmi': 0.12,
+  'indices.mndwi': -0.31,
+  'indices.ndwi': -0.4,
+  's1.vv_db': -18.2,
+  's1.vh_db': -24.5,
+  'water.gsw_occurrence': 6,
+  'copdem30m.elevation_mean': 171,
+  'precip.chirps_daily_mm': 12.4,
+  'air.pm2_5': 31.5,
+  'air.nitrogen_dioxide': 19,
+  'air.ozone': 61,
+  'weather.temperature_2m': 8.4,
+  'weather.precipitation': 0.2,
+  'weather.wind_speed_10m': 4.1,
+  'weather.relative_humidity_2m': 81,
+  'weather.cloud_cover': 64,
+  'landcover.esa_worldcover_2021': 50,
+  'river.discharge': 312.5,
+  'river.discharge_mean_1991_2020': 410.2,
+  'river.discharge_max_1991_2020': 3120,
 };
-const value = (band: string): Script => () => ({ status: 'value', value: VALUES[band], provenance: { source: 'fake', ref: band, captured_at: '2026-11-20T10:00:00Z' }, fn: 'fake@1' });
+const value =
+  (band: string): Script =>
+  () => ({ status: 'value', value: VALUES[band], provenance: { source: 'fake', ref: band, captured_at: '2026-11-20T10:00:00Z' }, fn: 'fake@1' });
 // indices.ndbi fails upstream, so an answer has something missing to say.
 const fake = fakeConnector([...Object.keys(VALUES), 'indices.ndbi'], {
   ...Object.fromEntries(Object.keys(VALUES).map((b) => [b, value(b)])),
@@ -52,7 +72,20 @@ function signedAnswer(body: any, q: string): void {
   assert.equal(body.receipt.primitive, 'svc.ask');
   assert.equal(body.receipt.intent, q);
   for (const f of body.facts.facts) assert.ok(body.receipt.fact_cids.includes(f.fact_cid), `receipt binds ${f.band}`);
-  for (const key of ['answer', 'answer_md', 'topic_routing', 'facts', 'algorithms_for_question', 'caveats', 'materialize_notes', 'place_resolved', 'foundation_embeddings', 'next_steps', 'state', 'receipt']) {
+  for (const key of [
+    'answer',
+    'answer_md',
+    'topic_routing',
+    'facts',
+    'algorithms_for_question',
+    'caveats',
+    'materialize_notes',
+    'place_resolved',
+    'foundation_embeddings',
+    'next_steps',
+    'state',
+    'receipt',
+  ]) {
     assert.ok(key in body, `response has ${key}`);
   }
   assert.equal(body.state.token, `svc:state:${body.state.cid}`);
@@ -146,7 +179,7 @@ describe('POST /v1/ask', () => {
     assert.deepEqual(r.body.facts.facts, []);
   });
 
-  it('an oil slick hunt carries the registry\'s radar workaround', async () => {
+  it("an oil slick hunt carries the registry's radar workaround", async () => {
     const r = await ask({ q: 'Find oil_spill hotspots near Mauritius' });
     assert.equal(r.body.topic_routing.routing.hunt_event.event, 'oil_slick');
     assert.match(r.body.answer, /radar darkening/);
@@ -155,7 +188,11 @@ describe('POST /v1/ask', () => {
   it('similar places: neighbours by embedding in foundation_embeddings, each bound by the receipt', async () => {
     const slowT = P.currentTslot('slow');
     const cells = [P.cellOf(10.1, 20.1), P.cellOf(10.2, 20.2), P.cellOf(10.3, 20.3), P.cellOf(10.4, 20.4)];
-    await attest(t, op, cells.map((cell, i) => ({ kind: 'primary', cell, band: 'geotessera', tslot: slowT, value: vec(i + 1), unit: 'unitless' })));
+    await attest(
+      t,
+      op,
+      cells.map((cell, i) => ({ kind: 'primary', cell, band: 'geotessera', tslot: slowT, value: vec(i + 1), unit: 'unitless' })),
+    );
     const q = 'Find places like 10.1, 20.1';
     const r = await ask({ q });
     assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -199,7 +236,10 @@ describe('POST /v1/ask', () => {
     assert.equal(r.body.topic_routing.routing.intent, 'corpus');
     assert.ok(r.body.corpus.facts_scanned > 0);
     assert.match(r.body.answer, /This responder holds \d+ signed public facts over \d+ cells/);
-    assert.deepEqual(r.body.next_steps.map((s: any) => s.path), ['/v1/coverage_matrix', '/v1/corpus_state_stats', '/v1/coverage_map.svg', '/v1/data_availability']);
+    assert.deepEqual(
+      r.body.next_steps.map((s: any) => s.path),
+      ['/v1/coverage_matrix', '/v1/corpus_state_stats', '/v1/coverage_map.svg', '/v1/data_availability'],
+    );
   });
 
   it('a past window reads stored history and never fetches; missing slots become next steps', async () => {
@@ -220,7 +260,7 @@ describe('POST /v1/ask', () => {
     assert.ok(r.body.next_steps.some((s: any) => s.path === '/v1/trajectory' && s.body.band === 'indices.evi'));
   });
 
-  it('verbose:false keeps a country\'s answer under 25 KB with the receipt intact; verbose:true carries the boundary', async () => {
+  it("verbose:false keeps a country's answer under 25 KB with the receipt intact; verbose:true carries the boundary", async () => {
     const q = 'What is the air quality in France?';
     const short = await ask({ q });
     const shortBytes = Buffer.byteLength(JSON.stringify(short.body));
@@ -237,7 +277,7 @@ describe('POST /v1/ask', () => {
     assert.ok(short.body.next_steps.some((s: any) => s.path === '/v1/recall_polygon' && s.body.cells.length === 16));
   });
 
-  it('include_image adds the cell\'s scene.png URL', async () => {
+  it("include_image adds the cell's scene.png URL", async () => {
     const r = await ask({ q: 'What is the weather like?', lat: 45.76, lng: 4.83, include_image: true });
     assert.equal(r.body.image_url, `/v1/cells/${P.cellOf(45.76, 4.83)}/scene.png`);
     assert.ok(r.body.next_steps.some((s: any) => s.method === 'GET' && s.url === r.body.image_url));
@@ -275,7 +315,8 @@ describe('POST /v1/ask', () => {
   it('every next step, replayed as given, is a valid request', async () => {
     assert.ok(replay.length >= 15, `${replay.length} steps collected`);
     const actions = new Set(replay.map((x) => x.step.action));
-    for (const a of ['recall', 'hunt', 'recall_area', 'find_similar', 'state_diff', 'coverage_matrix', 'trajectory', 'scene_image', 'ask_other_place', 'topics']) assert.ok(actions.has(a), `a ${a} step was offered`);
+    for (const a of ['recall', 'hunt', 'recall_area', 'find_similar', 'state_diff', 'coverage_matrix', 'trajectory', 'scene_image', 'ask_other_place', 'topics'])
+      assert.ok(actions.has(a), `a ${a} step was offered`);
     for (const { from, step } of replay) {
       const r = await t.app.inject({ method: step.method, url: step.url, ...(step.body ? { payload: step.body } : {}) });
       const label = `${from} → ${step.method} ${step.url} ${JSON.stringify(step.body)?.slice(0, 120)}: ${r.statusCode} ${r.body.slice(0, 200)}`;
@@ -299,13 +340,19 @@ describe('POST /v1/ask', () => {
 describe('POST /v1/ask with arbitrary questions', () => {
   it('answers 200 with a verifying receipt, whatever the text', async () => {
     const pieces = fc.constantFrom('flood', 'in', 'Lyon', ',', 'France', 'since 2020', 'places like', 'where', 'not', '東京', '12.5, 22.5', "isn't", '?', 'Springfield', 'Kuujjuaq', 'who is');
-    const q = fc.oneof(fc.string({ minLength: 1, maxLength: 120 }).filter((x) => x.trim() !== ''), fc.array(pieces, { minLength: 1, maxLength: 10 }).map((a) => a.join(' ')));
-    await fc.assert(fc.asyncProperty(q, async (text) => {
-      const r = await post(t, '/v1/ask', { q: text });
-      assert.equal(r.status, 200, `${JSON.stringify(text)}: ${JSON.stringify(r.body).slice(0, 300)}`);
-      assert.ok(verifies(t, r.body.receipt));
-      wholeAnswerVerifies(r.body);
-    }), { numRuns: 60 });
+    const q = fc.oneof(
+      fc.string({ minLength: 1, maxLength: 120 }).filter((x) => x.trim() !== ''),
+      fc.array(pieces, { minLength: 1, maxLength: 10 }).map((a) => a.join(' ')),
+    );
+    await fc.assert(
+      fc.asyncProperty(q, async (text) => {
+        const r = await post(t, '/v1/ask', { q: text });
+        assert.equal(r.status, 200, `${JSON.stringify(text)}: ${JSON.stringify(r.body).slice(0, 300)}`);
+        assert.ok(verifies(t, r.body.receipt));
+        wholeAnswerVerifies(r.body);
+      }),
+      { numRuns: 60 },
+    );
   });
 
   it('words that name Object.prototype members ("constructor", "__proto__") are plain words', async () => {
@@ -321,10 +368,18 @@ describe('POST /v1/ask on a cold cell', () => {
     const bands = ['weather.temperature_2m', 'weather.precipitation', 'weather.wind_speed_10m', 'weather.relative_humidity_2m', 'weather.cloud_cover'];
     const started: number[] = [];
     const finished: number[] = [];
-    const scripts = Object.fromEntries(bands.map((b) => [b, (req: any) => {
-      started.push(performance.now());
-      return Promise.resolve(slow(200, { status: 'value', value: VALUES[b], provenance: { source: 'fake' }, fn: 'fake@1' })(req)).then((o) => { finished.push(performance.now()); return o; });
-    }]));
+    const scripts = Object.fromEntries(
+      bands.map((b) => [
+        b,
+        (req: any) => {
+          started.push(performance.now());
+          return Promise.resolve(slow(200, { status: 'value', value: VALUES[b], provenance: { source: 'fake' }, fn: 'fake@1' })(req)).then((o) => {
+            finished.push(performance.now());
+            return o;
+          });
+        },
+      ]),
+    );
     const cold = await build({}, {}, { materializers: [fakeConnector(bands, scripts as Record<string, Script>)] });
     try {
       const r = await cold.app.inject({ method: 'POST', url: '/v1/ask', payload: { q: 'What is the weather at 33.3, 44.4?' } });
@@ -360,4 +415,3 @@ describe('MCP svc_ask', () => {
     assert.deepEqual(sc.receipt.fact_cids, rest.body.receipt.fact_cids);
   });
 });
-

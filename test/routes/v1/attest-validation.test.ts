@@ -57,9 +57,10 @@ const cbor = (p: Payload) =>
   Buffer.from(P.encodeCanonical({ batch_root: Uint8Array.from(p.batch_root), attester: P.b32decode(p.attester, 32), signature: P.b32decode(p.signature, 64), facts: p.facts as any }));
 
 async function send(app: TestApp, via: Via, p: Payload) {
-  const r = via === 'json'
-    ? await app.app.inject({ method: 'POST', url: '/v1/attest', payload: p as any })
-    : await app.app.inject({ method: 'POST', url: '/v1/attest_cbor', payload: cbor(p), headers: { 'content-type': 'application/cbor' } });
+  const r =
+    via === 'json'
+      ? await app.app.inject({ method: 'POST', url: '/v1/attest', payload: p as any })
+      : await app.app.inject({ method: 'POST', url: '/v1/attest_cbor', payload: cbor(p), headers: { 'content-type': 'application/cbor' } });
   return { status: r.statusCode, body: r.json(), headers: r.headers };
 }
 
@@ -96,7 +97,10 @@ async function expectRefused(via: Via, who: TestAttester, bad: Record<string, un
 async function expectAccepted(via: Via, who: TestAttester, facts: Record<string, unknown>[], app = t) {
   const r = await send(app, via, who.batch(facts, app.service.manifests));
   assert.equal(r.status, 200, JSON.stringify(r.body));
-  assert.deepEqual(r.body.fact_cids, facts.map((f) => P.factCid(f)));
+  assert.deepEqual(
+    r.body.fact_cids,
+    facts.map((f) => P.factCid(f)),
+  );
   for (const f of facts) {
     const stored = await app.service.store.getFact(P.factCid(f));
     assert.deepEqual(stored?.body, f, 'stored exactly as signed');
@@ -113,7 +117,14 @@ const REFUSALS: Array<[string, () => TestAttester, () => Record<string, unknown>
   ['a scalar band given null on a primary', () => op, () => fact('copdem30m.elevation_mean', { value: null }), 'invalid_argument', 422, 'facts[1].value'],
   ['a unit other than the declared one', () => op, () => fact('copdem30m.elevation_mean', { unit: 'furlongs' }), 'invalid_argument', 422, 'facts[1].unit'],
   ['a null unit', () => op, () => fact('copdem30m.elevation_mean', { unit: null }), 'invalid_argument', 422, 'facts[1].unit'],
-  ['an absence with an undeclared reason', () => op, () => fact('copdem30m.elevation_mean', { kind: 'absence', value: null, absence_reason: 'because_i_said_so' }), 'invalid_argument', 422, 'facts[1].absence_reason'],
+  [
+    'an absence with an undeclared reason',
+    () => op,
+    () => fact('copdem30m.elevation_mean', { kind: 'absence', value: null, absence_reason: 'because_i_said_so' }),
+    'invalid_argument',
+    422,
+    'facts[1].absence_reason',
+  ],
   ['an absence without a reason', () => op, () => fact('copdem30m.elevation_mean', { kind: 'absence', value: null }), 'invalid_argument', 422, 'facts[1].absence_reason'],
   ['an absence with a value', () => op, () => fact('copdem30m.elevation_mean', { kind: 'absence', value: 3, absence_reason: 'outside_coverage' }), 'invalid_argument', 422, 'facts[1].value'],
   ['an absence reason on a primary', () => op, () => fact('copdem30m.elevation_mean', { absence_reason: 'outside_coverage' }), 'invalid_argument', 422, 'facts[1].absence_reason'],
@@ -130,13 +141,48 @@ const REFUSALS: Array<[string, () => TestAttester, () => Record<string, unknown>
   ['a tslot off the band grid', () => op, () => fact('copdem30m.elevation_mean', { tslot: 3 }), 'tslot_mismatch', 422, 'facts[1].tslot'],
   // Times ahead of the responder's clock (docs/writes.md, "Times"; more in test/routes/timestamps.test.ts).
   ['a signed_at in 2099', () => op, () => fact('weather.temperature_2m', { signed_at: '2099-01-01T00:00:00Z' }), 'invalid_argument', 422, 'facts[1].signed_at'],
-  ['a captured_at a day ahead', () => op, () => fact('indices.ndvi', { derivation: { fn: 'x@1', sources: ['s2'], captured_at: new Date(Date.now() + 86_400_000).toISOString() } }), 'invalid_argument', 422, 'facts[1].derivation.captured_at'],
-  ['a captured_at that is no RFC 3339 time', () => op, () => fact('indices.ndvi', { derivation: { fn: 'x@1', sources: ['s2'], captured_at: '2099-01-01' } }), 'invalid_argument', 422, 'facts[1].derivation.captured_at'],
+  [
+    'a captured_at a day ahead',
+    () => op,
+    () => fact('indices.ndvi', { derivation: { fn: 'x@1', sources: ['s2'], captured_at: new Date(Date.now() + 86_400_000).toISOString() } }),
+    'invalid_argument',
+    422,
+    'facts[1].derivation.captured_at',
+  ],
+  [
+    'a captured_at that is no RFC 3339 time',
+    () => op,
+    () => fact('indices.ndvi', { derivation: { fn: 'x@1', sources: ['s2'], captured_at: '2099-01-01' } }),
+    'invalid_argument',
+    422,
+    'facts[1].derivation.captured_at',
+  ],
   ['an NDVI for the 30-day slot that has not begun', () => op, () => fact('indices.ndvi', { tslot: MEDIUM + 1 }), 'tslot_mismatch', 422, 'facts[1].tslot'],
   ['a derivative without a derivation', () => op, () => fact('indices.ndvi', { kind: 'derivative' }), 'invalid_argument', 422, 'facts[1].derivation'],
-  ['a derivative naming no parents', () => op, () => fact('indices.ndvi', { kind: 'derivative', derivation: { fn: 'normalized_difference@1', parents: [] } }), 'invalid_argument', 422, 'facts[1].derivation.parents'],
-  ['a derivative naming a malformed parent', () => op, () => fact('indices.ndvi', { kind: 'derivative', derivation: { fn: 'normalized_difference@1', parents: ['nope'] } }), 'invalid_argument', 422, 'facts[1].derivation.parents[0]'],
-  ['a derivative whose parent is not stored here', () => op, () => fact('indices.ndvi', { kind: 'derivative', derivation: { fn: 'normalized_difference@1', parents: [P.factCid(fact('indices.ndvi'))] } }), 'cid_not_found', 404, 'facts[1].derivation.parents[0]'],
+  [
+    'a derivative naming no parents',
+    () => op,
+    () => fact('indices.ndvi', { kind: 'derivative', derivation: { fn: 'normalized_difference@1', parents: [] } }),
+    'invalid_argument',
+    422,
+    'facts[1].derivation.parents',
+  ],
+  [
+    'a derivative naming a malformed parent',
+    () => op,
+    () => fact('indices.ndvi', { kind: 'derivative', derivation: { fn: 'normalized_difference@1', parents: ['nope'] } }),
+    'invalid_argument',
+    422,
+    'facts[1].derivation.parents[0]',
+  ],
+  [
+    'a derivative whose parent is not stored here',
+    () => op,
+    () => fact('indices.ndvi', { kind: 'derivative', derivation: { fn: 'normalized_difference@1', parents: [P.factCid(fact('indices.ndvi'))] } }),
+    'cid_not_found',
+    404,
+    'facts[1].derivation.parents[0]',
+  ],
   ['an L3 band from an operator key (L2)', () => op, () => fact('reference.landcover_label'), 'level_too_low', 403, 'facts[1].band'],
   ['an L3 band from a device key (L2)', () => device, () => fact('reference.landcover_label'), 'level_too_low', 403, 'facts[1].band'],
   ['a restricted band at a cell from an operator key', () => op, () => fact('device.position_fixes'), 'privacy_refused', 403, 'facts[1].privacy_class'],
@@ -156,8 +202,12 @@ for (const via of ['json', 'cbor'] as const) {
     describe('accepts the good forms, stored exactly as signed', () => {
       it('scalars with their declared unit, and on the physical bounds themselves', async () => {
         await expectAccepted(via, op, [
-          fact('copdem30m.elevation_mean'), fact('copdem30m.elevation_mean', { value: -11_000 }), fact('copdem30m.elevation_mean', { value: 9000 }),
-          fact('indices.ndvi', { value: -1 }), fact('indices.ndvi', { value: 1 }), fact('weather.precipitation', { value: 0 }),
+          fact('copdem30m.elevation_mean'),
+          fact('copdem30m.elevation_mean', { value: -11_000 }),
+          fact('copdem30m.elevation_mean', { value: 9000 }),
+          fact('indices.ndvi', { value: -1 }),
+          fact('indices.ndvi', { value: 1 }),
+          fact('weather.precipitation', { value: 0 }),
         ]);
       });
 
@@ -170,7 +220,9 @@ for (const via of ['json', 'cbor'] as const) {
 
       it('vectors, binary codes, class ids and typed absences', async () => {
         await expectAccepted(via, op, [
-          fact('geotessera'), fact('geotessera.bin128'), fact('landcover.esa_worldcover_2021', { value: 95 }),
+          fact('geotessera'),
+          fact('geotessera.bin128'),
+          fact('landcover.esa_worldcover_2021', { value: 95 }),
           fact('copdem30m.elevation_mean', { kind: 'absence', value: null, absence_reason: 'outside_coverage' }),
           fact('indices.ndvi', { kind: 'absence', value: null, absence_reason: 'upstream_timeout' }),
         ]);
@@ -221,22 +273,44 @@ describe('registry bands that make level_too_low and privacy_refused reachable',
 });
 
 describe('registry: the new band fields are validated at load', () => {
-  const raw = (): RawRegistry => Object.fromEntries(
-    ['bands', 'sources', 'functions', 'algorithms', 'topics', 'hunt_events'].map((k) => [k, JSON.parse(readFileSync(new URL(`../../../src/registry/data/${k}.json`, import.meta.url), 'utf8'))]),
-  ) as unknown as RawRegistry;
+  const raw = (): RawRegistry =>
+    Object.fromEntries(
+      ['bands', 'sources', 'functions', 'algorithms', 'topics', 'hunt_events'].map((k) => [k, JSON.parse(readFileSync(new URL(`../../../src/registry/data/${k}.json`, import.meta.url), 'utf8'))]),
+    ) as unknown as RawRegistry;
   const refuses = (entry: string, field: string, mutate: (band: Record<string, unknown>) => void) => {
     const r = raw();
     mutate((r.bands as Record<string, unknown>[]).find((b) => b.key === entry)!);
-    assert.throws(() => validateRegistry(r), (e: unknown) => e instanceof RegistryError && e.entryKey === entry && e.field === field);
+    assert.throws(
+      () => validateRegistry(r),
+      (e: unknown) => e instanceof RegistryError && e.entryKey === entry && e.field === field,
+    );
   };
 
   it('accepts the shipped data', () => assert.equal(validateRegistry(raw()).bands.get('weather.temperature_2m')!.value_range![1], 70));
-  it('refuses a range whose min is above its max', () => refuses('indices.ndvi', 'value_range', (b) => { b.value_range = [1, -1]; }));
-  it('refuses a range open on both sides', () => refuses('indices.ndvi', 'value_range', (b) => { b.value_range = [null, null]; }));
-  it('refuses a range that is not two numbers', () => refuses('indices.ndvi', 'value_range', (b) => { b.value_range = [0, 'x']; }));
-  it('refuses a range on a categorical band', () => refuses('forest.gain', 'value_range', (b) => { b.value_range = [0, 1]; }));
-  it('refuses the attester source on a band with a materializer function', () => refuses('indices.ndvi', 'source', (b) => { b.source = 'attester'; }));
-  it('refuses a privacy class it does not know', () => refuses('indices.ndvi', 'privacy_class', (b) => { b.privacy_class = 'secret'; }));
+  it('refuses a range whose min is above its max', () =>
+    refuses('indices.ndvi', 'value_range', (b) => {
+      b.value_range = [1, -1];
+    }));
+  it('refuses a range open on both sides', () =>
+    refuses('indices.ndvi', 'value_range', (b) => {
+      b.value_range = [null, null];
+    }));
+  it('refuses a range that is not two numbers', () =>
+    refuses('indices.ndvi', 'value_range', (b) => {
+      b.value_range = [0, 'x'];
+    }));
+  it('refuses a range on a categorical band', () =>
+    refuses('forest.gain', 'value_range', (b) => {
+      b.value_range = [0, 1];
+    }));
+  it('refuses the attester source on a band with a materializer function', () =>
+    refuses('indices.ndvi', 'source', (b) => {
+      b.source = 'attester';
+    }));
+  it('refuses a privacy class it does not know', () =>
+    refuses('indices.ndvi', 'privacy_class', (b) => {
+      b.privacy_class = 'secret';
+    }));
 });
 
 describe('writes without a signature', () => {
@@ -307,7 +381,10 @@ describe('per-attester daily quota (SVC_ATTESTER_DAILY_FACTS)', () => {
       const r = await q.app.inject({ method: 'POST', url: '/v1/recall', payload: { cell: freshCell(), bands: ['copdem30m.elevation_mean'] } });
       assert.equal(r.json().materialize_notes[0].status, 'materialized', r.body);
     }
-    await mintFacts(q.service, Array.from({ length: LIMIT + 1 }, () => fact('weather.temperature_2m')));
+    await mintFacts(
+      q.service,
+      Array.from({ length: LIMIT + 1 }, () => fact('weather.temperature_2m')),
+    );
     const day = new Date().toISOString().slice(0, 10);
     assert.equal(await q.service.store.attesterFactsOn(op.publicKey, day), LIMIT);
     // The operator is still at its limit.
@@ -375,7 +452,10 @@ describe('a materialized value the registry refuses', () => {
     assert.deepEqual([note.status, note.ok, note.fact_cid, note.absence], ['skipped', false, null, false]);
     assert.match(note.reason, /physically possible range/);
     assert.equal(notes['copdem30m.elevation_mean'].status, 'materialized');
-    assert.deepEqual(r.json().facts.map((f: { band: string }) => f.band), ['copdem30m.elevation_mean']);
+    assert.deepEqual(
+      r.json().facts.map((f: { band: string }) => f.band),
+      ['copdem30m.elevation_mean'],
+    );
     assert.equal(await m.service.store.log.size(), size + 1);
   });
 });

@@ -46,7 +46,10 @@ describe('POST /v1/attest', () => {
       assert.equal(r.status, 200, JSON.stringify(r.body));
       const b = r.body;
       assert.equal(b.accepted, true);
-      assert.deepEqual(b.fact_cids, facts.map((f) => P.factCid(f)));
+      assert.deepEqual(
+        b.fact_cids,
+        facts.map((f) => P.factCid(f)),
+      );
       // The tree head includes the batch and verifies.
       const sth = b.tree_head;
       assert.ok(sth.tree_size > b.log_index);
@@ -54,7 +57,15 @@ describe('POST /v1/attest', () => {
       assert.ok(P.verifyStrict(P.b32decode(sth.signature, 64), P.sthDigest(sth.tree_size, P.b32decode(sth.root, 32), sth.signed_at, pub), pub));
       // The log entry is included in that head.
       const entry = await t.service.store.log.entry(b.log_index);
-      assert.ok(P.verifyInclusion(b.log_index, sth.tree_size, P.leafHash(entry!), b.log_inclusion.path.map((x: string) => P.b32decode(x, 32)), P.b32decode(sth.root, 32)));
+      assert.ok(
+        P.verifyInclusion(
+          b.log_index,
+          sth.tree_size,
+          P.leafHash(entry!),
+          b.log_inclusion.path.map((x: string) => P.b32decode(x, 32)),
+          P.b32decode(sth.root, 32),
+        ),
+      );
       // Each fact's proof reaches the submitted root.
       for (const cid of b.fact_cids) {
         const proof = P.proofFromJson(b.merkle_proofs[cid]);

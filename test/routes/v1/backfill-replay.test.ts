@@ -22,7 +22,7 @@ let a: TestApp; // the responder the requests are meant for
 let b: TestApp; // another responder listing the same attester
 let skew = 0; // ms added to a's clock
 let n = 0;
-const freshCell = () => P.cellOf(-20 + (n++) * 0.013, 30.5);
+const freshCell = () => P.cellOf(-20 + n++ * 0.013, 30.5);
 const nowS = () => Math.floor((Date.now() + skew) / 1000);
 
 before(async () => {

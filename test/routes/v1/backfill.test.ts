@@ -11,7 +11,7 @@ const stranger = makeAttester('backfill-stranger');
 let fx: JsonUpstreams;
 let t: TestApp;
 let n = 0;
-const freshCell = () => P.cellOf(35 + (n++) * 0.011, -5.5);
+const freshCell = () => P.cellOf(35 + n++ * 0.011, -5.5);
 const now = () => Math.floor(Date.now() / 1000);
 const today = () => Math.floor(now() / DAY);
 const dayOf = (tslot: number) => new Date(tslot * DAY * 1000).toISOString().slice(0, 10);
@@ -100,8 +100,15 @@ describe('POST /v1/backfill', () => {
       const r = await post(signed({ cell, band: 'weather.temperature_2m', start_unix: (today() - 9) * DAY, end_unix: now() }));
       assert.equal(r.status, 200, JSON.stringify(r.body));
       const b = r.body;
-      assert.deepEqual(b.steps.map((s: any) => s.tslot), Array.from({ length: 10 }, (_, i) => today() - i), 'newest first');
-      assert.deepEqual(b.steps.map((s: any) => s.status), ['materialized', 'skipped', 'skipped', ...Array(7).fill('materialized')]);
+      assert.deepEqual(
+        b.steps.map((s: any) => s.tslot),
+        Array.from({ length: 10 }, (_, i) => today() - i),
+        'newest first',
+      );
+      assert.deepEqual(
+        b.steps.map((s: any) => s.status),
+        ['materialized', 'skipped', 'skipped', ...Array(7).fill('materialized')],
+      );
       assert.match(b.steps[1].reason, /not yet published/);
       assert.equal(b.steps[1].reason_class, 'upstream_error');
       assert.deepEqual(b.counts, { present: 0, materialized: 8, skipped: 2, present_only: 0 });
@@ -152,7 +159,10 @@ describe('POST /v1/backfill', () => {
     it('an archive failure leaves the past skipped and retryable, nothing signed for it', async () => {
       fx.behave(PATHS.archive, { status: 503 });
       const r = await post(signed({ cell: freshCell(), band: 'weather.cloud_cover', start_unix: (today() - 3) * DAY }));
-      assert.deepEqual(r.body.steps.map((s: any) => s.status), ['materialized', 'skipped', 'skipped', 'skipped']);
+      assert.deepEqual(
+        r.body.steps.map((s: any) => s.status),
+        ['materialized', 'skipped', 'skipped', 'skipped'],
+      );
       assert.ok(r.body.steps.slice(1).every((s: any) => s.reason_class === 'upstream_error' && s.fact_cid === null));
     });
   });
@@ -161,14 +171,20 @@ describe('POST /v1/backfill', () => {
     it('past tslots are present_only; the current one is materialized', async () => {
       const r = await post(signed({ cell: freshCell(), band: 'air.pm2_5', start_unix: (today() - 4) * DAY }));
       assert.equal(r.status, 200);
-      assert.deepEqual(r.body.steps.map((s: any) => s.status), ['materialized', 'present_only', 'present_only', 'present_only', 'present_only']);
+      assert.deepEqual(
+        r.body.steps.map((s: any) => s.status),
+        ['materialized', 'present_only', 'present_only', 'present_only', 'present_only'],
+      );
       assert.equal(fx.count(PATHS.air), 1);
     });
 
     it('a static band has the single tslot 0: materialized once, present afterwards', async () => {
       const cell = freshCell();
       const first = await post(signed({ cell, band: 'copdem30m.elevation_mean' }));
-      assert.deepEqual(first.body.steps.map((s: any) => [s.tslot, s.status]), [[0, 'materialized']]);
+      assert.deepEqual(
+        first.body.steps.map((s: any) => [s.tslot, s.status]),
+        [[0, 'materialized']],
+      );
       const second = await post(signed({ cell, band: 'copdem30m.elevation_mean' }));
       assert.deepEqual(second.body.steps, [{ tslot: 0, fact_cid: first.body.steps[0].fact_cid, status: 'present' }]);
     });
@@ -180,8 +196,18 @@ describe('POST /v1/backfill', () => {
       const current = Math.floor(now() / slot);
       const r = await post(signed({ cell: freshCell(), band: 'lst.day_8day', start_unix: (current - 2) * slot }));
       assert.equal(r.status, 200, JSON.stringify(r.body));
-      assert.deepEqual(r.body.steps.map((s: any) => [s.tslot, s.status]), [[current, 'materialized'], [current - 1, 'materialized'], [current - 2, 'materialized']]);
-      assert.equal(fx.count(PATHS.modis, (q) => q.get('band') === 'LST_Day_1km'), 3);
+      assert.deepEqual(
+        r.body.steps.map((s: any) => [s.tslot, s.status]),
+        [
+          [current, 'materialized'],
+          [current - 1, 'materialized'],
+          [current - 2, 'materialized'],
+        ],
+      );
+      assert.equal(
+        fx.count(PATHS.modis, (q) => q.get('band') === 'LST_Day_1km'),
+        3,
+      );
     });
   });
 

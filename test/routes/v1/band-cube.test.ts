@@ -74,23 +74,29 @@ describe('band_cube over the fixture scenes', () => {
     first = r.body;
     assert.equal(first.status, 'cube');
     assert.deepEqual(first.tslots, { lo: 686, hi: 692, tempo: 'medium' });
-    assert.deepEqual(first.slices.map((s: any) => [s.tslot, s.state, s.plane ?? null, s.scene?.id ?? s.absence.reason]), [
-      [686, 'absent', null, 'no_data'],
-      [687, 'absent', null, 'no_scene_in_slot'],
-      [688, 'present', 0, 'S2B_33TWL_20260720_0_L2A'],
-      [689, 'present', 1, 'S2A_33TWL_20260814_0_L2A'],
-      [690, 'absent', null, 'off_grid'],
-      [691, 'present', 2, 'S2A_33TWL_20261021_0_L2A'],
-      [692, 'present', 3, 'S2B_33TWL_20261110_0_L2A'],
-    ]);
+    assert.deepEqual(
+      first.slices.map((s: any) => [s.tslot, s.state, s.plane ?? null, s.scene?.id ?? s.absence.reason]),
+      [
+        [686, 'absent', null, 'no_data'],
+        [687, 'absent', null, 'no_scene_in_slot'],
+        [688, 'present', 0, 'S2B_33TWL_20260720_0_L2A'],
+        [689, 'present', 1, 'S2A_33TWL_20260814_0_L2A'],
+        [690, 'absent', null, 'off_grid'],
+        [691, 'present', 2, 'S2A_33TWL_20261021_0_L2A'],
+        [692, 'present', 3, 'S2B_33TWL_20261110_0_L2A'],
+      ],
+    );
     assert.deepEqual([first.slices[0].starts_at, first.slices[0].ends_at, first.slices[6].ends_at], ['2026-05-07T00:00:00Z', '2026-06-06T00:00:00Z', '2026-12-03T00:00:00Z']);
     assert.deepEqual([first.planes, first.epsg, first.pixel_size_m, first.media_type, first.nodata], [4, 32633, 10, CUBE_MEDIA_TYPE, 'NaN']);
     assert.equal(up.count('/earth-search/v1/search', 'POST'), 7, 'one STAC search per slot');
     assert.equal(up.requests.filter((q) => q.path.includes('S2B_33TWL_20260824_0_L2A')).length, 0, 'the cloudier scene of 689 is never opened');
-    assert.ok(up.requests.filter((q) => q.path.includes('S2A_34TCQ')).every((q) => q.range === 'bytes=0-16383'), 'the off-grid scene: its header only');
+    assert.ok(
+      up.requests.filter((q) => q.path.includes('S2A_34TCQ')).every((q) => q.range === 'bytes=0-16383'),
+      'the off-grid scene: its header only',
+    );
   });
 
-  it('every pixel of every plane is the fixture\'s reflectance of that slot\'s scene, on the grid band_raster gives the same box', async () => {
+  it("every pixel of every plane is the fixture's reflectance of that slot's scene, on the grid band_raster gives the same box", async () => {
     const g = await get(t, first.artifact_url);
     assert.equal(g.status, 200);
     bytes = g.bytes;
@@ -99,12 +105,15 @@ describe('band_cube over the fixture scenes', () => {
     assert.equal(first.artifact_cid, P.b32encode(P.blake3(bytes)));
     const c = decodeCube(bytes);
     assert.deepEqual([c.width, c.height, c.epsg, [...c.geotransform]], [first.width, first.height, 32633, first.geotransform]);
-    assert.deepEqual(c.slices.map((s) => [s.tslot, s.scene_id, s.captured_s]), [
-      [688, 'S2B_33TWL_20260720_0_L2A', Date.parse('2026-07-20T10:02:00Z') / 1000],
-      [689, 'S2A_33TWL_20260814_0_L2A', Date.parse('2026-08-14T10:02:30Z') / 1000],
-      [691, 'S2A_33TWL_20261021_0_L2A', Date.parse('2026-10-21T10:02:59Z') / 1000],
-      [692, 'S2B_33TWL_20261110_0_L2A', Date.parse('2026-11-10T10:03:15Z') / 1000],
-    ]);
+    assert.deepEqual(
+      c.slices.map((s) => [s.tslot, s.scene_id, s.captured_s]),
+      [
+        [688, 'S2B_33TWL_20260720_0_L2A', Date.parse('2026-07-20T10:02:00Z') / 1000],
+        [689, 'S2A_33TWL_20260814_0_L2A', Date.parse('2026-08-14T10:02:30Z') / 1000],
+        [691, 'S2A_33TWL_20261021_0_L2A', Date.parse('2026-10-21T10:02:59Z') / 1000],
+        [692, 'S2B_33TWL_20261110_0_L2A', Date.parse('2026-11-10T10:03:15Z') / 1000],
+      ],
+    );
     const [col0, row0] = originOf(first.geotransform);
     for (const s of c.slices) {
       for (let y = 0; y < c.height; y++) {
@@ -127,7 +136,7 @@ describe('band_cube over the fixture scenes', () => {
     assert.match(offGrid.detail, /EPSG:32634.*EPSG:32633/);
   });
 
-  it('signs a record pinning every slice\'s scene, file, window and reflectance rule; the receipt verifies with its field segment', async () => {
+  it("signs a record pinning every slice's scene, file, window and reflectance rule; the receipt verifies with its field segment", async () => {
     const rc = first.receipt;
     assert.deepEqual(rc.field, { aoi_cid: first.aoi_cid, derivation_cid: first.derivation_cid });
     assert.deepEqual(rc.fact_cids, [first.derivation_cid]);
@@ -147,15 +156,20 @@ describe('band_cube over the fixture scenes', () => {
     assert.deepEqual([val.recipe, val.band, val.aoi_cid, val.tslots], ['band_cube@1', 's2.B04', first.aoi_cid, { lo: 686, hi: 692, tempo: 'medium' }]);
     assert.deepEqual(val.grid, { epsg: 32633, geotransform: first.geotransform, width: first.width, height: first.height });
     const [col0, row0] = originOf(first.geotransform);
-    assert.deepEqual(val.slices.map((s: any) => [s.tslot, s.scene.id, s.window.col0 - col0, s.window.row0 - row0, s.reflectance.offset]), [
-      [688, 'S2B_33TWL_20260720_0_L2A', 0, 0, -0.1],
-      [689, 'S2A_33TWL_20260814_0_L2A', SHIFT.cols, SHIFT.rows, -0.1],
-      [691, 'S2A_33TWL_20261021_0_L2A', 0, 0, 0],
-      [692, 'S2B_33TWL_20261110_0_L2A', 0, 0, -0.1],
-    ]);
+    assert.deepEqual(
+      val.slices.map((s: any) => [s.tslot, s.scene.id, s.window.col0 - col0, s.window.row0 - row0, s.reflectance.offset]),
+      [
+        [688, 'S2B_33TWL_20260720_0_L2A', 0, 0, -0.1],
+        [689, 'S2A_33TWL_20260814_0_L2A', SHIFT.cols, SHIFT.rows, -0.1],
+        [691, 'S2A_33TWL_20261021_0_L2A', 0, 0, 0],
+        [692, 'S2B_33TWL_20261110_0_L2A', 0, 0, -0.1],
+      ],
+    );
     assert.ok(val.slices.every((s: any) => s.scene.href.startsWith(up.origin) && s.scene.href.endsWith('/B04.tif')));
     assert.deepEqual(val.absences, [
-      { tslot: 686, reason: 'no_data', scene: 'S2A_33TWL_20260520_0_L2A' }, { tslot: 687, reason: 'no_scene_in_slot' }, { tslot: 690, reason: 'off_grid', scene: 'S2A_34TCQ_20260918_0_L2A' },
+      { tslot: 686, reason: 'no_data', scene: 'S2A_33TWL_20260520_0_L2A' },
+      { tslot: 687, reason: 'no_scene_in_slot' },
+      { tslot: 690, reason: 'off_grid', scene: 'S2A_34TCQ_20260918_0_L2A' },
     ]);
     assert.deepEqual(val.artifact, { cid: first.artifact_cid, media_type: CUBE_MEDIA_TYPE, bytes: first.bytes });
     assert.deepEqual(val.source_versions, { earth_search_s2: '05.11' });
@@ -198,7 +212,15 @@ print(json.dumps({'width': width, 'height': height, 'epsg': epsg, 'gt': list(gt)
       assert.equal(py.status, 0, py.stderr);
       const out = JSON.parse(py.stdout);
       assert.deepEqual([out.width, out.height, out.epsg, out.gt, out.nodata_bits, out.nan], [first.width, first.height, 32633, first.geotransform, 0x7fc00000, 0]);
-      assert.deepEqual(out.slices.map((s: any) => [s[0], s[2]]), [[688, 'S2B_33TWL_20260720_0_L2A'], [689, 'S2A_33TWL_20260814_0_L2A'], [691, 'S2A_33TWL_20261021_0_L2A'], [692, 'S2B_33TWL_20261110_0_L2A']]);
+      assert.deepEqual(
+        out.slices.map((s: any) => [s[0], s[2]]),
+        [
+          [688, 'S2B_33TWL_20260720_0_L2A'],
+          [689, 'S2A_33TWL_20260814_0_L2A'],
+          [691, 'S2A_33TWL_20261021_0_L2A'],
+          [692, 'S2B_33TWL_20261110_0_L2A'],
+        ],
+      );
       const [col0, row0] = originOf(out.gt);
       for (const [k, r, c, v] of out.samples) assert.equal(v, expected(out.slices[k][0], col0 + c, row0 + r));
     } finally {
@@ -228,7 +250,13 @@ print(json.dumps({'width': width, 'height': height, 'epsg': epsg, 'gt': list(gt)
     const r = await cube({ ...CUBE, from: '2024-01-01', to: '2024-02-15' });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.status, 'absence');
-    assert.deepEqual(r.body.slices.map((s: any) => [s.state, s.absence.reason]), [['absent', 'no_scene_in_slot'], ['absent', 'no_scene_in_slot']]);
+    assert.deepEqual(
+      r.body.slices.map((s: any) => [s.state, s.absence.reason]),
+      [
+        ['absent', 'no_scene_in_slot'],
+        ['absent', 'no_scene_in_slot'],
+      ],
+    );
     assert.ok(!('token' in r.body) && P.verifyReceipt(r.body.receipt).valid);
     assert.equal(await t.service.store.log.size(), size);
   });
@@ -309,7 +337,10 @@ describe('MCP', () => {
     const c = new Client({ name: 'svc-test', version: '0.0.1' });
     await c.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp/full`)));
     const names = (await c.listTools()).tools.map((x) => x.name);
-    assert.ok(['svc_band_cube', 'svc_cube_resolve', 'svc_raster_bundle', 'svc_raster_bundle_resolve'].every((n) => names.includes(n)), names.join(','));
+    assert.ok(
+      ['svc_band_cube', 'svc_cube_resolve', 'svc_raster_bundle', 'svc_raster_bundle_resolve'].every((n) => names.includes(n)),
+      names.join(','),
+    );
     const res: any = await c.callTool({ name: 'svc_band_cube', arguments: CUBE });
     assert.equal(res.isError, undefined, JSON.stringify(res));
     const rest = (await cube(CUBE)).body;

@@ -45,9 +45,22 @@ before(async () => {
   // The fixture's COGs compress to a few KB, less than the reader's first (header) request: item
   // B's red asset is served instead as an uncompressed COG of the same pixels (256 × 256 tiles of
   // 128 KiB), so what a window costs in bytes shows.
-  up.files.set(RED_B, writeGeoTiff({
-    width: 512, height: 512, type: 'u16', epsg: 32633, origin: S2_GRID.origin, pixel: [10, 10], nodata: 0, values: (c, r) => s2Dn(1, 'red', c, r),
-  }, { block: 256, compression: 1 }));
+  up.files.set(
+    RED_B,
+    writeGeoTiff(
+      {
+        width: 512,
+        height: 512,
+        type: 'u16',
+        epsg: 32633,
+        origin: S2_GRID.origin,
+        pixel: [10, 10],
+        nodata: 0,
+        values: (c, r) => s2Dn(1, 'red', c, r),
+      },
+      { block: 256, compression: 1 },
+    ),
+  );
   t = await build({ upstreams: up.upstreams }, {}, { now: () => RASTER_NOW });
 });
 after(async () => {
@@ -59,7 +72,7 @@ describe('band_raster over the fixture scenes', () => {
   let first: any;
   let bytes: Buffer;
 
-  it('returns the fixture\'s reflectance for every pixel of the window, DN × 0.0001 − 0.1 as float32, from the least cloudy scene', async () => {
+  it("returns the fixture's reflectance for every pixel of the window, DN × 0.0001 − 0.1 as float32, from the least cloudy scene", async () => {
     up.reset();
     const r = await raster({ bbox: BOX, band: 's2.B04' });
     assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -89,9 +102,15 @@ describe('band_raster over the fixture scenes', () => {
     }
   });
 
-  it('is georeferenced: every sampled pixel centre maps back to the fixture pixel\'s lat/lng within half a pixel', () => {
+  it("is georeferenced: every sampled pixel centre maps back to the fixture pixel's lat/lng within half a pixel", () => {
     const gt = first.geotransform;
-    for (const [x, y] of [[0, 0], [first.width - 1, 0], [0, first.height - 1], [17, 23], [first.width - 1, first.height - 1]]) {
+    for (const [x, y] of [
+      [0, 0],
+      [first.width - 1, 0],
+      [0, first.height - 1],
+      [17, 23],
+      [first.width - 1, first.height - 1],
+    ]) {
       const cx = gt[0] + (x + 0.5) * gt[1];
       const cy = gt[3] + (y + 0.5) * gt[5];
       const [lng, lat] = utm33.inverse([cx, cy]);
@@ -103,7 +122,12 @@ describe('band_raster over the fixture scenes', () => {
       assert.equal(decodeGrid(bytes).values[y * first.width + x], expectedReflectance(1, 'red', col, row, -0.1));
     }
     // The box's corners fall inside the grid.
-    for (const [lat, lng] of [[BOX.min_lat, BOX.min_lng], [BOX.max_lat, BOX.max_lng], [BOX.min_lat, BOX.max_lng], [BOX.max_lat, BOX.min_lng]]) {
+    for (const [lat, lng] of [
+      [BOX.min_lat, BOX.min_lng],
+      [BOX.max_lat, BOX.max_lng],
+      [BOX.min_lat, BOX.max_lng],
+      [BOX.max_lat, BOX.min_lng],
+    ]) {
       const [x, y] = utm33.forward([lng, lat]);
       const c = (x - gt[0]) / gt[1];
       const r = (y - gt[3]) / gt[5];
@@ -118,7 +142,11 @@ describe('band_raster over the fixture scenes', () => {
     const blocks = await blockRanges(up, RED_B, { col0, row0, width: first.width, height: first.height });
     assert.equal(blocks.length, 1, 'the window lies in one 256 × 256 block');
     const ranges = servedRanges(up, RED_B);
-    assert.deepEqual(ranges.filter(([a]) => a !== 0), blocks, 'block requests are exactly the covering blocks');
+    assert.deepEqual(
+      ranges.filter(([a]) => a !== 0),
+      blocks,
+      'block requests are exactly the covering blocks',
+    );
     const served = servedBytes(up, RED_B);
     assert.ok(served < file.length, `${served} bytes read of a ${file.length}-byte file`);
     // A window across the four full-resolution blocks reads those four and nothing else (from cold caches).
@@ -130,7 +158,12 @@ describe('band_raster over the fixture scenes', () => {
     const r0 = Math.round((4985513 - wide.body.geotransform[3]) / 10);
     const four = await blockRanges(up, RED_B, { col0: c0, row0: r0, width: wide.body.width, height: wide.body.height });
     assert.equal(four.length, 4);
-    assert.deepEqual(servedRanges(up, RED_B).filter(([a]) => a !== 0).sort((a, b) => a[0] - b[0]), [...four].sort((a, b) => a[0] - b[0]));
+    assert.deepEqual(
+      servedRanges(up, RED_B)
+        .filter(([a]) => a !== 0)
+        .sort((a, b) => a[0] - b[0]),
+      [...four].sort((a, b) => a[0] - b[0]),
+    );
     assert.equal(up.count('/earth-search/v1/search', 'POST'), 1, 'one STAC search');
   });
 
@@ -192,7 +225,10 @@ print(json.dumps({'magic': magic.decode('latin1'), 'version': version, 'width': 
     assert.deepEqual([rec.band, rec.kind, rec.tslot, rec.signer], ['raster.derivation', 'primary', 0, t.service.keys.publicKeyB32]);
     assert.equal(P.factCid(rec), first.derivation_cid);
     const val = rec.value;
-    assert.deepEqual([val.recipe, val.band, val.scene.id, val.scene.asset, val.scene.captured_at, val.scene.cloud_cover], ['band_raster@1', 's2.B04', 'S2B_33TWL_20261110_0_L2A', 'red', '2026-11-10T10:03:15Z', 8.5]);
+    assert.deepEqual(
+      [val.recipe, val.band, val.scene.id, val.scene.asset, val.scene.captured_at, val.scene.cloud_cover],
+      ['band_raster@1', 's2.B04', 'S2B_33TWL_20261110_0_L2A', 'red', '2026-11-10T10:03:15Z', 8.5],
+    );
     assert.equal(val.scene.href, `${up.origin}${RED_B}`);
     assert.deepEqual([val.reflectance.scale, val.reflectance.offset], [0.0001, -0.1]);
     assert.deepEqual(val.grid.geotransform, first.geotransform);

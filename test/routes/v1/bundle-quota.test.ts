@@ -20,7 +20,14 @@ let clock = Date.parse('2026-05-01T10:00:00Z');
 before(async () => {
   t = await build({ attesterKeys: [op.publicKey], bundleQuota: { count: 5, bytes: 4000, windowSecs: 600 } }, {}, { now: () => new Date(clock) });
   // Signed before the responder's clock above: a fact signed ahead of it is refused.
-  const r = await t.app.inject({ method: 'POST', url: '/v1/attest', payload: op.batch(Array.from({ length: 40 }, () => sampleFact({ signed_at: '2026-05-01T09:00:00Z' })), t.service.manifests) });
+  const r = await t.app.inject({
+    method: 'POST',
+    url: '/v1/attest',
+    payload: op.batch(
+      Array.from({ length: 40 }, () => sampleFact({ signed_at: '2026-05-01T09:00:00Z' })),
+      t.service.manifests,
+    ),
+  });
   assert.equal(r.statusCode, 200, r.body);
   cids = r.json().fact_cids;
 });
@@ -67,7 +74,7 @@ describe('bundle creation per client address', () => {
     const other = await mint({ fact_cids: [cids[3], cids[2], cids[3]] }, '198.51.100.1');
     const same = await mint({ fact_cids: [cids[2], cids[3]] }, '198.51.100.1');
     assert.equal(same.body.bundle_cid, other.body.bundle_cid);
-    assert.equal(await stored(defs) - before, 1, 'one definition stored for the new set, none for the re-mints');
+    assert.equal((await stored(defs)) - before, 1, 'one definition stored for the new set, none for the re-mints');
   });
 
   it('another address has its own quota; addresses of one IPv6 /64 share one', async () => {
@@ -90,16 +97,20 @@ describe('bundle creation per client address', () => {
   });
 
   it('MCP callers are metered by their address as REST callers are', async () => {
-    const call = (i: number) => t.app.inject({
-      method: 'POST',
-      url: '/mcp/full',
-      remoteAddress: '192.0.2.99',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      payload: { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'svc_memory_bundle', arguments: { fact_cids: [cids[20 + i]] } } },
-    });
+    const call = (i: number) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/mcp/full',
+        remoteAddress: '192.0.2.99',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        payload: { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'svc_memory_bundle', arguments: { fact_cids: [cids[20 + i]] } } },
+      });
     const results = [];
     for (let i = 0; i < 7; i++) results.push((await call(i)).json().result);
-    assert.deepEqual(results.map((r) => r.isError === true), [false, false, false, false, false, true, true]);
+    assert.deepEqual(
+      results.map((r) => r.isError === true),
+      [false, false, false, false, false, true, true],
+    );
     assert.equal(results[5].structuredContent.code, 'rate_limited');
     assert.ok(results[5].structuredContent.retry_after > 0);
   });

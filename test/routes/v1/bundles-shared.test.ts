@@ -25,7 +25,14 @@ async function call(t: TestApp, method: 'GET' | 'POST', url: string, payload?: u
 const resolve = (t: TestApp, cid: string) => call(t, 'GET', `/v1/memory_bundle/svc:bundle:${cid}`);
 
 async function attest(t: TestApp, n: number): Promise<string[]> {
-  const r = await t.app.inject({ method: 'POST', url: '/v1/attest', payload: op.batch(Array.from({ length: n }, () => sampleFact()), t.service.manifests) });
+  const r = await t.app.inject({
+    method: 'POST',
+    url: '/v1/attest',
+    payload: op.batch(
+      Array.from({ length: n }, () => sampleFact()),
+      t.service.manifests,
+    ),
+  });
   assert.equal(r.statusCode, 200, r.body);
   return r.json().fact_cids;
 }
@@ -53,12 +60,15 @@ describe('bundles on two responders sharing a PostgreSQL schema', { skip: pgSkip
     await dropSchema(schema);
   });
 
-  it('a bundle minted on A resolves on B, with B\'s receipt; re-minting it on B is the same bundle', async () => {
+  it("a bundle minted on A resolves on B, with B's receipt; re-minting it on B is the same bundle", async () => {
     const m = await call(a, 'POST', '/v1/memory_bundle', { fact_cids: [cids[1], cids[0]], label: 'shared' });
     assert.equal(m.status, 200, JSON.stringify(m.body));
     const r = await call(b, 'GET', `/v1/memory_bundle/${m.body.token}`);
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.deepEqual(r.body.facts.map((f: { fact_cid: string }) => f.fact_cid), m.body.fact_cids);
+    assert.deepEqual(
+      r.body.facts.map((f: { fact_cid: string }) => f.fact_cid),
+      m.body.fact_cids,
+    );
     assert.equal(r.body.label, 'shared');
     assert.deepEqual(r.body.missing, []);
     assert.ok(P.verifyReceipt(r.body.receipt, { publicKey: b.service.keys.publicKeyB32 }).valid);
@@ -76,7 +86,10 @@ describe('bundles on two responders sharing a PostgreSQL schema', { skip: pgSkip
     rmSync(join(a.dataDir, 'bundles'), { recursive: true });
     const onB = await resolve(b, cid);
     assert.equal(onB.status, 200, JSON.stringify(onB.body));
-    assert.deepEqual(onB.body.facts.map((f: { fact_cid: string }) => f.fact_cid), [cids[2], cids[3]].sort());
+    assert.deepEqual(
+      onB.body.facts.map((f: { fact_cid: string }) => f.fact_cid),
+      [cids[2], cids[3]].sort(),
+    );
     assert.equal(onB.body.label, 'old');
   });
 });
@@ -100,7 +113,10 @@ describe('legacy bundle files on the embedded store', () => {
     rmSync(join(t.dataDir, 'bundles'), { recursive: true });
     const r = await resolve(t, cid);
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.deepEqual(r.body.facts.map((f: { fact_cid: string }) => f.fact_cid), def.fact_cids);
+    assert.deepEqual(
+      r.body.facts.map((f: { fact_cid: string }) => f.fact_cid),
+      def.fact_cids,
+    );
     const m = await call(t, 'POST', '/v1/memory_bundle', { fact_cids: [cids[1], cids[0]] });
     assert.equal(m.body.bundle_cid, cid);
     assert.equal(await t.service.store.documents.get('bundle', cid), imported, 'the stored text is unchanged');

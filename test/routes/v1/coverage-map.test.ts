@@ -139,7 +139,10 @@ describe('GET /v1/coverage_map.svg past the scan cap', () => {
     assert.equal(r.statusCode, 200);
     assert.equal(rootAttr(r.body, 'data-truncated'), 'true');
     assert.equal(rootAttr(r.body, 'data-cells'), '2');
-    assert.equal(bins(r.body).reduce((n, b) => n + b.count, 0), 2);
+    assert.equal(
+      bins(r.body).reduce((n, b) => n + b.count, 0),
+      2,
+    );
     assert.match(r.body, /scan cap reached/);
   });
 });
@@ -187,22 +190,37 @@ describe('GET /v1/coverage_map.svg over a few hundred stored cells', () => {
     const points = polys.reduce((n, p) => n + p.length, 0);
     assert.ok(points > 5_000 && points < 30_000, `${points} land vertices`);
     const at = (lat: number, lng: number) => insideEvenOdd(polys, lng + 180, 90 - lat);
-    const landAt = { Paris: [48.86, 2.35], Sahara: [25, 20], 'central Australia': [-25, 133.5], 'inner Brazil': [-10, -50], Antarctica: [-85, 0], 'Chukotka west of 180°': [66.5, 179.5], 'Chukotka east of 180°': [66, -175] };
+    const landAt = {
+      Paris: [48.86, 2.35],
+      Sahara: [25, 20],
+      'central Australia': [-25, 133.5],
+      'inner Brazil': [-10, -50],
+      Antarctica: [-85, 0],
+      'Chukotka west of 180°': [66.5, 179.5],
+      'Chukotka east of 180°': [66, -175],
+    };
     for (const [name, [lat, lng]] of Object.entries(landAt)) assert.ok(at(lat!, lng!), `${name} is land`);
     const waterAt = { 'central Pacific': [0, -150], 'North Atlantic': [30, -30], 'Indian Ocean': [-30, 80], Mediterranean: [34.5, 18], 'Caspian Sea': [42, 51] };
     for (const [name, [lat, lng]] of Object.entries(waterAt)) assert.ok(!at(lat!, lng!), `${name} is water`);
     const borders = pathPolygons(byId(root, 'borders')!.attrs.d!);
     assert.ok(borders.length > 150, `${borders.length} border lines`);
     // The basemap is drawn beneath the bins.
-    const order = allElements(root).map((e) => e.attrs.id).filter(Boolean);
+    const order = allElements(root)
+      .map((e) => e.attrs.id)
+      .filter(Boolean);
     assert.ok(order.indexOf('basemap') < order.indexOf('bins'));
   });
 
   it('carries a legend: title, every colour class with its label, the counts and the Natural Earth credit', () => {
     const legend = byId(parseXml(svg), 'legend')!;
     const swatches = allElements(legend).filter((e) => e.attrs.class === 'swatch');
-    assert.deepEqual(swatches.map((e) => e.attrs.fill), CLASSES.map((c) => c.fill));
-    const texts = allElements(legend).filter((e) => e.name === 'text').map(textOf);
+    assert.deepEqual(
+      swatches.map((e) => e.attrs.fill),
+      CLASSES.map((c) => c.fill),
+    );
+    const texts = allElements(legend)
+      .filter((e) => e.name === 'text')
+      .map(textOf);
     for (const c of CLASSES) assert.ok(texts.includes(c.label), `label ${c.label}`);
     assert.ok(texts.includes('Stored cells per 1° bin'));
     assert.ok(texts.includes(`${cells.length} cells in ${rootAttr(svg, 'data-bins')} bins`));
@@ -221,7 +239,13 @@ describe('renderCoverageMap', () => {
     assert.deepEqual(binOf({ lat: 0, lng: -180 }), { col: 0, row: 90 });
     assert.deepEqual(binOf({ lat: 89.5, lng: 179.5 }), { col: 359, row: 0 });
     const svg = renderCoverageMap(
-      [{ lat: 90, lng: 0 }, { lat: -90, lng: 0 }, { lat: 0, lng: 180 }, { lat: 0, lng: -180 }, { lat: -90, lng: -180 }],
+      [
+        { lat: 90, lng: 0 },
+        { lat: -90, lng: 0 },
+        { lat: 0, lng: 180 },
+        { lat: 0, lng: -180 },
+        { lat: -90, lng: -180 },
+      ],
       { ...meta, scanned: 5 },
     );
     assert.deepEqual(bins(svg), [
@@ -237,7 +261,10 @@ describe('renderCoverageMap', () => {
     // Each pole is one cell (centre longitude −180°); +180° and −180° are one cell too.
     const cells = [P.cellOf(90, 0), P.cellOf(-90, 0), P.cellOf(0.5, 180), P.cellOf(0.5, -180), P.cellOf(0.5, 179.9999)];
     assert.equal(cells[2], cells[3]);
-    const svg = renderCoverageMap([...new Set(cells)].map((c) => P.cellCenter(c)), { ...meta, scanned: 4 });
+    const svg = renderCoverageMap(
+      [...new Set(cells)].map((c) => P.cellCenter(c)),
+      { ...meta, scanned: 4 },
+    );
     assert.deepEqual(bins(svg), [
       { x: 0, y: 0, count: 1 },
       { x: 0, y: 89, count: 1 },
@@ -258,7 +285,13 @@ describe('renderCoverageMap', () => {
   });
 
   it('skips points that are not finite numbers rather than inventing a bin', () => {
-    const svg = renderCoverageMap([{ lat: Number.NaN, lng: 0 }, { lat: 0, lng: Number.POSITIVE_INFINITY }], { ...meta, scanned: 2 });
+    const svg = renderCoverageMap(
+      [
+        { lat: Number.NaN, lng: 0 },
+        { lat: 0, lng: Number.POSITIVE_INFINITY },
+      ],
+      { ...meta, scanned: 2 },
+    );
     assert.deepEqual(bins(svg), []);
     assert.equal(rootAttr(svg, 'data-cells'), '0');
   });

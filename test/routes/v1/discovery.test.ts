@@ -59,7 +59,18 @@ describe('discovery (spec 4.1)', () => {
     const r = await get('/v1/errors');
     assert.equal(r.body.schema, 'svc.errors.v1');
     const codes = new Map(r.body.codes.map((c: any) => [c.code, c]));
-    for (const code of ['invalid_cell', 'tslot_mismatch', 'band_not_in_registry', 'no_geocoder_match', 'invalid_argument', 'bad_signature', 'canonical_encoding_divergence', 'rate_limited', 'internal', 'unaddressable_subject']) {
+    for (const code of [
+      'invalid_cell',
+      'tslot_mismatch',
+      'band_not_in_registry',
+      'no_geocoder_match',
+      'invalid_argument',
+      'bad_signature',
+      'canonical_encoding_divergence',
+      'rate_limited',
+      'internal',
+      'unaddressable_subject',
+    ]) {
       assert.ok(codes.has(code), code);
     }
     assert.equal((codes.get('invalid_cell') as any).http_status, 422);

@@ -118,7 +118,15 @@ function freshScene(app: TestApp): Promise<Reply> {
   return get(app, `/v1/cells/${P.cellOf(p.lat, p.lng)}/scene.png`);
 }
 
-interface BandInfo { key: string; min_level: string; privacy_class: string; value_kind: string; unit: string; tempo: string; dim?: number }
+interface BandInfo {
+  key: string;
+  min_level: string;
+  privacy_class: string;
+  value_kind: string;
+  unit: string;
+  tempo: string;
+  dim?: number;
+}
 
 /** The first band of /v1/bands that `pick` accepts (the test fails when there is none). */
 async function bandWhere(what: string, pick: (b: BandInfo) => boolean): Promise<BandInfo> {
@@ -146,14 +154,18 @@ const TRIGGERS: Record<string, Trigger[]> = {
   no_geocoder_match: [{ what: 'a name both network geocoders answered without a match', run: () => post(main, '/v1/locate', { place: 'Qqqxyzzyplex' }) }],
   place_not_found: [{ what: 'a name the offline tables miss, no network geocoder enabled', run: () => post(broken, '/v1/locate', { place: 'Qqqxyzzyplex' }) }],
   invalid_argument: [{ what: 'locate with no place and no coordinates', run: () => post(main, '/v1/locate', {}) }],
-  registry_cid_unknown: [{
-    what: 'attest under a registry_cid not in force',
-    run: () => attest(main, { ...batch(op, [sampleFact()]), registry_cid: 'nope' }),
-  }],
-  schema_cid_unknown: [{
-    what: 'attest under a schema_cid not in force',
-    run: () => attest(main, { ...batch(op, [sampleFact()]), schema_cid: 'nope' }),
-  }],
+  registry_cid_unknown: [
+    {
+      what: 'attest under a registry_cid not in force',
+      run: () => attest(main, { ...batch(op, [sampleFact()]), registry_cid: 'nope' }),
+    },
+  ],
+  schema_cid_unknown: [
+    {
+      what: 'attest under a schema_cid not in force',
+      run: () => attest(main, { ...batch(op, [sampleFact()]), schema_cid: 'nope' }),
+    },
+  ],
   privacy_refused: [
     { what: 'a restricted fact at full cell resolution from an operator key', run: () => attest(main, batch(op, [sampleFact({ privacy_class: 'restricted' })])) },
     {
@@ -161,10 +173,12 @@ const TRIGGERS: Record<string, Trigger[]> = {
       run: async () => attest(main, batch(op, [factOf(await bandWhere('privacy_class restricted', (b) => b.privacy_class === 'restricted'))])),
     },
   ],
-  level_too_low: [{
-    what: 'a fact of a band above the operator level (L2)',
-    run: async () => attest(main, batch(op, [factOf(await bandWhere('a min_level above L2', (b) => Number(/^L(\d)$/.exec(b.min_level)?.[1] ?? 0) > 2))])),
-  }],
+  level_too_low: [
+    {
+      what: 'a fact of a band above the operator level (L2)',
+      run: async () => attest(main, batch(op, [factOf(await bandWhere('a min_level above L2', (b) => Number(/^L(\d)$/.exec(b.min_level)?.[1] ?? 0) > 2))])),
+    },
+  ],
   attester_revoked: [{ what: 'a batch signed by a revoked key', run: () => attest(main, batch(revoked, [sampleFact()])) }],
   unauthorized: [
     { what: 'an empty signature', run: () => attest(main, { ...batch(op, [sampleFact()]), signature: '' }) },
@@ -178,107 +192,131 @@ const TRIGGERS: Record<string, Trigger[]> = {
     },
     { what: 'a key the operator does not list (spec part 7 rule 5)', run: () => attest(main, batch(stranger, [sampleFact()])), status: 403 },
   ],
-  claim_undecidable: [{
-    what: 'a word compared with a scalar band',
-    run: () => post(main, '/v1/verify', { cell, claim: { band: 'weather.temperature_2m', op: 'lt', value: 'warm', window: [0, 86_400] } }),
-  }],
-  bad_signature: [{
-    what: 'a batch signed by another key',
-    run: () => attest(main, { ...batch(op, [sampleFact()]), signature: batch(stranger, [sampleFact()]).signature }),
-  }],
+  claim_undecidable: [
+    {
+      what: 'a word compared with a scalar band',
+      run: () => post(main, '/v1/verify', { cell, claim: { band: 'weather.temperature_2m', op: 'lt', value: 'warm', window: [0, 86_400] } }),
+    },
+  ],
+  bad_signature: [
+    {
+      what: 'a batch signed by another key',
+      run: () => attest(main, { ...batch(op, [sampleFact()]), signature: batch(stranger, [sampleFact()]).signature }),
+    },
+  ],
   unaddressable_subject: [{ what: 'a fact about neither a cell nor an entity', run: () => attest(main, batch(op, [sampleFact({ cell: 'somewhere nice' })])) }],
-  bad_merkle_proof: [{
-    what: 'a batch_root that the facts do not hash to',
-    run: () => {
-      const p = batch(op, [sampleFact()]);
-      p.batch_root = p.batch_root.map((x: number, i: number) => (i === 0 ? x ^ 1 : x));
-      return attest(main, p);
+  bad_merkle_proof: [
+    {
+      what: 'a batch_root that the facts do not hash to',
+      run: () => {
+        const p = batch(op, [sampleFact()]);
+        p.batch_root = p.batch_root.map((x: number, i: number) => (i === 0 ? x ^ 1 : x));
+        return attest(main, p);
+      },
     },
-  }],
-  canonical_encoding_divergence: [{
-    what: 'attest_cbor with bytes that are not canonical CBOR',
-    run: () => send(main, 'POST', '/v1/attest_cbor', Buffer.from([0xff, 0x00]), { 'content-type': 'application/cbor' }),
-  }],
-  source_fetch_failed: [{
-    what: 'a scene thumbnail while the imagery catalogue answers 500',
-    run: async () => {
-      up.switches = { fail: { status: 500 } };
-      try {
-        return await freshScene(main);
-      } finally {
-        up.reset();
-      }
+  ],
+  canonical_encoding_divergence: [
+    {
+      what: 'attest_cbor with bytes that are not canonical CBOR',
+      run: () => send(main, 'POST', '/v1/attest_cbor', Buffer.from([0xff, 0x00]), { 'content-type': 'application/cbor' }),
     },
-  }],
-  source_format_mismatch: [{
-    what: 'a scene thumbnail while the imagery catalogue answers HTML',
-    run: async () => {
-      up.switches = { corrupt: { prefix: '/earth-search', mode: 'all' } };
-      try {
-        return await freshScene(main);
-      } finally {
-        up.reset();
-      }
+  ],
+  source_fetch_failed: [
+    {
+      what: 'a scene thumbnail while the imagery catalogue answers 500',
+      run: async () => {
+        up.switches = { fail: { status: 500 } };
+        try {
+          return await freshScene(main);
+        } finally {
+          up.reset();
+        }
+      },
     },
-  }],
-  compute_timeout: [{
-    what: 'a scene thumbnail slower than a 1 s gateway timeout',
-    run: async () => {
-      up.switches = { delay: { ms: 1500, prefix: '/earth-search' } };
-      try {
-        return await freshScene(tight);
-      } finally {
-        up.reset();
-      }
+  ],
+  source_format_mismatch: [
+    {
+      what: 'a scene thumbnail while the imagery catalogue answers HTML',
+      run: async () => {
+        up.switches = { corrupt: { prefix: '/earth-search', mode: 'all' } };
+        try {
+          return await freshScene(main);
+        } finally {
+          up.reset();
+        }
+      },
     },
-  }],
-  compute_quota_exceeded: [{
-    what: 'a second fact on a day the attester may write one',
-    run: async () => {
-      const first = await attest(quota, batch(op, [sampleFact()], quota));
-      assert.equal(first.status, 200, JSON.stringify(first.body));
-      return attest(quota, batch(op, [sampleFact()], quota));
+  ],
+  compute_timeout: [
+    {
+      what: 'a scene thumbnail slower than a 1 s gateway timeout',
+      run: async () => {
+        up.switches = { delay: { ms: 1500, prefix: '/earth-search' } };
+        try {
+          return await freshScene(tight);
+        } finally {
+          up.reset();
+        }
+      },
     },
-    check: (r) => {
-      assert.ok(Number.isInteger(r.body.details.retry_after) && r.body.details.retry_after > 0, JSON.stringify(r.body));
+  ],
+  compute_quota_exceeded: [
+    {
+      what: 'a second fact on a day the attester may write one',
+      run: async () => {
+        const first = await attest(quota, batch(op, [sampleFact()], quota));
+        assert.equal(first.status, 200, JSON.stringify(first.body));
+        return attest(quota, batch(op, [sampleFact()], quota));
+      },
+      check: (r) => {
+        assert.ok(Number.isInteger(r.body.details.retry_after) && r.body.details.retry_after > 0, JSON.stringify(r.body));
+      },
     },
-  }],
-  rate_limited: [{
-    what: 'a second request from an address whose bucket holds one',
-    run: async () => {
-      await get(limited, '/v1/errors');
-      return get(limited, '/v1/errors');
+  ],
+  rate_limited: [
+    {
+      what: 'a second request from an address whose bucket holds one',
+      run: async () => {
+        await get(limited, '/v1/errors');
+        return get(limited, '/v1/errors');
+      },
+      check: (r) => {
+        assert.equal(r.headers['retry-after'], '1');
+        assert.equal(typeof r.body.retry_after, 'number');
+      },
     },
-    check: (r) => {
-      assert.equal(r.headers['retry-after'], '1');
-      assert.equal(typeof r.body.retry_after, 'number');
+  ],
+  artifact_not_found: [
+    {
+      what: 'GET of an artifact never stored here',
+      run: () => get(main, `/v1/artifacts/${'a'.repeat(52)}`),
+      check: (r) => assert.equal(r.body.details.rebuild.path, '/v1/raster/resolve'),
     },
-  }],
-  artifact_not_found: [{
-    what: 'GET of an artifact never stored here',
-    run: () => get(main, `/v1/artifacts/${'a'.repeat(52)}`),
-    check: (r) => assert.equal(r.body.details.rebuild.path, '/v1/raster/resolve'),
-  }],
-  storage_full: [{
-    what: 'an attest while the log cannot write for want of space (the store\'s test seam)',
-    run: async () => {
-      diskFaults.hook = (site) => {
-        if (site === 'log.write') throw enospc();
-      };
-      try {
-        return await attest(disk, batch(op, [sampleFact()]));
-      } finally {
-        diskFaults.hook = undefined;
-      }
+  ],
+  storage_full: [
+    {
+      what: "an attest while the log cannot write for want of space (the store's test seam)",
+      run: async () => {
+        diskFaults.hook = (site) => {
+          if (site === 'log.write') throw enospc();
+        };
+        try {
+          return await attest(disk, batch(op, [sampleFact()]));
+        } finally {
+          diskFaults.hook = undefined;
+        }
+      },
+      check: (r) => {
+        assert.equal(r.headers['retry-after'], String(r.body.retry_after));
+      },
     },
-    check: (r) => {
-      assert.equal(r.headers['retry-after'], String(r.body.retry_after));
+  ],
+  internal: [
+    {
+      what: 'a recall through a connector that breaks its contract',
+      run: () => post(broken, '/v1/recall', { cell, bands: ['weather.temperature_2m'] }),
     },
-  }],
-  internal: [{
-    what: 'a recall through a connector that breaks its contract',
-    run: () => post(broken, '/v1/recall', { cell, bands: ['weather.temperature_2m'] }),
-  }],
+  ],
   not_found: [{ what: 'an unknown route', run: () => get(main, '/v1/nope') }],
   payload_too_large: [{ what: 'a body above the 1 KiB cap', run: () => post(tight, '/v1/recall', { cell, bands: new Array(200).fill('copdem30m.elevation_mean') }) }],
   token_claim_mismatch: [{ what: 'a fact token naming another cell', run: () => post(main, '/v1/memory_token/resolve', { token: `svc:fact:${P.cellOf(0, 0)}:${factCid}` }) }],
@@ -292,7 +330,7 @@ describe('GET /v1/errors: every code is raised over HTTP', () => {
   it('every code has a trigger or a documented reason, and nothing else is listed', () => {
     for (const code of Object.keys(ERROR_CATALOGUE)) {
       const triggered = code in TRIGGERS;
-      assert.ok(triggered !== (code in UNREACHABLE), `${code}: needs exactly one of a trigger in TRIGGERS or a reason in UNREACHABLE`);
+      assert.ok(triggered !== code in UNREACHABLE, `${code}: needs exactly one of a trigger in TRIGGERS or a reason in UNREACHABLE`);
     }
     for (const code of [...Object.keys(TRIGGERS), ...Object.keys(UNREACHABLE)]) assert.ok(code in ERROR_CATALOGUE, `${code} is not in the catalogue`);
   });
@@ -334,7 +372,11 @@ describe('docs/errors.md', () => {
   const rows = new Map<string, string[]>();
   for (const line of doc.split('\n')) {
     const m = /^\|\s*`([a-z_]+)`\s*\|(.*)\|\s*$/.exec(line);
-    if (m) rows.set(m[1], m[2].split('|').map((s) => s.trim()));
+    if (m)
+      rows.set(
+        m[1],
+        m[2].split('|').map((s) => s.trim()),
+      );
   }
 
   it('describes every catalogued code with its HTTP status and MCP code, and no other', () => {
@@ -345,7 +387,11 @@ describe('docs/errors.md', () => {
       assert.equal(row[1], spec.mcp === null ? 'n/a' : String(spec.mcp), `${code}: MCP code`);
       assert.ok((row[2] ?? '').length > 20, `${code}: says when it is raised`);
     }
-    assert.deepEqual([...rows.keys()].filter((c) => !(c in ERROR_CATALOGUE)), [], 'rows for codes not in the catalogue');
+    assert.deepEqual(
+      [...rows.keys()].filter((c) => !(c in ERROR_CATALOGUE)),
+      [],
+      'rows for codes not in the catalogue',
+    );
   });
 
   it('marks the codes this responder never raises as such', () => {

@@ -38,7 +38,13 @@ function rectAreaM2(w: number, s: number, e: number, n: number): number {
   return ((a * a * (1 - e2)) / 2) * (e - w) * rad * (q(n * rad) - q(s * rad));
 }
 
-const rect = (w: number, s: number, e: number, n: number): LngLat[] => [[w, s], [e, s], [e, n], [w, n], [w, s]];
+const rect = (w: number, s: number, e: number, n: number): LngLat[] => [
+  [w, s],
+  [e, s],
+  [e, n],
+  [w, n],
+  [w, s],
+];
 
 let t: TestApp;
 let srv: FtwServer;
@@ -51,7 +57,15 @@ function layout(k: LngLat): FixtureField[] {
   const [x, y] = k;
   const r = (w: number, s: number, e: number, n: number) => rect(x + w, y + s, x + e, y + n);
   const cHole = r(-0.0035, -0.0015, -0.0025, -0.0005).reverse() as LngLat[];
-  const cOuter: LngLat[] = [[x - 0.005, y - 0.002], [x - 0.002, y - 0.002], [x - 0.002, y + 0.0005], [x - 0.0038, y + 0.0005], [x - 0.0038, y + 0.0015], [x - 0.005, y + 0.0015], [x - 0.005, y - 0.002]];
+  const cOuter: LngLat[] = [
+    [x - 0.005, y - 0.002],
+    [x - 0.002, y - 0.002],
+    [x - 0.002, y + 0.0005],
+    [x - 0.0038, y + 0.0005],
+    [x - 0.0038, y + 0.0015],
+    [x - 0.005, y + 0.0015],
+    [x - 0.005, y - 0.002],
+  ];
   const fields: FixtureField[] = [
     { layer: L25, rings: [r(-0.006, 0.002, -0.004, 0.0035)], properties: { id: 'A1', confidence: 87 } },
     { layer: L25, rings: [r(-0.0015, 0.001, 0.0015, 0.002)], properties: { id: 'B2', confidence: 75 } },
@@ -92,7 +106,11 @@ function sameRings(shown: LngLat[][], want: LngLat[][], tol = 6e-6): void {
   assert.equal(shown.length, want.length, 'ring count');
   for (let k = 0; k < want.length; k++) {
     assert.equal(shown[k].length, want[k].length, `ring ${k}: ${JSON.stringify(shown[k])}`);
-    for (const p of want[k]) assert.ok(shown[k].some((q) => Math.abs(q[0] - p[0]) <= tol && Math.abs(q[1] - p[1]) <= tol), `ring ${k} lacks ${p}`);
+    for (const p of want[k])
+      assert.ok(
+        shown[k].some((q) => Math.abs(q[0] - p[0]) <= tol && Math.abs(q[1] - p[1]) <= tol),
+        `ring ${k} lacks ${p}`,
+      );
   }
 }
 
@@ -140,7 +158,10 @@ describe('field boundaries from a PMTiles archive', () => {
       assert.equal(got.layer, L25);
     }
     assert.equal(f.D4.clipped, true);
-    assert.ok(f.D4.geometry.coordinates[0].some((p: LngLat) => p[0] === box.max_lng), 'the cut lies exactly on the box edge');
+    assert.ok(
+      f.D4.geometry.coordinates[0].some((p: LngLat) => p[0] === box.max_lng),
+      'the cut lies exactly on the box edge',
+    );
     for (const g of body.fields) for (const ring of g.geometry.coordinates) for (const [x, y] of ring) assert.ok(x >= box.min_lng && x <= box.max_lng && y >= box.min_lat && y <= box.max_lat);
     assert.equal(f.A1.clipped, false);
     assert.match(f.C.id, /^ftw:2025:g[a-z2-7]{26}$/);
@@ -170,7 +191,10 @@ describe('field boundaries from a PMTiles archive', () => {
     assert.equal(v.trusted, true);
     assert.ok(v.checks.some((c) => c.check === 'field_boundaries' && c.ok));
     assert.equal(body.receipt.primitive, 'svc.field_boundaries');
-    assert.deepEqual(body.receipt.fact_cids, body.fields.map((f: any) => f.field_cid));
+    assert.deepEqual(
+      body.receipt.fact_cids,
+      body.fields.map((f: any) => f.field_cid),
+    );
     assert.equal(body.receipt.field.aoi_cid, body.area.aoi_cid);
     assert.equal(body.receipt.field.derivation_cid, body.derivation.derivation_cid);
     assert.ok(P.verifyReceipt(body.receipt, { publicKey: key }).valid);
@@ -251,7 +275,10 @@ describe('field boundaries from a PMTiles archive', () => {
 
   it('reads another year and filters by confidence', async () => {
     const y24 = await post({ polygon_bbox: box, year: 2024 });
-    assert.deepEqual(y24.body.fields.map((f: any) => f.id), ['ftw:2024:E5']);
+    assert.deepEqual(
+      y24.body.fields.map((f: any) => f.id),
+      ['ftw:2024:E5'],
+    );
     sameRings(y24.body.fields[0].geometry.coordinates, expected.E5.rings);
     const none = await post({ polygon_bbox: box, year: 2019 });
     assert.equal(none.body.note.code, 'year_not_in_archive');
@@ -267,7 +294,18 @@ describe('field boundaries from a PMTiles archive', () => {
   it('recall_polygon with include ftw_fields adds the fields inside its polygon, under their own receipt', async () => {
     const [x, y] = K;
     // A polygon over the western part: A1 and C inside; B2, G and D4 (label points east of it) not.
-    const polygon = { type: 'Polygon', coordinates: [[[x - 0.007, y - 0.003], [x - 0.0017, y - 0.003], [x - 0.0017, y + 0.004], [x - 0.007, y + 0.004], [x - 0.007, y - 0.003]]] };
+    const polygon = {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [x - 0.007, y - 0.003],
+          [x - 0.0017, y - 0.003],
+          [x - 0.0017, y + 0.004],
+          [x - 0.007, y + 0.004],
+          [x - 0.007, y - 0.003],
+        ],
+      ],
+    };
     const r = await t.app.inject({ method: 'POST', url: '/v1/recall_polygon', payload: { polygon, bands: ['copdem30m.elevation_mean'], max_cells: 2, include: ['ftw_fields'] } });
     assert.equal(r.statusCode, 200, r.body);
     const body = r.json();
@@ -278,7 +316,11 @@ describe('field boundaries from a PMTiles archive', () => {
     const v = P.verifyResponse(body, { publicKey: t.service.keys.publicKeyB32 });
     assert.equal(v.valid, true, v.errors.join('\n'));
     assert.ok(v.checks.some((c) => c.check === 'field_boundaries' && c.ok));
-    const cells = await t.app.inject({ method: 'POST', url: '/v1/recall_polygon', payload: { cells: [P.cellOf(origin.lat, origin.lng)], bands: ['copdem30m.elevation_mean'], include: ['ftw_fields'] } });
+    const cells = await t.app.inject({
+      method: 'POST',
+      url: '/v1/recall_polygon',
+      payload: { cells: [P.cellOf(origin.lat, origin.lng)], bands: ['copdem30m.elevation_mean'], include: ['ftw_fields'] },
+    });
     assert.equal(cells.json().ftw_fields.status, 'unavailable');
   });
 

@@ -22,7 +22,7 @@ const inBroken = (r: MaterializeRequest) => r.center.lat < -19.5;
 
 const value = (v: number, unit?: string): MaterializeOutcome => ({ status: 'value', value: v, unit, provenance: { source: 'fake', captured_at: '2026-11-20T00:00:00Z' }, fn: 'fake@1' });
 // Values grow towards the north-east corner, so the expected order is known from the position alone.
-const grade = (r: MaterializeRequest) => ((r.center.lat - 41.61) + (r.center.lng + 83.19)) * 10;
+const grade = (r: MaterializeRequest) => (r.center.lat - 41.61 + (r.center.lng + 83.19)) * 10;
 
 function primary(hot: number, quiet: number): Script {
   return (r) => {
@@ -67,13 +67,20 @@ function assertVerifies(app: TestApp, body: any) {
   const bound = new Set(body.receipt.fact_cids);
   for (const h of body.hotspots) assert.ok(bound.has(h.fact_cid));
   // Each hotspot carries its fact's body, and the receipt lists the hotspots first, in rank order.
-  assert.deepEqual(body.receipt.fact_cids.slice(0, body.hotspots.length), body.hotspots.map((h: any) => h.fact_cid));
+  assert.deepEqual(
+    body.receipt.fact_cids.slice(0, body.hotspots.length),
+    body.hotspots.map((h: any) => h.fact_cid),
+  );
   for (const h of body.hotspots) {
     assert.equal(P.factCid(h.fact), h.fact_cid);
     assert.deepEqual([h.fact.cell, h.fact.value, h.fact.band], [h.cell64, h.value, body.algorithm.primary_band]);
     assert.equal(h.fact.receipt, undefined, 'the hunt receipt binds it: no per-fact receipt rides along');
   }
-  if (body.hotspots.length > 0) assert.deepEqual(v.checks.map((c) => `${c.check}:${c.ok}`), ['hotspots:true']);
+  if (body.hotspots.length > 0)
+    assert.deepEqual(
+      v.checks.map((c) => `${c.check}:${c.ok}`),
+      ['hotspots:true'],
+    );
 }
 
 const hotByCell = (body: any) => body.samples.filter((s: any) => s.primary.value !== undefined && s.status !== 'gate_failed');
@@ -97,11 +104,17 @@ describe('POST /v1/hunt: known anomalies come first', () => {
       assert.equal(b.cells_sampled, event === 'urban_heat_island' || event === 'drought' ? 8 : 32);
       assert.ok(b.hotspots.length > 0, b.empty_reason);
       assert.ok(b.hotspots.length <= 8);
-      const hotCells = b.samples.filter((s: any) => s.lat > 41.61 && s.lng > -83.19 && s.primary.value !== undefined && s.status !== "gate_failed");
+      const hotCells = b.samples.filter((s: any) => s.lat > 41.61 && s.lng > -83.19 && s.primary.value !== undefined && s.status !== 'gate_failed');
       // Every hotspot lies in the anomaly, and the best anomaly cells are exactly the top of the list.
       for (const h of b.hotspots) assert.ok(h.lat > 41.61 && h.lng > -83.19, `${h.cell64} at ${h.lat},${h.lng} is outside the anomaly`);
-      const expected = [...hotCells].sort((x: any, y: any) => (dir === 'desc' ? y.primary.value - x.primary.value : x.primary.value - y.primary.value)).slice(0, 8).map((s: any) => s.cell64);
-      assert.deepEqual(b.hotspots.map((h: any) => h.cell64), expected);
+      const expected = [...hotCells]
+        .sort((x: any, y: any) => (dir === 'desc' ? y.primary.value - x.primary.value : x.primary.value - y.primary.value))
+        .slice(0, 8)
+        .map((s: any) => s.cell64);
+      assert.deepEqual(
+        b.hotspots.map((h: any) => h.cell64),
+        expected,
+      );
       b.hotspots.forEach((h: any, i: number) => {
         assert.equal(h.rank, i + 1);
         assert.equal(h.scene_png, `/v1/cells/${h.cell64}/scene.png`);
@@ -127,8 +140,14 @@ describe('POST /v1/hunt: known anomalies come first', () => {
   it('is deterministic for a region and day: two calls sample the same cells', async () => {
     const a = (await huntOf(t, { event: 'fire', polygon_bbox: BOX })).body;
     const c = (await huntOf(t, { event: 'BUSHFIRE', polygon_bbox: BOX })).body;
-    assert.deepEqual(a.samples.map((s: any) => s.cell64), c.samples.map((s: any) => s.cell64));
-    assert.deepEqual(a.hotspots.map((s: any) => s.fact_cid), c.hotspots.map((s: any) => s.fact_cid));
+    assert.deepEqual(
+      a.samples.map((s: any) => s.cell64),
+      c.samples.map((s: any) => s.cell64),
+    );
+    assert.deepEqual(
+      a.hotspots.map((s: any) => s.fact_cid),
+      c.hotspots.map((s: any) => s.fact_cid),
+    );
   });
 });
 
@@ -199,13 +218,19 @@ describe('POST /v1/hunt: refusals', () => {
 
 describe('POST /v1/ask with a hunt question', () => {
   it('runs the hunt over the named place and answers with its signed hotspots, bound by the ask receipt', async () => {
-    const lake = await build({}, {}, {
-      materializers: [fakeConnector(['indices.ndci', 'indices.mndwi'], {
-        // A bloom in the western basin of Lake Erie, open water everywhere.
-        'indices.ndci': (r) => value(r.center.lng < -82.5 ? 0.35 + (-82.5 - r.center.lng) / 10 : 0.02),
-        'indices.mndwi': () => value(0.5),
-      })],
-    });
+    const lake = await build(
+      {},
+      {},
+      {
+        materializers: [
+          fakeConnector(['indices.ndci', 'indices.mndwi'], {
+            // A bloom in the western basin of Lake Erie, open water everywhere.
+            'indices.ndci': (r) => value(r.center.lng < -82.5 ? 0.35 + (-82.5 - r.center.lng) / 10 : 0.02),
+            'indices.mndwi': () => value(0.5),
+          }),
+        ],
+      },
+    );
     try {
       const r = await lake.app.inject({ method: 'POST', url: '/v1/ask', payload: { q: 'where is the algal bloom in Lake Erie?' } });
       assert.equal(r.statusCode, 200, r.body);

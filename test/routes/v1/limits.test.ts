@@ -55,7 +55,11 @@ describe('gateway timeout (SVC_TIMEOUT_SECS)', () => {
   });
   it('recall stops upstream work at the gateway deadline: a timeout note, not a hang', async () => {
     const { fakeConnector, slow } = await import('../../support/fake-connector.js');
-    const t = await build({ timeoutSecs: 1, materializerTimeoutSecs: 30 }, {}, { materializers: [fakeConnector(['copdem30m.elevation_mean'], { 'copdem30m.elevation_mean': slow(3000, { status: 'value', value: 1, provenance: { source: 'x' }, fn: 'x@1' }) })] });
+    const t = await build(
+      { timeoutSecs: 1, materializerTimeoutSecs: 30 },
+      {},
+      { materializers: [fakeConnector(['copdem30m.elevation_mean'], { 'copdem30m.elevation_mean': slow(3000, { status: 'value', value: 1, provenance: { source: 'x' }, fn: 'x@1' }) })] },
+    );
     try {
       const { cellOf } = await import('../../../src/protocol/cell64.js');
       const started = Date.now();

@@ -55,7 +55,12 @@ describe('POST /v1/locate', () => {
       const cells: string[] = r.body.polygon_sample_cells;
       assert.ok(cells.length > 10 && cells.length <= 64, `${cells.length} cells`);
       assert.equal(new Set(cells).size, cells.length);
-      assert.deepEqual(r.body.overture_division, { division_id: 'ne:country:FRA', subtype: 'country', country: 'FR', schema_url: 'https://docs.overturemaps.org/schema/reference/divisions/division/' });
+      assert.deepEqual(r.body.overture_division, {
+        division_id: 'ne:country:FRA',
+        subtype: 'country',
+        country: 'FR',
+        schema_url: 'https://docs.overturemaps.org/schema/reference/divisions/division/',
+      });
       assert.equal(r.body.localized_names.de, 'Frankreich');
       const again = await locate({ name: 'france' });
       assert.deepEqual(again.body.polygon_sample_cells, cells, 'sampling is deterministic');

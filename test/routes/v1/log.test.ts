@@ -89,13 +89,15 @@ describe('POST /v1/log/witness and GET /v1/log/witnesses', () => {
     const seed = witnessSeed(label);
     return { seed, key: P.b32encode(P.portableEd25519.publicKey(seed)) };
   };
-  const cosign = (w: { seed: Uint8Array; key: string }, size: number, root: string) =>
-    P.b32encode(P.portableEd25519.sign(P.witnessDigest(size, d(root), d(w.key)), w.seed));
+  const cosign = (w: { seed: Uint8Array; key: string }, size: number, root: string) => P.b32encode(P.portableEd25519.sign(P.witnessDigest(size, d(root), d(w.key)), w.seed));
 
   it('accepts co-signatures of this log heads and counts independent operators', async () => {
     const a = witness('a');
     const b = witness('b');
-    for (const [w, operator] of [[a, 'op-a'], [b, 'op-b']] as const) {
+    for (const [w, operator] of [
+      [a, 'op-a'],
+      [b, 'op-b'],
+    ] as const) {
       const h = heads[3];
       const r = await t.app.inject({ method: 'POST', url: '/v1/log/witness', payload: { tree_size: h.tree_size, root: h.root, witness: w.key, signature: cosign(w, h.tree_size, h.root), operator } });
       assert.equal(r.statusCode, 200, r.body);

@@ -27,12 +27,19 @@ describe('GET /v1/materializers', () => {
     const r = await get(t, '/v1/materializers');
     assert.equal(r.status, 200);
     const wired = t.service.materializers.list();
-    assert.deepEqual(r.body.materializers.map((m: any) => m.key), wired.map((m) => m.key));
+    assert.deepEqual(
+      r.body.materializers.map((m: any) => m.key),
+      wired.map((m) => m.key),
+    );
     const host = new URL(fx.url).host;
     // Two connectors share the open_meteo source (elevation and forecast): identify each by a band.
     const want: Array<[string, string, boolean]> = [
-      ['open_meteo', 'copdem30m.elevation_mean', false], ['open_meteo', 'weather.temperature_2m', true], ['open_meteo_archive', 'weather.temperature_2m', true],
-      ['open_meteo_air', 'air.ozone', false], ['soilgrids', 'soil.bdod_0_30cm', false], ['ornl_modis', 'lst.day_8day', true],
+      ['open_meteo', 'copdem30m.elevation_mean', false],
+      ['open_meteo', 'weather.temperature_2m', true],
+      ['open_meteo_archive', 'weather.temperature_2m', true],
+      ['open_meteo_air', 'air.ozone', false],
+      ['soilgrids', 'soil.bdod_0_30cm', false],
+      ['ornl_modis', 'lst.day_8day', true],
     ];
     for (const [key, band, history] of want) {
       const m = r.body.materializers.find((x: any) => x.key === key && x.bands.includes(band));
@@ -68,8 +75,14 @@ describe('GET /v1/materializers', () => {
     const other = await build({}, {}, { materializers: [fake] });
     try {
       const r = await get(other, '/v1/materializers');
-      assert.deepEqual(r.body.materializers.map((m: any) => [m.key, m.bands, m.base_url_host]), [['fake', ['air.ozone'], null]]);
-      assert.deepEqual(r.body.bands.filter((b: any) => b.wired).map((b: any) => b.band), ['air.ozone']);
+      assert.deepEqual(
+        r.body.materializers.map((m: any) => [m.key, m.bands, m.base_url_host]),
+        [['fake', ['air.ozone'], null]],
+      );
+      assert.deepEqual(
+        r.body.bands.filter((b: any) => b.wired).map((b: any) => b.band),
+        ['air.ozone'],
+      );
       const a = await get(other, '/v1/data_availability');
       const ozone = a.body.bands.find((b: any) => b.band === 'air.ozone');
       assert.deepEqual([ozone.materializer, ozone.history, ozone.history_available_from_unix], ['fake', false, null]);

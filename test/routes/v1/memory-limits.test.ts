@@ -82,7 +82,7 @@ for (const driver of ['sqlite', 'postgres'] as const) {
       assert.deepEqual([after.status, after.body.code, after.body.details.used], [429, 'compute_quota_exceeded', LIMIT]);
     });
 
-    it('holds across a restart: the count is the store\'s', async () => {
+    it("holds across a restart: the count is the store's", async () => {
       await t.close();
       t = await responder({ dataDir, attesterKeys: [a.publicKey], noteDailyQuota: LIMIT }, schema);
       const r = await inject(t, '/v1/memory/notes', a.batch([noteBody('after restart')], t.service.manifests));
@@ -150,7 +150,10 @@ describe('note searches running at once (SVC_MEMORY_SEARCH_CONCURRENCY)', () => 
     const replies = await Promise.all(Array.from({ length: 30 }, (_, i) => inject(t, '/v1/memory/search', i % 2 ? { query } : { query, vector: [1, 0, 0] })));
     const refused = replies.filter((r) => r.status !== 200);
     assert.ok(refused.length > 0, 'some were refused');
-    assert.ok(replies.some((r) => r.status === 200 && r.body.results.length > 0), 'some were answered');
+    assert.ok(
+      replies.some((r) => r.status === 200 && r.body.results.length > 0),
+      'some were answered',
+    );
     for (const r of refused) {
       assert.deepEqual([r.status, r.body.code, r.body.retry_after, r.headers['retry-after']], [503, 'overloaded', 1, '1'], JSON.stringify(r.body));
       assert.equal(r.body.details.limit, LIMIT);
@@ -166,7 +169,10 @@ describe('note searches running at once (SVC_MEMORY_SEARCH_CONCURRENCY)', () => 
     }
     most = 0;
     const pair = await Promise.all([0, 1].map(() => inject(t, '/v1/memory/search', { query: 'word3 word4' })));
-    assert.deepEqual(pair.map((r) => r.status), [200, 200]);
+    assert.deepEqual(
+      pair.map((r) => r.status),
+      [200, 200],
+    );
     assert.equal(most, LIMIT);
   });
 });

@@ -37,14 +37,23 @@ const post = async (url: string, payload: unknown, headers: Record<string, strin
 const m = () => t.service.manifests;
 
 describe('memory notes and search', () => {
-  const pump = rec('memory.note', { text: 'Irrigation pump at the north field failed; the pump house is flooded', cell: FIELD, tags: ['pump', 'maize'], observed_at: '2026-02-01T00:00:00Z', vector: [1, 0, 0] });
+  const pump = rec('memory.note', {
+    text: 'Irrigation pump at the north field failed; the pump house is flooded',
+    cell: FIELD,
+    tags: ['pump', 'maize'],
+    observed_at: '2026-02-01T00:00:00Z',
+    vector: [1, 0, 0],
+  });
   const maize = rec('memory.note', { text: 'Maize emerged evenly after the irrigation was repaired', cell: NEAR, tags: ['maize'], observed_at: '2026-04-01T00:00:00Z', vector: [0.8, 0.6, 0] });
   const cape = rec('memory.note', { text: 'Vineyard harvest at the cape, no irrigation needed', cell: FAR, tags: ['grapes'], vector: [0, 0, 1] });
 
   before(async () => {
     const r1 = await post('/v1/memory/notes', a.batch([pump, maize], m()));
     assert.equal(r1.status, 200, JSON.stringify(r1.body));
-    assert.deepEqual(r1.body.notes.map((n: { fact_cid: string }) => n.fact_cid), [P.factCid(pump), P.factCid(maize)]);
+    assert.deepEqual(
+      r1.body.notes.map((n: { fact_cid: string }) => n.fact_cid),
+      [P.factCid(pump), P.factCid(maize)],
+    );
     const r2 = await post('/v1/memory/notes', b.batch([cape], m()));
     assert.equal(r2.status, 200, JSON.stringify(r2.body));
   });
@@ -77,13 +86,19 @@ describe('memory notes and search', () => {
     const near = await post('/v1/memory/search', { cell: FIELD, radius_m: 1000 });
     assert.deepEqual(new Set(near.body.results.map((x: { fact_cid: string }) => x.fact_cid)), new Set([P.factCid(pump), P.factCid(maize)]));
     const tight = await post('/v1/memory/search', { cell: FIELD, radius_m: 100 });
-    assert.deepEqual(tight.body.results.map((x: { fact_cid: string }) => x.fact_cid), [P.factCid(pump)]);
+    assert.deepEqual(
+      tight.body.results.map((x: { fact_cid: string }) => x.fact_cid),
+      [P.factCid(pump)],
+    );
     const tags = await post('/v1/memory/search', { query: 'irrigation', tags: ['maize'] });
     assert.deepEqual(new Set(tags.body.results.map((x: { fact_cid: string }) => x.fact_cid)), new Set([P.factCid(pump), P.factCid(maize)]));
     const april = await post('/v1/memory/search', { query: 'irrigation', observed_from: '2026-03-01T00:00:00Z' });
     assert.ok(april.body.results.every((x: { fact_cid: string }) => x.fact_cid !== P.factCid(pump)));
     const byB = await post('/v1/memory/search', { query: 'irrigation', authors: [b.publicKey] });
-    assert.deepEqual(byB.body.results.map((x: { fact_cid: string }) => x.fact_cid), [P.factCid(cape)]);
+    assert.deepEqual(
+      byB.body.results.map((x: { fact_cid: string }) => x.fact_cid),
+      [P.factCid(cape)],
+    );
     for (const bad of [{ radius_m: 10 }, { vector: [0, 0] }, { observed_from: 'yesterday' }, { limit: 0 }, { query: 'x', extra: 1 }]) {
       const r = await post('/v1/memory/search', bad);
       assert.equal(r.status, 422, JSON.stringify(bad));
@@ -114,7 +129,10 @@ describe('memory notes and search', () => {
     const bearer = await bearerFor(t, a, SCOPE);
     const mine = await post('/v1/memory/search', { query: 'secret budget', scope: SCOPE }, { authorization: bearer });
     assert.equal(mine.status, 200, JSON.stringify(mine.body));
-    assert.deepEqual(mine.body.results.map((x: { fact_cid: string }) => x.fact_cid), [P.factCid(secret)]);
+    assert.deepEqual(
+      mine.body.results.map((x: { fact_cid: string }) => x.fact_cid),
+      [P.factCid(secret)],
+    );
     assert.deepEqual(mine.body.receipt.scope, SCOPE);
     const other = await bearerFor(t, b, { agent_id: 'memory-notes-agent-b' });
     const theirs = await post('/v1/memory/search', { query: 'secret budget', scope: { agent_id: 'memory-notes-agent-b' } }, { authorization: other });
@@ -145,12 +163,21 @@ describe('typed edges', () => {
   it('answers as-of queries before and after the invalidation, and keeps both edges', async () => {
     const march = await post('/v1/edges/recall', { record: plot, direction: 'out', valid_at: '2026-03-01T00:00:00Z' });
     assert.equal(march.status, 200, JSON.stringify(march.body));
-    assert.deepEqual(march.body.edges.map((e: { to: string }) => e.to), [farmX]);
+    assert.deepEqual(
+      march.body.edges.map((e: { to: string }) => e.to),
+      [farmX],
+    );
     assert.equal(march.body.edges[0].effective_valid_to, '2026-06-01T00:00:00Z');
     const july = await post('/v1/edges/recall', { record: `svc:entity:${plot}`, direction: 'out', valid_at: '2026-07-01T00:00:00Z' });
-    assert.deepEqual(july.body.edges.map((e: { to: string }) => e.to), [farmY]);
+    assert.deepEqual(
+      july.body.edges.map((e: { to: string }) => e.to),
+      [farmY],
+    );
     const then = await post('/v1/edges/recall', { record: plot, valid_at: '2026-07-01T00:00:00Z', recorded_at: beforeSale });
-    assert.deepEqual(then.body.edges.map((e: { to: string }) => e.to), [farmX]);
+    assert.deepEqual(
+      then.body.edges.map((e: { to: string }) => e.to),
+      [farmX],
+    );
     assert.equal(then.body.edges[0].closed_at, null);
     assert.deepEqual(then.body.receipt.as_of, { transaction_time: beforeSale });
     const all = await post('/v1/edges/recall', { record: plot });
@@ -166,7 +193,9 @@ describe('typed edges', () => {
     for (const n of ['svc_memory_search', 'svc_edges_recall']) assert.ok(names.includes(n), n);
     for (const n of ['svc_memory_notes', 'svc_edges']) assert.ok(!names.includes(n), n);
     const call = await t.app.inject({
-      method: 'POST', url: '/mcp/full', headers: { accept: 'application/json, text/event-stream' },
+      method: 'POST',
+      url: '/mcp/full',
+      headers: { accept: 'application/json, text/event-stream' },
       payload: { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'svc_edges_recall', arguments: { record: plot, valid_at: '2026-07-01T00:00:00Z' } } },
     });
     const res = call.json().result;

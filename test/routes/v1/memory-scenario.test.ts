@@ -54,8 +54,18 @@ function story(driver: 'sqlite' | 'postgres+redis'): void {
 
   // What the story leaves behind, read by the checks below.
   const s: {
-    field: string; decoy: string; pumpNote: string; maizeNote: string; farmX: string; farmY: string;
-    soldRecordedAt: string; beforeSale: string; anaMarch: string; benMarch: string; anaApril: string; anaDelta: string;
+    field: string;
+    decoy: string;
+    pumpNote: string;
+    maizeNote: string;
+    farmX: string;
+    farmY: string;
+    soldRecordedAt: string;
+    beforeSale: string;
+    anaMarch: string;
+    benMarch: string;
+    anaApril: string;
+    anaDelta: string;
   } = {} as never;
 
   before(async () => {
@@ -69,7 +79,13 @@ function story(driver: 'sqlite' | 'postgres+redis'): void {
     s.farmY = (await ok('/v1/entity', { kind: 'farm', name: 'De Vries farm', geometry: { cell: ELSEWHERE } })).entity_cid;
     await ok('/v1/entity/alias', ana.batch([alias(s.field, 'the north field')], m()));
     await ok('/v1/entity/alias', ben.batch([alias(s.field, 'north field by the canal'), alias(s.decoy, 'north field')], m()));
-    const pump = note({ text: 'Irrigation pump at the north field failed; water standing by the pump house', entity: s.field, cell: FIELD, tags: ['pump', 'irrigation'], observed_at: '2026-01-09T16:00:00Z' });
+    const pump = note({
+      text: 'Irrigation pump at the north field failed; water standing by the pump house',
+      entity: s.field,
+      cell: FIELD,
+      tags: ['pump', 'irrigation'],
+      observed_at: '2026-01-09T16:00:00Z',
+    });
     s.pumpNote = (await ok('/v1/memory/notes', ana.batch([pump], m()))).fact_cids[0];
     await ok('/v1/edges', ana.batch([edge({ type: 'part_of', from: s.field, to: s.farmX, valid_from: '2026-01-01T00:00:00Z' })], m()));
 
@@ -101,7 +117,11 @@ function story(driver: 'sqlite' | 'postgres+redis'): void {
   });
 
   const derivation = (value: number) => ({
-    kind: 'derivative', cell: FIELD, band: 'derived.delta', value, signed_at: iso(),
+    kind: 'derivative',
+    cell: FIELD,
+    band: 'derived.delta',
+    value,
+    signed_at: iso(),
     derivation: { fn: 'nd.delta@1', parents: [s.anaApril, s.anaMarch] },
   });
 
@@ -111,20 +131,32 @@ function story(driver: 'sqlite' | 'postgres+redis'): void {
       assert.equal(r.candidates[0].entity_cid, s.field);
       assert.equal(r.candidates[0].corroboration.distinct_attesters, 2);
       assert.deepEqual(new Set(r.candidates[0].corroboration.alias_attesters), new Set([ana.publicKey, ben.publicKey]));
-      assert.ok(r.candidates.some((c: Json) => c.entity_cid === s.decoy), 'the decoy is a candidate too, ranked lower');
+      assert.ok(
+        r.candidates.some((c: Json) => c.entity_cid === s.decoy),
+        'the decoy is a candidate too, ranked lower',
+      );
       assert.ok(r.candidates.findIndex((c: Json) => c.entity_cid === s.decoy) > 0);
       assert.equal(P.verifyResponse(r, { publicKey: t.service.keys.publicKeyB32 }).trusted, true);
     });
 
     it('answers as-of edge queries before and after the sale invalidated the old ownership', async () => {
       const march = await ok('/v1/edges/recall', { record: s.field, direction: 'out', types: ['part_of'], valid_at: '2026-03-01T00:00:00Z' });
-      assert.deepEqual(march.edges.map((e: Json) => e.to), [s.farmX]);
+      assert.deepEqual(
+        march.edges.map((e: Json) => e.to),
+        [s.farmX],
+      );
       assert.equal(march.edges[0].effective_valid_to, '2026-06-01T00:00:00Z', 'closed by the later record, not erased');
       const july = await ok('/v1/edges/recall', { record: s.field, direction: 'out', types: ['part_of'], valid_at: '2026-07-01T00:00:00Z' });
-      assert.deepEqual(july.edges.map((e: Json) => e.to), [s.farmY]);
+      assert.deepEqual(
+        july.edges.map((e: Json) => e.to),
+        [s.farmY],
+      );
       // What we believed in May about July: the sale was not recorded yet.
       const believed = await ok('/v1/edges/recall', { record: s.field, direction: 'out', types: ['part_of'], valid_at: '2026-07-01T00:00:00Z', recorded_at: s.beforeSale });
-      assert.deepEqual(believed.edges.map((e: Json) => e.to), [s.farmX]);
+      assert.deepEqual(
+        believed.edges.map((e: Json) => e.to),
+        [s.farmX],
+      );
       assert.equal(believed.edges[0].closed_at, null);
       const both = await ok('/v1/edges/recall', { record: s.field, types: ['part_of'] });
       assert.equal(both.edges.length, 2, 'both ownership edges remain');
@@ -157,7 +189,10 @@ function story(driver: 'sqlite' | 'postgres+redis'): void {
       const good = await ok('/v1/derive', ana.batch([derivation(3.5)], m()));
       assert.equal(good.derivation.recomputed, true);
       const listed = await t.app.inject({ method: 'GET', url: `/v1/derived?attester=${ana.publicKey}` });
-      assert.deepEqual(listed.json().facts.map((f: Json) => f.fact_cid), [good.derivation.fact_cid]);
+      assert.deepEqual(
+        listed.json().facts.map((f: Json) => f.fact_cid),
+        [good.derivation.fact_cid],
+      );
       const parents = await ok('/v1/edges/recall', { record: good.derivation.fact_cid, direction: 'out', types: ['derived_from'] });
       assert.deepEqual(new Set(parents.edges.map((x: Json) => x.to)), new Set([s.anaApril, s.anaMarch]));
       // Recall with include edges binds the memory edges touching the facts it returns.
@@ -172,12 +207,19 @@ function story(driver: 'sqlite' | 'postgres+redis'): void {
     it('ranks the note that says what was asked first', async () => {
       const pump = await ok('/v1/memory/search', { query: 'irrigation pump failed' });
       assert.equal(pump.results[0].fact_cid, s.pumpNote);
-      assert.ok(pump.results.some((x: Json) => x.fact_cid === s.maizeNote), 'the maize note mentions irrigation too, lower');
+      assert.ok(
+        pump.results.some((x: Json) => x.fact_cid === s.maizeNote),
+        'the maize note mentions irrigation too, lower',
+      );
       assert.ok(pump.results[0].score > pump.results[1].score);
       const maize = await ok('/v1/memory/search', { query: 'maize sown', entity: `svc:entity:${s.field}` });
       assert.equal(maize.results[0].fact_cid, s.maizeNote);
       const january = await ok('/v1/memory/search', { query: 'irrigation', as_of: '2026-01-31T00:00:00Z' });
-      assert.deepEqual(january.results.map((x: Json) => x.fact_cid), [s.pumpNote], 'as of January only the pump note existed');
+      assert.deepEqual(
+        january.results.map((x: Json) => x.fact_cid),
+        [s.pumpNote],
+        'as of January only the pump note existed',
+      );
     });
 
     it("keeps Ana's private notes behind a bearer that expires and can be revoked", async () => {
@@ -185,7 +227,10 @@ function story(driver: 'sqlite' | 'postgres+redis'): void {
       const secret = note({ text: 'offer for the north field pump replacement: 4200 EUR', entity: s.field }, ANA_SCOPE);
       await ok('/v1/memory/notes', ana.batch([secret], m()));
       const ask = { query: 'pump replacement offer', scope: ANA_SCOPE };
-      assert.deepEqual((await ok('/v1/memory/search', { query: 'pump replacement offer' })).results.filter((x: Json) => x.fact_cid === P.factCid(secret)), []);
+      assert.deepEqual(
+        (await ok('/v1/memory/search', { query: 'pump replacement offer' })).results.filter((x: Json) => x.fact_cid === P.factCid(secret)),
+        [],
+      );
       const bearer = await bearerFor(t, ana, ANA_SCOPE);
       const mine = await ok('/v1/memory/search', ask, { authorization: bearer });
       assert.equal(mine.results[0].fact_cid, P.factCid(secret));
@@ -220,7 +265,10 @@ function story(driver: 'sqlite' | 'postgres+redis'): void {
       assert.deepEqual(new Set(aug.edges.map((e: Json) => e.attester)), new Set([ana.publicKey, ben.publicKey]), "Ana's edge is still open");
       assert.ok(aug.edges.every((e: Json) => e.closed_at === null));
       const c = await ok('/v1/edges/recall', { record: w.edges[0].edge_cid, direction: 'out', types: ['contradicts'] });
-      assert.deepEqual(c.edges.map((e: Json) => e.to), [anaEdge.edge_cid]);
+      assert.deepEqual(
+        c.edges.map((e: Json) => e.to),
+        [anaEdge.edge_cid],
+      );
       assert.equal(c.edges[0].attester, t.service.keys.publicKeyB32, 'signed by the responder');
     });
   });

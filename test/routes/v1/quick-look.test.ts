@@ -91,6 +91,11 @@ describe('GET /v1/artifacts/<cid>.png', () => {
 
   it('is in the OpenAPI document', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
-    assert.ok(doc.paths['/v1/artifacts/{cid}.png']?.get, Object.keys(doc.paths).filter((p: string) => p.includes('artifacts')).join(', '));
+    assert.ok(
+      doc.paths['/v1/artifacts/{cid}.png']?.get,
+      Object.keys(doc.paths)
+        .filter((p: string) => p.includes('artifacts'))
+        .join(', '),
+    );
   });
 });

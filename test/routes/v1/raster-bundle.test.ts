@@ -50,11 +50,26 @@ describe('raster_bundle', () => {
     assert.equal(first.status, 'rasterset');
     assert.equal(first.count, 2);
     const nir = first.members.find((m: any) => m.band === 's2.B08');
-    assert.deepEqual(first.members.map((m: any) => m.derivation_cid), [red.derivation_cid, nir.derivation_cid].sort(), 'members by derivation_cid');
-    assert.deepEqual(first.members.find((m: any) => m.band === 's2.B04'), {
-      token: red.token, derivation_cid: red.derivation_cid, aoi_cid: red.aoi_cid, band: 's2.B04', tslot: 692,
-      artifact_cid: red.artifact_cid, artifact_url: red.artifact_url, media_type: GRID_MEDIA_TYPE, bytes: red.bytes, from_request: [0],
-    });
+    assert.deepEqual(
+      first.members.map((m: any) => m.derivation_cid),
+      [red.derivation_cid, nir.derivation_cid].sort(),
+      'members by derivation_cid',
+    );
+    assert.deepEqual(
+      first.members.find((m: any) => m.band === 's2.B04'),
+      {
+        token: red.token,
+        derivation_cid: red.derivation_cid,
+        aoi_cid: red.aoi_cid,
+        band: 's2.B04',
+        tslot: 692,
+        artifact_cid: red.artifact_cid,
+        artifact_url: red.artifact_url,
+        media_type: GRID_MEDIA_TYPE,
+        bytes: red.bytes,
+        from_request: [0],
+      },
+    );
     assert.deepEqual(nir.from_request, [1]);
     assert.equal(first.set_cid, P.anchorId({ kind: 'rasterset', members: first.members.map((m: any) => m.derivation_cid) }));
     assert.equal(first.token, `svc:rasterset:${first.set_cid}:${first.derivation_cid}`);
@@ -69,7 +84,10 @@ describe('raster_bundle', () => {
     assert.equal(verifyResponse(first, { publicKey: t.service.keys.publicKeyB32 }).valid, true);
     const rec = (await post(t, '/v1/memory_token/resolve', { token: first.record })).body.fact;
     assert.deepEqual([rec.fact_cid, rec.band, rec.value.recipe, rec.value.set_cid], [first.derivation_cid, 'raster.derivation', 'raster_bundle@1', first.set_cid]);
-    assert.deepEqual(rec.value.members.map((m: any) => m.token), first.members.map((m: any) => m.token));
+    assert.deepEqual(
+      rec.value.members.map((m: any) => m.token),
+      first.members.map((m: any) => m.token),
+    );
   });
 
   it('the same set is the same token in any order, with repeats, as tokens or as requests; nothing new in the log; another set is another token', async () => {
@@ -78,7 +96,10 @@ describe('raster_bundle', () => {
     const again = await bundle([{ bbox: BOX, band: 's2.B08' }, { bbox: BOX, band: 's2.B04' }, { token: red.token }, { token: nir.token }]);
     assert.equal(again.status, 200, JSON.stringify(again.body));
     assert.equal(again.body.token, first.token);
-    assert.deepEqual(again.body.members.map((m: any) => [m.band, m.from_request]), first.members.map((m: any) => [m.band, m.band === 's2.B04' ? [1, 2] : [0, 3]]));
+    assert.deepEqual(
+      again.body.members.map((m: any) => [m.band, m.from_request]),
+      first.members.map((m: any) => [m.band, m.band === 's2.B04' ? [1, 2] : [0, 3]]),
+    );
     assert.equal(await t.service.store.log.size(), size);
     const other = await bundle([{ token: red.token }, { bbox: BOX, band: 's2.B03' }]);
     assert.equal(other.body.status, 'rasterset');
@@ -107,7 +128,10 @@ describe('raster_bundle', () => {
     const r = await bundle([{ token: red.token }, { bbox: BOX, band: 's2.B04', observed_on: '2024-01-01' }]);
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.status, 'absence');
-    assert.deepEqual(r.body.absences.map((a: any) => [a.index, a.reason]), [[1, 'no_scene_near_date']]);
+    assert.deepEqual(
+      r.body.absences.map((a: any) => [a.index, a.reason]),
+      [[1, 'no_scene_near_date']],
+    );
     assert.equal(await t.service.store.log.size(), size);
     const malformed = await bundle([{ token: red.token }, { token: 'svc:raster:x:y:1:z' }]);
     assert.deepEqual([malformed.status, malformed.body.details.field, malformed.body.details.index], [422, 'rasters[1].token', 1]);
@@ -116,11 +140,14 @@ describe('raster_bundle', () => {
     assert.equal((await bundle([{ token: red.token }, { bbox: BOX }])).status, 422);
   });
 
-  it('resolves to the set record and every member\'s record and stored artifact; bad tokens are typed', async () => {
+  it("resolves to the set record and every member's record and stored artifact; bad tokens are typed", async () => {
     const r = await post(t, '/v1/raster_bundle/resolve', { token: first.token });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.deepEqual([r.body.set_cid, r.body.derivation_cid, r.body.record.fact_cid], [first.set_cid, first.derivation_cid, first.derivation_cid]);
-    assert.deepEqual(r.body.members.map((m: any) => [m.token, m.record.fact_cid, m.artifact.cid, m.artifact.state]), first.members.map((m: any) => [m.token, m.derivation_cid, m.artifact_cid, 'stored']));
+    assert.deepEqual(
+      r.body.members.map((m: any) => [m.token, m.record.fact_cid, m.artifact.cid, m.artifact.state]),
+      first.members.map((m: any) => [m.token, m.derivation_cid, m.artifact_cid, 'stored']),
+    );
     assert.ok(r.body.members.every((m: any) => P.verifyReceipt(m.record.receipt).valid));
     assert.deepEqual(r.body.receipt.fact_cids, first.receipt.fact_cids);
     assert.equal(P.verifyReceipt(r.body.receipt, { publicKey: t.service.keys.publicKeyB32 }).field_bound, true);
@@ -143,7 +170,15 @@ for (const driver of ['sqlite', 'postgres'] as const) {
     after(async () => app?.close());
 
     it('the evicted member is read again from its pinned file, byte for byte; the other is served as stored', async () => {
-      const made = (await bundle([{ bbox: pixelBox(10, 10, 59, 59), band: 's2.B04' }, { bbox: pixelBox(10, 10, 59, 59), band: 's2.B12' }], app)).body;
+      const made = (
+        await bundle(
+          [
+            { bbox: pixelBox(10, 10, 59, 59), band: 's2.B04' },
+            { bbox: pixelBox(10, 10, 59, 59), band: 's2.B12' },
+          ],
+          app,
+        )
+      ).body;
       assert.equal(made.status, 'rasterset', JSON.stringify(made));
       const victim = made.members[0];
       const original = (await app.app.inject({ method: 'GET', url: victim.artifact_url })).rawPayload;
@@ -152,7 +187,10 @@ for (const driver of ['sqlite', 'postgres'] as const) {
       up.reset();
       const r = await post(app, '/v1/raster_bundle/resolve', { token: made.token });
       assert.equal(r.status, 200, JSON.stringify(r.body));
-      assert.deepEqual(r.body.members.map((m: any) => m.artifact.state), ['rebuilt', 'stored']);
+      assert.deepEqual(
+        r.body.members.map((m: any) => m.artifact.state),
+        ['rebuilt', 'stored'],
+      );
       assert.equal(up.count('/earth-search/v1/search'), 0, 'no scene search');
       const again = await app.app.inject({ method: 'GET', url: victim.artifact_url });
       assert.equal(again.statusCode, 200);
@@ -167,7 +205,10 @@ describe('MCP', () => {
     const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     const c = new Client({ name: 'svc-test', version: '0.0.1' });
     await c.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp/full`)));
-    const rasters = [{ bbox: BOX, band: 's2.B04' }, { bbox: BOX, band: 's2.B08' }];
+    const rasters = [
+      { bbox: BOX, band: 's2.B04' },
+      { bbox: BOX, band: 's2.B08' },
+    ];
     const res: any = await c.callTool({ name: 'svc_raster_bundle', arguments: { rasters } });
     assert.equal(res.isError, undefined, JSON.stringify(res));
     assert.equal(res.structuredContent.token, (await bundle(rasters)).body.token);

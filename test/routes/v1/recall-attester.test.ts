@@ -18,10 +18,11 @@ before(async () => {
 });
 after(async () => t?.close());
 
-const recall = async (body: Record<string, unknown>) => (await t.app.inject({ method: 'POST', url: '/v1/recall', payload: { cell, bands: ['weather.temperature_2m'], tslot: 20_000, ...body } })).json();
+const recall = async (body: Record<string, unknown>) =>
+  (await t.app.inject({ method: 'POST', url: '/v1/recall', payload: { cell, bands: ['weather.temperature_2m'], tslot: 20_000, ...body } })).json();
 
 describe('POST /v1/recall with attester', () => {
-  it('serves each band\'s newest fact by the listed key, and says who signed it', async () => {
+  it("serves each band's newest fact by the listed key, and says who signed it", async () => {
     const all = await recall({});
     assert.equal(all.facts[0].value, 30, 'without a filter: the newest fact');
     const onlyA = await recall({ attester: [a.publicKey] });

@@ -17,7 +17,7 @@ const op = makeAttester('warm-operator');
 // The service clock: tests move it forward to cross slot boundaries.
 let clock = Date.now();
 let n = 0;
-const freshCell = () => P.cellOf(-20 + (n++) * 0.01, 40);
+const freshCell = () => P.cellOf(-20 + n++ * 0.01, 40);
 
 before(async () => {
   fake = fakeConnector(['weather.temperature_2m', 'copdem30m.elevation_mean']);
@@ -47,7 +47,10 @@ describe('warm recall answers', () => {
     assert.equal(third.body.receipt.cost.was_cached, true);
     assert.deepEqual(third.body.materialize_notes, []);
     // The warm receipt (re-issued from a template) has the cold one's fields, in the same order.
-    const fixed = (r: any) => { const { request_id: _i, served_at: _s, signature: _g, cost: _c, ...rest } = r; return rest; };
+    const fixed = (r: any) => {
+      const { request_id: _i, served_at: _s, signature: _g, cost: _c, ...rest } = r;
+      return rest;
+    };
     assert.deepEqual(Object.keys(third.body.receipt), Object.keys(first.body.receipt));
     assert.deepEqual(fixed(third.body.receipt), fixed(first.body.receipt));
   });
@@ -60,13 +63,32 @@ describe('warm recall answers', () => {
     assert.equal(w1.statusCode, 200, w1.body);
     const before = await recall({ cell });
     await recall({ cell });
-    assert.deepEqual(before.body.facts.map((f: any) => f.value), [1]);
+    assert.deepEqual(
+      before.body.facts.map((f: any) => f.value),
+      [1],
+    );
     assert.deepEqual(before.body.bands_already_attested_at_cell, ['weather.temperature_2m']);
 
-    const w2 = await t.app.inject({ method: 'POST', url: '/v1/attest', payload: op.batch([{ ...base, tslot: slot, value: 2 }, { ...base, band: 'indices.ndvi', unit: 'unitless', tslot: P.currentTslot('medium', clock), value: 0.5 }], t.service.manifests) });
+    const w2 = await t.app.inject({
+      method: 'POST',
+      url: '/v1/attest',
+      payload: op.batch(
+        [
+          { ...base, tslot: slot, value: 2 },
+          { ...base, band: 'indices.ndvi', unit: 'unitless', tslot: P.currentTslot('medium', clock), value: 0.5 },
+        ],
+        t.service.manifests,
+      ),
+    });
     assert.equal(w2.statusCode, 200, w2.body);
     const after = await recall({ cell });
-    assert.deepEqual(after.body.facts.map((f: any) => [f.band, f.value]), [['indices.ndvi', 0.5], ['weather.temperature_2m', 2]]);
+    assert.deepEqual(
+      after.body.facts.map((f: any) => [f.band, f.value]),
+      [
+        ['indices.ndvi', 0.5],
+        ['weather.temperature_2m', 2],
+      ],
+    );
     assert.deepEqual(after.body.bands_already_attested_at_cell, ['indices.ndvi', 'weather.temperature_2m']);
     assert.notEqual(after.etag, before.etag);
   });
@@ -104,8 +126,12 @@ describe('warm recall answers', () => {
     const cell = freshCell();
     await recall({ cell, bands: ['copdem30m.elevation_mean'] });
     const r = await recallPrimitive(t.service, { cell, bands: ['copdem30m.elevation_mean'] });
-    assert.throws(() => { (r.facts[0] as any).value = 0; }, TypeError);
-    assert.throws(() => { r.caveats.push('x'); }, TypeError);
+    assert.throws(() => {
+      (r.facts[0] as any).value = 0;
+    }, TypeError);
+    assert.throws(() => {
+      r.caveats.push('x');
+    }, TypeError);
     const again = await recall({ cell, bands: ['copdem30m.elevation_mean'] });
     assert.equal(again.body.facts[0].value, 42.5);
   });

@@ -10,7 +10,7 @@ let t: TestApp;
 let fake: FakeConnector;
 const op = makeAttester('recall-operator');
 let n = 0;
-const freshCell = () => P.cellOf(-10 + (n++) * 0.01, 30);
+const freshCell = () => P.cellOf(-10 + n++ * 0.01, 30);
 
 before(async () => {
   fake = fakeConnector(['copdem30m.elevation_mean', 'weather.temperature_2m', 'air.pm2_5', 'air.ozone', 'indices.ndvi', 'soil.clay_0_30cm'], {
@@ -135,7 +135,10 @@ describe('POST /v1/recall', () => {
       const r = await recall({ cell });
       assert.deepEqual(r.body.materialize_notes, []);
       assert.equal(fake.calls.length, calls);
-      assert.deepEqual(r.body.facts.map((f: any) => f.band), ['indices.ndvi']);
+      assert.deepEqual(
+        r.body.facts.map((f: any) => f.band),
+        ['indices.ndvi'],
+      );
       assert.deepEqual(r.body.bands_already_attested_at_cell, ['indices.ndvi']);
     });
 
@@ -200,7 +203,10 @@ describe('POST /v1/recall', () => {
       const det = await recall({ cell, deterministic: true });
       const classes = det.body.facts.map((f: any) => t.service.registry.bands.get(f.band)!.provenance_class);
       assert.ok(classes.every((c: string) => c === 'direct_sensor' || c === 'deterministic_index'));
-      assert.deepEqual(det.body.receipt.fact_cids, det.body.facts.map((f: any) => f.fact_cid));
+      assert.deepEqual(
+        det.body.receipt.fact_cids,
+        det.body.facts.map((f: any) => f.fact_cid),
+      );
     });
 
     it('include edges and freshness: a newer fact supersedes through a signed edge', async () => {

@@ -62,7 +62,7 @@ describe('region_archetype_map on a field with three clear archetypes', () => {
   let first: any;
   let bytes: Buffer;
 
-  it('k = 3 recovers the three zones: every pixel in its zone\'s archetype, counts exact, NaN outside the box', async () => {
+  it("k = 3 recovers the three zones: every pixel in its zone's archetype, counts exact, NaN outside the box", async () => {
     const r = await map({ bbox: BOX, k: 3 });
     assert.equal(r.status, 200, JSON.stringify(r.body).slice(0, 600));
     first = r.body;
@@ -90,7 +90,11 @@ describe('region_archetype_map on a field with three clear archetypes', () => {
     });
     assert.equal(new Set(zoneOfId.values()).size, 3, 'one archetype per zone');
     const sorted = [...want].sort((a, b) => b - a);
-    assert.deepEqual(first.archetypes.map((a: any) => a.pixels), sorted, 'archetype 0 is the largest');
+    assert.deepEqual(
+      first.archetypes.map((a: any) => a.pixels),
+      sorted,
+      'archetype 0 is the largest',
+    );
     for (const a of first.archetypes) assert.equal(a.pixels, want[zoneOfId.get(a.id)!]);
     const total = want[0] + want[1] + want[2];
     assert.deepEqual([first.valid_pixels, first.region_pixels], [total, total]);
@@ -99,12 +103,16 @@ describe('region_archetype_map on a field with three clear archetypes', () => {
     assert.ok(first.iterations >= 1 && first.iterations <= 50);
     assert.ok(first.inertia > 0 && first.inertia < total * 0.05, `${first.inertia}`);
     assert.deepEqual(first.method, {
-      distance: 'euclidean_on_l2_normalised', init: 'greedy_kmeans++', prng: 'xoshiro128**', max_iterations: 50, min_pixels_per_archetype: 10,
+      distance: 'euclidean_on_l2_normalised',
+      init: 'greedy_kmeans++',
+      prng: 'xoshiro128**',
+      max_iterations: 50,
+      min_pixels_per_archetype: 10,
       seed: P.toHex(P.blake3(new TextEncoder().encode(`svc/region_archetype_map@1/seed\u0000${first.aoi_cid}\u00003`)).subarray(0, 16)),
     });
   });
 
-  it('centroids are L2-normalised float32 vectors near their zone\'s prototype, each with its centroid_cid', () => {
+  it("centroids are L2-normalised float32 vectors near their zone's prototype, each with its centroid_cid", () => {
     for (const a of first.archetypes) {
       const c: number[] = a.centroid;
       assert.equal(c.length, 128);
@@ -162,7 +170,10 @@ describe('region_archetype_map on a field with three clear archetypes', () => {
     assert.deepEqual(val.archetypes, first.archetypes);
     assert.deepEqual(val.artifact, { cid: first.artifact_cid, media_type: GRID_MEDIA_TYPE, bytes: first.bytes });
     // The field it read is the tessera_field of the region's box.
-    const f = await t.app.inject({ method: 'GET', url: `/v1/tessera_field?min_lat=${first.region.bbox.min_lat}&min_lng=${first.region.bbox.min_lng}&max_lat=${first.region.bbox.max_lat}&max_lng=${first.region.bbox.max_lng}&year=2025` });
+    const f = await t.app.inject({
+      method: 'GET',
+      url: `/v1/tessera_field?min_lat=${first.region.bbox.min_lat}&min_lng=${first.region.bbox.min_lng}&max_lat=${first.region.bbox.max_lat}&max_lng=${first.region.bbox.max_lng}&year=2025`,
+    });
     assert.equal(f.json().derivation_cid, first.field.derivation_cid);
   });
 });
@@ -172,7 +183,17 @@ describe('region_archetype_map regions and bounds', () => {
     const a = centreOf(TESSERA_FINE.origin, 10, 90, 120);
     const b = centreOf(TESSERA_FINE.origin, 10, 250, 130);
     const c = centreOf(TESSERA_FINE.origin, 10, 170, 250);
-    const polygon = { type: 'Polygon', coordinates: [[[a.lng, a.lat], [b.lng, b.lat], [c.lng, c.lat], [a.lng, a.lat]]] };
+    const polygon = {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [a.lng, a.lat],
+          [b.lng, b.lat],
+          [c.lng, c.lat],
+          [a.lng, a.lat],
+        ],
+      ],
+    };
     const r = await map({ polygon, k: 3 });
     assert.equal(r.status, 200, JSON.stringify(r.body).slice(0, 600));
     assert.equal(r.body.region.kind, 'polygon');
@@ -198,7 +219,10 @@ describe('region_archetype_map regions and bounds', () => {
       if (!ids.has(grid.values[p])) ids.set(grid.values[p], z);
       assert.equal(ids.get(grid.values[p]), z);
     });
-    assert.deepEqual(r.body.archetypes.map((x: any) => x.pixels), [...counts].sort((x, y) => y - x));
+    assert.deepEqual(
+      r.body.archetypes.map((x: any) => x.pixels),
+      [...counts].sort((x, y) => y - x),
+    );
   });
 
   it('k defaults to 6 and must lie in 2..16', async () => {
@@ -207,7 +231,10 @@ describe('region_archetype_map regions and bounds', () => {
     assert.equal(d.status, 200, JSON.stringify(d.body).slice(0, 400));
     assert.equal(d.body.k, 6);
     assert.equal(d.body.archetypes.length, 6);
-    assert.equal(d.body.archetypes.reduce((n: number, a: any) => n + a.pixels, 0), d.body.valid_pixels);
+    assert.equal(
+      d.body.archetypes.reduce((n: number, a: any) => n + a.pixels, 0),
+      d.body.valid_pixels,
+    );
     for (const k of [1, 17, 2.5]) assert.equal((await map({ bbox: box, k })).status, 422, `k ${k}`);
     assert.equal((await map({ bbox: box, cells: [P.cellOf(45.05, 15.34)] })).status, 422, 'two region forms');
     assert.equal((await map({})).status, 422, 'no region');

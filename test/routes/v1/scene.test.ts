@@ -25,7 +25,7 @@ const reflB = (asset: string, col: number, row: number) => s2Dn(1, asset, col, r
 function decodePng(bytes: Buffer): { width: number; height: number; colourType: number; rgb: (x: number, y: number) => [number, number, number] } {
   assert.deepEqual([...bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'PNG signature');
   const chunks: Array<{ type: string; data: Buffer }> = [];
-  for (let p = 8; p < bytes.length;) {
+  for (let p = 8; p < bytes.length; ) {
     const len = bytes.readUInt32BE(p);
     const type = bytes.toString('latin1', p + 4, p + 8);
     const data = bytes.subarray(p + 8, p + 8 + len);
@@ -71,7 +71,7 @@ after(async () => {
 });
 
 describe('GET /v1/cells/:cell64/scene.png', () => {
-  it('a 256 x 256 RGB PNG of the cell\'s clear scene: the stretch of the fixture reflectances, centred on the cell pixel', async () => {
+  it("a 256 x 256 RGB PNG of the cell's clear scene: the stretch of the fixture reflectances, centred on the cell pixel", async () => {
     const cell = cellAt(S2_POINTS.west);
     const r = await png(cell);
     assert.equal(r.statusCode, 200, r.body);
@@ -85,7 +85,14 @@ describe('GET /v1/cells/:cell64/scene.png', () => {
     assert.deepEqual([img.width, img.height, img.colourType], [256, 256, 2]);
     const c = P.cellCenter(cell);
     const [col, row] = utmPixel(c.lat, c.lng, 10);
-    for (const [x, y] of [[128, 128], [0, 0], [255, 0], [0, 255], [255, 255], [37, 190]]) {
+    for (const [x, y] of [
+      [128, 128],
+      [0, 0],
+      [255, 0],
+      [0, 255],
+      [255, 255],
+      [37, 190],
+    ]) {
       const want = ['red', 'green', 'blue'].map((a) => stretch(reflB(a, col - 128 + x, row - 128 + y)));
       assert.deepEqual(img.rgb(x, y), want, `pixel ${x},${y}`);
     }
@@ -112,7 +119,10 @@ describe('GET /v1/cells/:cell64/scene.png', () => {
     };
     try {
       const replies = await Promise.all([png(cell), png(cell), png(cell)]);
-      assert.deepEqual(replies.map((r) => r.statusCode), [200, 200, 200]);
+      assert.deepEqual(
+        replies.map((r) => r.statusCode),
+        [200, 200, 200],
+      );
       assert.deepEqual(replies[1].rawPayload, replies[0].rawPayload);
       assert.equal(renders, 1);
     } finally {
@@ -130,7 +140,10 @@ describe('GET /v1/cells/:cell64/scene.png', () => {
     const [col, row] = utmPixel(c.lat, c.lng, 10);
     const edge = 128 - col; // window column of image column 0
     assert.deepEqual(img.rgb(edge - 1, 128), [0, 0, 0]);
-    assert.deepEqual(img.rgb(edge, 128), ['red', 'green', 'blue'].map((a) => stretch(reflB(a, 0, row))));
+    assert.deepEqual(
+      img.rgb(edge, 128),
+      ['red', 'green', 'blue'].map((a) => stretch(reflB(a, 0, row))),
+    );
   });
 
   it('a cell no scene covers: 404 cid_not_found, reason outside_coverage with the detail', async () => {
@@ -176,11 +189,18 @@ describe('POST /v1/cell_scene_rgb', () => {
     assert.equal(r.statusCode, 200, r.body);
     const body = r.json();
     assert.deepEqual(Buffer.from(body.png_base64, 'base64'), get.rawPayload);
-    assert.deepEqual({ ...body, png_base64: undefined }, {
-      cell, width: 256, height: 256, media_type: 'image/png', png_base64: undefined,
-      scene: { id: ITEM_B.id, datetime: '2026-11-10T10:03:15Z', cloud_cover: 8.5, epsg: 32633 },
-      url: `/v1/cells/${cell}/scene.png`,
-    });
+    assert.deepEqual(
+      { ...body, png_base64: undefined },
+      {
+        cell,
+        width: 256,
+        height: 256,
+        media_type: 'image/png',
+        png_base64: undefined,
+        scene: { id: ITEM_B.id, datetime: '2026-11-10T10:03:15Z', cloud_cover: 8.5, epsg: 32633 },
+        url: `/v1/cells/${cell}/scene.png`,
+      },
+    );
   });
 
   it('validates cell64 like the other reads', async () => {

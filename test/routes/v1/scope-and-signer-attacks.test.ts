@@ -60,7 +60,10 @@ describe('issue 13 attacks on scopes and signers', () => {
     assert.equal(r.statusCode, 403, r.body);
     assert.equal(r.json().code, 'unauthorized');
     const latest = await t.service.store.latest({ cell: CELL, scope: SCOPE });
-    assert.deepEqual(latest.map((f) => f.fact_cid), [scopedCid]);
+    assert.deepEqual(
+      latest.map((f) => f.fact_cid),
+      [scopedCid],
+    );
   });
 
   it("item 5: a body naming the responder as signer, with a materializer's derivation, is refused", async () => {

@@ -28,10 +28,14 @@ describe('scope binding and read bearers', () => {
   let skewMs = 0;
   const fake = fakeConnector(['indices.ndvi'], { 'indices.ndvi': () => ({ status: 'value', value: 0.5, provenance: { source: 'fake' }, fn: 'fake@1' }) });
   before(async () => {
-    t = await build({ attesterKeys: [alice.publicKey, mallory.publicKey, carol.publicKey, dave.publicKey] }, {
-      // carol is the configured key of org cfg-org; user cfg-user lists carol and dave.
-      SVC_SCOPE_KEYS: JSON.stringify({ 'org_id:cfg-org': [carol.publicKey], 'user_id:cfg-user': [carol.publicKey, dave.publicKey] }),
-    }, { materializers: [fake], now: () => new Date(Date.now() + skewMs) });
+    t = await build(
+      { attesterKeys: [alice.publicKey, mallory.publicKey, carol.publicKey, dave.publicKey] },
+      {
+        // carol is the configured key of org cfg-org; user cfg-user lists carol and dave.
+        SVC_SCOPE_KEYS: JSON.stringify({ 'org_id:cfg-org': [carol.publicKey], 'user_id:cfg-user': [carol.publicKey, dave.publicKey] }),
+      },
+      { materializers: [fake], now: () => new Date(Date.now() + skewMs) },
+    );
   });
   after(async () => t.close());
 
@@ -84,10 +88,7 @@ describe('scope binding and read bearers', () => {
     const scope = { user_id: 'materialized' };
     const auth = await bearerFor(t, alice, scope);
     const cell = P.cellOf(35.7, 139.7);
-    const [scoped, open] = await Promise.all([
-      post('/v1/recall', { cell, bands: ['indices.ndvi'], scope }, { authorization: auth }),
-      post('/v1/recall', { cell, bands: ['indices.ndvi'] }),
-    ]);
+    const [scoped, open] = await Promise.all([post('/v1/recall', { cell, bands: ['indices.ndvi'], scope }, { authorization: auth }), post('/v1/recall', { cell, bands: ['indices.ndvi'] })]);
     assert.equal(scoped.status, 200, JSON.stringify(scoped.body));
     assert.deepEqual(scoped.body.facts[0].scope, scope);
     assert.equal(scoped.body.fact_meta[scoped.body.facts[0].fact_cid].attester, t.service.keys.publicKeyB32);

@@ -37,7 +37,11 @@ const VOLATILE = new Set(['request_id', 'served_at', 'signature', 'latency_ms', 
 function view(x: unknown): unknown {
   if (Array.isArray(x)) return x.map(view);
   if (x === null || typeof x !== 'object') return x;
-  return Object.fromEntries(Object.entries(x).filter(([k]) => !VOLATILE.has(k)).map(([k, v]) => [k, view(v)]));
+  return Object.fromEntries(
+    Object.entries(x)
+      .filter(([k]) => !VOLATILE.has(k))
+      .map(([k, v]) => [k, view(v)]),
+  );
 }
 
 function isolationSuite(driver: 'sqlite' | 'postgres') {
@@ -47,8 +51,8 @@ function isolationSuite(driver: 'sqlite' | 'postgres') {
     let base: string;
     // X: a public cell the scope also writes; Y: a cell only the scope writes; V1/V2: vectors.
     const X = P.cellOf(-41.2865, 174.7762);
-    const Y = P.cellOf(-41.2900, 174.7800);
-    const V1 = P.cellOf(-41.3, 174.70);
+    const Y = P.cellOf(-41.29, 174.78);
+    const V1 = P.cellOf(-41.3, 174.7);
     const V2 = P.cellOf(-41.31, 174.71);
     const bbox = [174.7, -41.32, 174.79, -41.28];
     const q = vec(3);
@@ -123,22 +127,34 @@ function isolationSuite(driver: 'sqlite' | 'postgres') {
       t = await build({ attesterKeys: [alice.publicKey, mallory.publicKey], ...pg }, {}, { materializers: [] });
       base = await t.app.listen({ port: 0, host: '127.0.0.1' });
       // Public facts, written by the same key that will own the scope.
-      const pub = await post('/v1/attest', alice.batch([
-        { kind: 'primary', cell: X, band: 'indices.ndvi', tslot: 680, value: 0.3, unit: 'unitless' },
-        { kind: 'primary', cell: X, band: 'indices.ndvi', tslot: 681, value: 0.35, unit: 'unitless' },
-        { kind: 'primary', cell: V1, band: 'geotessera', tslot: 55, value: vec(4), unit: 'unitless' },
-      ], t.service.manifests));
+      const pub = await post(
+        '/v1/attest',
+        alice.batch(
+          [
+            { kind: 'primary', cell: X, band: 'indices.ndvi', tslot: 680, value: 0.3, unit: 'unitless' },
+            { kind: 'primary', cell: X, band: 'indices.ndvi', tslot: 681, value: 0.35, unit: 'unitless' },
+            { kind: 'primary', cell: V1, band: 'geotessera', tslot: 55, value: vec(4), unit: 'unitless' },
+          ],
+          t.service.manifests,
+        ),
+      );
       assert.equal(pub.status, 200, pub.text);
       publicCid = pub.body.fact_cids[0];
       publicLogIndex = pub.body.log_index;
       beforeAnswers = await answers();
       for (const [k, r] of Object.entries(beforeAnswers)) assert.ok(r.status < 500, `${k}: ${r.text}`);
-      const scoped = await post('/v1/attest', alice.batch([
-        { kind: 'primary', cell: X, band: 'indices.ndvi', tslot: 680, value: SECRET[0], unit: 'unitless', scope: SCOPE },
-        { kind: 'primary', cell: X, band: 'weather.temperature_2m', tslot: 20_000, value: SECRET[2], unit: 'degC', scope: SCOPE },
-        { kind: 'primary', cell: Y, band: 'indices.ndvi', tslot: 680, value: SECRET[1], unit: 'unitless', scope: SCOPE },
-        { kind: 'primary', cell: V2, band: 'geotessera', tslot: 55, value: q, unit: 'unitless', scope: SCOPE },
-      ], t.service.manifests));
+      const scoped = await post(
+        '/v1/attest',
+        alice.batch(
+          [
+            { kind: 'primary', cell: X, band: 'indices.ndvi', tslot: 680, value: SECRET[0], unit: 'unitless', scope: SCOPE },
+            { kind: 'primary', cell: X, band: 'weather.temperature_2m', tslot: 20_000, value: SECRET[2], unit: 'degC', scope: SCOPE },
+            { kind: 'primary', cell: Y, band: 'indices.ndvi', tslot: 680, value: SECRET[1], unit: 'unitless', scope: SCOPE },
+            { kind: 'primary', cell: V2, band: 'geotessera', tslot: 55, value: q, unit: 'unitless', scope: SCOPE },
+          ],
+          t.service.manifests,
+        ),
+      );
       assert.equal(scoped.status, 200, scoped.text);
       scopedCids = scoped.body.fact_cids;
       scopedLogIndex = scoped.body.log_index;
@@ -190,7 +206,10 @@ function isolationSuite(driver: 'sqlite' | 'postgres') {
       };
       const old = await legacy(scopedCids[0]);
       assert.equal(old.status, 200, old.text);
-      assert.deepEqual(old.body.facts.map((f: any) => f.fact_cid), [publicCid]);
+      assert.deepEqual(
+        old.body.facts.map((f: any) => f.fact_cid),
+        [publicCid],
+      );
       assert.deepEqual(old.body.missing, [scopedCids[0]]);
       assert.deepEqual(old.body.receipt.fact_cids, [publicCid]);
       // The owner's bearer reads its fact by cid; another key's bearer does not.
@@ -214,7 +233,15 @@ function isolationSuite(driver: 'sqlite' | 'postgres') {
       // What a witness checks: the leaf hash is the one the inclusion proof covers.
       const incl = await get(`/v1/log/inclusion?index=${scopedLogIndex}`);
       assert.equal(incl.body.leaf_hash, anon.body.leaf_hash);
-      assert.ok(P.verifyInclusion(scopedLogIndex, incl.body.tree_size, P.b32decode(anon.body.leaf_hash, 32), incl.body.path.map((p: string) => P.b32decode(p, 32)), P.b32decode(incl.body.root, 32)));
+      assert.ok(
+        P.verifyInclusion(
+          scopedLogIndex,
+          incl.body.tree_size,
+          P.b32decode(anon.body.leaf_hash, 32),
+          incl.body.path.map((p: string) => P.b32decode(p, 32)),
+          P.b32decode(incl.body.root, 32),
+        ),
+      );
       const whole = await get(`/v1/log/entries/${scopedLogIndex}`, { authorization: await bearerFor(t, alice, SCOPE) });
       assert.equal(P.b32encode(P.leafHash(P.fromHex(whole.body.cbor_hex))), anon.body.leaf_hash);
       assert.equal(whole.body.entry.facts.length, 4);
@@ -352,7 +379,10 @@ function isolationSuite(driver: 'sqlite' | 'postgres') {
       assert.deepEqual(r.body.receipt.scope, SCOPE);
       // A bearer does not widen a read that names no scope: it sees public facts only.
       const open = await mcp('/v1/recall', { cell: X, bands: ['indices.ndvi'] }, { authorization: aliceBearer });
-      assert.deepEqual(open.body.facts.map((f: any) => f.value), [0.35]);
+      assert.deepEqual(
+        open.body.facts.map((f: any) => f.value),
+        [0.35],
+      );
       // A malformed header is refused as over REST, not ignored.
       const junk = await mcp('/v1/recall', { cell: X, scope: SCOPE }, { authorization: 'Bearer not-a-bearer' });
       assert.equal(junk.status, 401);
@@ -360,13 +390,18 @@ function isolationSuite(driver: 'sqlite' | 'postgres') {
 
     it('MCP: public tools answer the same before and after, and never name the scope', async () => {
       const probesMcp: Array<[string, object]> = [
-        ['/v1/recall', { cell: X }], ['/v1/recall', { cell: Y }], ['/v1/recall_many', { cells: [X, Y] }],
-        ['/v1/fetch', { cell: X, band: 'indices.ndvi', tslot: 680 }], ['/v1/query_region', { bbox, bands: ['indices.ndvi'], agg: 'mean' }],
-        ['/v1/find_similar', { key: `inline:[${q.join(',')}]`, band: 'geotessera', k: 10 }], ['/v1/fetch', { cid: scopedCids[0] }],
+        ['/v1/recall', { cell: X }],
+        ['/v1/recall', { cell: Y }],
+        ['/v1/recall_many', { cells: [X, Y] }],
+        ['/v1/fetch', { cell: X, band: 'indices.ndvi', tslot: 680 }],
+        ['/v1/query_region', { bbox, bands: ['indices.ndvi'], agg: 'mean' }],
+        ['/v1/find_similar', { key: `inline:[${q.join(',')}]`, band: 'geotessera', k: 10 }],
+        ['/v1/fetch', { cid: scopedCids[0] }],
       ];
       for (const [url, args] of probesMcp) {
         const r = await mcp(url, args);
-        for (const secret of ['tenant-alice-org', 'u-7-secret', ...SECRET.map(String), ...scopedCids.slice(1)]) assert.ok(!r.text.includes(secret), `${url} ${JSON.stringify(args)} mentions ${secret}`);
+        for (const secret of ['tenant-alice-org', 'u-7-secret', ...SECRET.map(String), ...scopedCids.slice(1)])
+          assert.ok(!r.text.includes(secret), `${url} ${JSON.stringify(args)} mentions ${secret}`);
       }
       const byCid = await mcp('/v1/fetch', { cid: scopedCids[0] });
       assert.equal(byCid.body.code, 'cid_not_found');

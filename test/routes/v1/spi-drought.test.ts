@@ -24,11 +24,14 @@ after(async () => {
 
 describe('precip.spi_3m from the ERA5 archive', () => {
   it('a drought hunt ranks real, signed SPI values (all far below -1 here)', async () => {
-    const r = await t.app.inject({ method: 'POST', url: '/v1/hunt', payload: { event: 'drought', polygon_bbox: { min_lat: 45.70, min_lng: 4.80, max_lat: 45.80, max_lng: 4.90 } } });
+    const r = await t.app.inject({ method: 'POST', url: '/v1/hunt', payload: { event: 'drought', polygon_bbox: { min_lat: 45.7, min_lng: 4.8, max_lat: 45.8, max_lng: 4.9 } } });
     assert.equal(r.statusCode, 200, r.body);
     const h = r.json();
     assert.ok(h.hotspots.length > 0, JSON.stringify(h.summary));
-    assert.ok(h.hotspots.every((x: { value: number }) => x.value <= -1.5), JSON.stringify(h.hotspots.map((x: { value: number }) => x.value)));
+    assert.ok(
+      h.hotspots.every((x: { value: number }) => x.value <= -1.5),
+      JSON.stringify(h.hotspots.map((x: { value: number }) => x.value)),
+    );
     assert.ok(!h.samples.some((s: { status: string }) => s.status === 'no_materializer'));
     assert.equal(P.verifyResponse(h, { publicKey: t.service.keys.publicKeyB32 }).valid, true);
   });

@@ -39,10 +39,11 @@ async function get(url: string, app = t) {
 }
 /** Embedding reads (ranges not starting at byte 0 of a .npy). */
 const elementReads = () => up.requests.filter((r) => r.path.endsWith('.npy') && !/^bytes=0-/.test(r.range ?? ''));
-const clearReaders = (app: TestApp) => app.service.materializers.list().forEach((m) => {
-  const c = m as { cog?: { clear(): void }; npy?: unknown };
-  if (c.npy) c.cog?.clear();
-});
+const clearReaders = (app: TestApp) =>
+  app.service.materializers.list().forEach((m) => {
+    const c = m as { cog?: { clear(): void }; npy?: unknown };
+    if (c.npy) c.cog?.clear();
+  });
 
 before(async () => {
   up = await startRasterUpstreams(['tessera']);
@@ -58,7 +59,7 @@ describe('tessera_field on the 10 m tile', () => {
   let first: any;
   let bytes: Buffer;
 
-  it('returns exactly the fixture\'s int8 values and scales at every pixel, in the tile\'s own grid', async () => {
+  it("returns exactly the fixture's int8 values and scales at every pixel, in the tile's own grid", async () => {
     up.reset();
     const r = await field(BOX);
     assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -98,16 +99,24 @@ describe('tessera_field on the 10 m tile', () => {
     assert.equal(first.valid_pixels, f.width * f.height - masked);
     // Only the covering rows were read: the embedding bytes fetched stay near the window's, far below the file.
     const file = up.files.get(`/tessera/v1/global_0.1_degree_representation/2025/${TESSERA_FINE.name}/${TESSERA_FINE.name}.npy`)!;
-    const read = elementReads().filter((x) => x.path.endsWith(`${TESSERA_FINE.name}.npy`)).reduce((n, x) => {
-      const [a, b] = x.range!.slice(6).split('-').map(Number);
-      return n + b - a + 1;
-    }, 0);
+    const read = elementReads()
+      .filter((x) => x.path.endsWith(`${TESSERA_FINE.name}.npy`))
+      .reduce((n, x) => {
+        const [a, b] = x.range!.slice(6).split('-').map(Number);
+        return n + b - a + 1;
+      }, 0);
     assert.ok(read < file.length / 4, `${read} of ${file.length} bytes`);
   });
 
   it('is georeferenced: pixel centres map back to the fixture pixel within half a pixel; the box lies inside the grid', () => {
     const gt = first.geotransform;
-    for (const [x, y] of [[0, 0], [first.width - 1, 0], [0, first.height - 1], [37, 21], [first.width - 1, first.height - 1]]) {
+    for (const [x, y] of [
+      [0, 0],
+      [first.width - 1, 0],
+      [0, first.height - 1],
+      [37, 21],
+      [first.width - 1, first.height - 1],
+    ]) {
       const cx = gt[0] + (x + 0.5) * gt[1];
       const cy = gt[3] + (y + 0.5) * gt[5];
       const [lng, lat] = utm33.inverse([cx, cy]);
@@ -119,7 +128,12 @@ describe('tessera_field on the 10 m tile', () => {
       assert.ok(Math.abs(tx - cx) < 5 && Math.abs(ty - cy) < 5, `pixel ${x},${y}`);
       if (tesseraFineScale(row, col) > 0) assert.equal(decodeField(bytes).q[(y * first.width + x) * 128 + 5], tesseraFineQ(row, col, 5));
     }
-    for (const [lat, lng] of [[BOX.min_lat, BOX.min_lng], [BOX.max_lat, BOX.max_lng], [BOX.min_lat, BOX.max_lng], [BOX.max_lat, BOX.min_lng]]) {
+    for (const [lat, lng] of [
+      [BOX.min_lat, BOX.min_lng],
+      [BOX.max_lat, BOX.max_lng],
+      [BOX.min_lat, BOX.max_lng],
+      [BOX.max_lat, BOX.min_lng],
+    ]) {
       const [x, y] = utm33.forward([lng, lat]);
       const c = (x - gt[0]) / gt[1];
       const r = (y - gt[3]) / gt[5];
@@ -154,8 +168,14 @@ print(json.dumps({'version': version, 'w': w, 'h': h, 'epsg': epsg, 'gt': list(g
       assert.equal(out.nan_pixels, first.width * first.height - first.valid_pixels);
       const col = (first.geotransform[0] - TESSERA_FINE.origin[0]) / 10 + 20;
       const row = (TESSERA_FINE.origin[1] - first.geotransform[3]) / 10 + 10;
-      assert.deepEqual(out.q, [0, 1, 2, 3].map((k) => tesseraFineQ(row, col, k)));
-      assert.deepEqual(out.v, [0, 1, 2, 3].map((k) => Math.fround(tesseraFineQ(row, col, k) * tesseraFineScale(row, col))));
+      assert.deepEqual(
+        out.q,
+        [0, 1, 2, 3].map((k) => tesseraFineQ(row, col, k)),
+      );
+      assert.deepEqual(
+        out.v,
+        [0, 1, 2, 3].map((k) => Math.fround(tesseraFineQ(row, col, k) * tesseraFineScale(row, col))),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -340,7 +360,10 @@ describe('tessera_field resolve, eviction and rebuild', () => {
     const again = await get(one.artifact_url, tiny);
     assert.equal(again.status, 200);
     assert.ok(again.bytes.equals(original), 'rebuilt bytes are identical');
-    assert.ok(up.requests.every((x) => x.path.includes(TESSERA_FINE.name)), 'only the pinned tile was read');
+    assert.ok(
+      up.requests.every((x) => x.path.includes(TESSERA_FINE.name)),
+      'only the pinned tile was read',
+    );
     assert.equal((await post('/v1/tessera_field/resolve', { token: one.token }, tiny)).body.artifact.state, 'stored');
     // The same request again on the small store finds the record and rebuilds what was evicted meanwhile.
     await tiny.service.store.artifacts.evict(one.artifact_cid);

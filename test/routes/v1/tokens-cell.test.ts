@@ -24,13 +24,19 @@ before(async () => {
   t = await build({ attesterKeys: [op.publicKey] }, {}, { materializers: [fake] });
   const temp = { kind: 'primary', band: 'weather.temperature_2m', unit: 'degC' };
   const elev = { kind: 'primary', band: 'copdem30m.elevation_mean', unit: 'm_msl', tslot: 0 };
-  const r = await post('/v1/attest', op.batch([
-    { ...temp, cell, tslot: 20_000, value: 18 },
-    { ...temp, cell, tslot: 20_003, value: 21.5 },
-    { ...temp, cell: other, tslot: 20_000, value: 17 },
-    { ...elev, cell, value: 12 },
-    { ...elev, cell: other, value: 30 },
-  ], t.service.manifests));
+  const r = await post(
+    '/v1/attest',
+    op.batch(
+      [
+        { ...temp, cell, tslot: 20_000, value: 18 },
+        { ...temp, cell, tslot: 20_003, value: 21.5 },
+        { ...temp, cell: other, tslot: 20_000, value: 17 },
+        { ...elev, cell, value: 12 },
+        { ...elev, cell: other, value: 30 },
+      ],
+      t.service.manifests,
+    ),
+  );
   assert.equal(r.status, 200, JSON.stringify(r.body));
 });
 after(async () => t.close());
@@ -77,10 +83,13 @@ describe('POST /v1/locate mints a cell token', () => {
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.cell, cell);
     assert.equal(r.body.place, undefined, 'a token is an address, not a place name: nothing was geocoded');
-    assert.deepEqual(r.body.facts.map((f: any) => f.value), [18]);
+    assert.deepEqual(
+      r.body.facts.map((f: any) => f.value),
+      [18],
+    );
   });
 
-  it('the prefix word is the deployment\'s', async () => {
+  it("the prefix word is the deployment's", async () => {
     const acme = await build({ prefix: 'acme' });
     try {
       const loc = await post('/v1/locate', { lat: -33.9249, lng: 18.4241 }, acme);
@@ -107,7 +116,10 @@ describe('a cell token is accepted wherever a cell is', () => {
     const r = await post('/v1/recall_many', { cells: [tok(cell), other], bands: [temp], tslot: 20_000 });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.deepEqual(r.body.cells, [cell, other]);
-    assert.deepEqual(r.body.by_cell[cell].facts.map((f: any) => f.value), [18]);
+    assert.deepEqual(
+      r.body.by_cell[cell].facts.map((f: any) => f.value),
+      [18],
+    );
     assert.equal(r.body.by_cell[cell].place, undefined);
   });
 
@@ -115,7 +127,10 @@ describe('a cell token is accepted wherever a cell is', () => {
     await sameRead('/v1/fetch', { cell: tok(cell), band: temp, tslot: 20_000 }, { cell, band: temp, tslot: 20_000 });
     const window = [20_000 * DAY, 20_003 * DAY + 5];
     const traj = await sameRead('/v1/trajectory', { cell: tok(cell), band: temp, window }, { cell, band: temp, window });
-    assert.deepEqual(traj.points.map((p: any) => p.value), [18, 21.5]);
+    assert.deepEqual(
+      traj.points.map((p: any) => p.value),
+      [18, 21.5],
+    );
     const d = await sameRead('/v1/diff', { cell: tok(cell), band: temp, tslot_a: 20_000, tslot_b: 20_003 }, { cell, band: temp, tslot_a: 20_000, tslot_b: 20_003 });
     assert.equal(d.delta, 3.5);
   });

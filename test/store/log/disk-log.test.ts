@@ -10,16 +10,7 @@ import { equalBytes, toHex } from '../../../src/protocol/bytes.js';
 import { encodeCanonical } from '../../../src/protocol/cbor.js';
 import { portableEd25519, randomSeed, verifyStrict } from '../../../src/protocol/ed25519.js';
 import { SvcError } from '../../../src/protocol/errors.js';
-import {
-  consistencyProof,
-  emptyRoot,
-  inclusionProof,
-  leafHash,
-  memoryNodeSource,
-  treeRoot,
-  verifyConsistency,
-  verifyInclusion,
-} from '../../../src/protocol/log-tree.js';
+import { consistencyProof, emptyRoot, inclusionProof, leafHash, memoryNodeSource, treeRoot, verifyConsistency, verifyInclusion } from '../../../src/protocol/log-tree.js';
 import { sthDigest } from '../../../src/protocol/tree-head.js';
 import type { TreeHeadSigner } from '../../../src/store/contract.js';
 import { openDiskLog, verifyLogDir, type DiskLogOptions } from '../../../src/store/log/disk-log.js';
@@ -73,7 +64,9 @@ function crashChild(dir: string, count: number, concurrency: number, killAfterMs
 }
 
 function segments(dir: string): string[] {
-  return readdirSync(dir).filter((n) => n.startsWith('seg-')).sort();
+  return readdirSync(dir)
+    .filter((n) => n.startsWith('seg-'))
+    .sort();
 }
 
 async function rejectsInternal(p: Promise<unknown>, mention: string): Promise<void> {
@@ -110,7 +103,10 @@ describe('disk log', () => {
       assert.deepEqual(entry, entries[index]);
       seen.push(index);
     }
-    assert.deepEqual(seen, Array.from({ length: 20 }, (_, k) => k + 10));
+    assert.deepEqual(
+      seen,
+      Array.from({ length: 20 }, (_, k) => k + 10),
+    );
     assert.equal(await log.leafIndexOf(leafHash(entries[42])), 42);
     assert.equal(await log.leafIndexOf(leafHash(entryOf(1000))), null);
     await assert.rejects(log.root(72), (e: unknown) => e instanceof SvcError && e.code === 'invalid_argument');
@@ -170,7 +166,10 @@ describe('disk log', () => {
     const log = await open(dir);
     const entries = Array.from({ length: 200 }, (_, i) => entryOf(i));
     const indices = await Promise.all(entries.map((e) => log.append(e)));
-    assert.deepEqual([...indices].sort((a, b) => a - b), Array.from({ length: 200 }, (_, i) => i));
+    assert.deepEqual(
+      [...indices].sort((a, b) => a - b),
+      Array.from({ length: 200 }, (_, i) => i),
+    );
     assert.equal(new Set(indices).size, 200);
     for (let k = 0; k < 200; k++) assert.deepEqual(await log.entry(indices[k]), entries[k]);
     assert.ok(log.fsyncCount < 20, `fsyncs: ${log.fsyncCount}`);
@@ -188,7 +187,10 @@ describe('disk log', () => {
     const log = await open(dir, { segmentMaxBytes: 300 });
     const entries = await appendAll(log, 0, 40);
     const concurrent = await Promise.all(Array.from({ length: 25 }, (_, i) => log.append(entryOf(40 + i))));
-    assert.deepEqual(concurrent, Array.from({ length: 25 }, (_, i) => 40 + i));
+    assert.deepEqual(
+      concurrent,
+      Array.from({ length: 25 }, (_, i) => 40 + i),
+    );
     for (let i = 40; i < 65; i++) entries.push(entryOf(i));
     const leaves = entries.map(leafHash);
     const ref = memoryNodeSource(leaves);
@@ -207,7 +209,13 @@ describe('disk log', () => {
       assert.equal(records, t.count);
       first += t.count;
     }
-    for (const [index, size] of [[0, 65], [3, 64], [17, 33], [64, 65], [30, 31]]) {
+    for (const [index, size] of [
+      [0, 65],
+      [3, 64],
+      [17, 33],
+      [64, 65],
+      [30, 31],
+    ]) {
       assert.ok(verifyInclusion(index, size, leaves[index], await log.inclusionProof(index, size), treeRoot(ref, size)));
     }
     assert.ok(verifyConsistency(7, 65, treeRoot(ref, 7), treeRoot(ref, 65), await log.consistencyProof(7, 65)));
@@ -289,7 +297,10 @@ describe('disk log', () => {
     truncateSync(seg, statSync(seg).size - 5);
     again = await open(dir);
     assert.equal(await again.size(), 8);
-    assert.ok(again.recovery.problems.some((p) => /lost/.test(p)), again.recovery.problems.join('; '));
+    assert.ok(
+      again.recovery.problems.some((p) => /lost/.test(p)),
+      again.recovery.problems.join('; '),
+    );
     assert.deepEqual(await again.root(), treeRoot(memoryNodeSource(entries.slice(0, 8).map(leafHash)), 8));
     await again.close();
   });
@@ -307,7 +318,10 @@ describe('disk log', () => {
     await rejectsInternal(open(dir, { segmentMaxBytes: 300 }), name);
     const v = await verifyLogDir(dir);
     assert.equal(v.ok, false);
-    assert.ok(v.problems.some((p) => p.includes(name) && /offset/.test(p)), v.problems.join('; '));
+    assert.ok(
+      v.problems.some((p) => p.includes(name) && /offset/.test(p)),
+      v.problems.join('; '),
+    );
     // A damaged trailer in a sealed segment is refused too.
     bytes[10] ^= 0x40;
     bytes[bytes.length - 40] ^= 1;

@@ -107,9 +107,16 @@ export function steppingClock(start = '2026-03-01T12:00:00Z'): { now: () => Date
 /** The entry append() writes for `b`, as a LogEntryV1. */
 export function entryOf(b: AppendBatch, accepted_at = isoSeconds(new Date())): LogEntryV1 {
   return {
-    v: 1, type: 'batch', accepted_at, attester: b.attester, signature: b.signature, batch_root: b.batch_root,
-    registry_cid: b.registry_cid, schema_cid: b.schema_cid,
-    facts: b.facts.map((f) => f.body), meta: b.facts.map((f) => ({ provenance_class: f.provenance_class, tslot: f.tslot })),
+    v: 1,
+    type: 'batch',
+    accepted_at,
+    attester: b.attester,
+    signature: b.signature,
+    batch_root: b.batch_root,
+    registry_cid: b.registry_cid,
+    schema_cid: b.schema_cid,
+    facts: b.facts.map((f) => f.body),
+    meta: b.facts.map((f) => ({ provenance_class: f.provenance_class, tslot: f.tslot })),
   };
 }
 
@@ -120,8 +127,12 @@ export function mixedBatch(n: number, tag: string): AppendBatch {
   return makeBatch(
     Array.from({ length: n }, (_, i) =>
       makeFact({
-        cell: cells[i % 2], band: `test.${tag}${i % 3}`, tslot: i % 5, value: i % 4 === 0 ? null : i * 0.5,
-        kind: i % 4 === 0 ? 'absence' : 'primary', scope: i % 3 === 0 ? { user_id: `u${i % 2}`, run_id: 'r' } : undefined,
+        cell: cells[i % 2],
+        band: `test.${tag}${i % 3}`,
+        tslot: i % 5,
+        value: i % 4 === 0 ? null : i * 0.5,
+        kind: i % 4 === 0 ? 'absence' : 'primary',
+        scope: i % 3 === 0 ? { user_id: `u${i % 2}`, run_id: 'r' } : undefined,
       }),
     ),
     { sign: false, provenance_class: Array.from({ length: n }, (_, i) => classes[i % classes.length]) },

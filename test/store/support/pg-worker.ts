@@ -28,9 +28,7 @@ const pg = await createPostgresStore(pgConfig(), testSigner(), { schema, logger:
 // With Redis configured, both processes share one hot cache (generations bumped on every write),
 // so every read below also exercises cross-process cache invalidation.
 const redisUrl = process.env.SVC_TEST_REDIS_URL;
-const store = redisUrl
-  ? cachedStore(pg, new RedisCache({ url: redisUrl, keyPrefix: `svc-test:${schema}:` }))
-  : pg;
+const store = redisUrl ? cachedStore(pg, new RedisCache({ url: redisUrl, keyPrefix: `svc-test:${schema}:` })) : pg;
 // Both workers open first, then start together when the parent writes a line: the appends overlap.
 process.stdout.write(JSON.stringify({ ready: tag }) + '\n');
 await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));

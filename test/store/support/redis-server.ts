@@ -11,9 +11,7 @@ import { Redis } from 'ioredis';
 
 /** Skip reason when no redis-server binary is installed (never skipped under REQUIRE). */
 export const redisServerSkip: string | false =
-  spawnSync('redis-server', ['--version']).status === 0 || process.env.SVC_TEST_REQUIRE_SERVICES === '1'
-    ? false
-    : 'redis-server not installed: restart tests need a private Redis';
+  spawnSync('redis-server', ['--version']).status === 0 || process.env.SVC_TEST_REQUIRE_SERVICES === '1' ? false : 'redis-server not installed: restart tests need a private Redis';
 
 export interface PrivateRedis {
   readonly url: string;
@@ -51,7 +49,9 @@ export async function startPrivateRedis(extra: string[] = []): Promise<PrivateRe
   const url = `redis://127.0.0.1:${port}`;
   let child: ChildProcess;
   const launch = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--protected-mode', 'no', '--loglevel', 'warning', ...extra], { stdio: 'ignore' });
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--protected-mode', 'no', '--loglevel', 'warning', ...extra], {
+      stdio: 'ignore',
+    });
     await waitUp(url);
   };
   const kill = async () => {

@@ -16,12 +16,17 @@ before(async () => {
   t = await build({ attesterKeys: [op.publicKey] });
   const f = (cell: string, band: string, value: unknown, tslot: number, unit = 'unitless') => ({ kind: 'primary', cell, band, tslot, value, unit });
   await attest(t, op, [
-    f(A, 'indices.ndvi', 0.5, 680), f(B, 'indices.ndvi', 0.7, 680),
-    f(A, 'indices.evi', 0.2, 680), f(B, 'indices.evi', 0.1, 680),
-    f(A, 'geotessera', vec(1), 54), f(A, 'geotessera', vec(2), 55), f(B, 'geotessera', vec(1), 55),
+    f(A, 'indices.ndvi', 0.5, 680),
+    f(B, 'indices.ndvi', 0.7, 680),
+    f(A, 'indices.evi', 0.2, 680),
+    f(B, 'indices.evi', 0.1, 680),
+    f(A, 'geotessera', vec(1), 54),
+    f(A, 'geotessera', vec(2), 55),
+    f(B, 'geotessera', vec(1), 55),
     f(A, 'geotessera.bin128', bits(1), 55, 'bit'),
     f(A, 's1.vv_db', -12, 680, 'dB'),
-    f(A, 'landcover.esa_worldcover_2021', 10, 0, 'class'), f(B, 'landcover.esa_worldcover_2021', 20, 0, 'class'),
+    f(A, 'landcover.esa_worldcover_2021', 10, 0, 'class'),
+    f(B, 'landcover.esa_worldcover_2021', 20, 0, 'class'),
   ]);
 });
 after(async () => t.close());

@@ -30,7 +30,11 @@ after(async () => t.close());
 describe('POST /v1/recall_many', () => {
   it('one independently verifiable receipt per cell, bands_already_attested_at_cell per cell, merged_facts flattened', async () => {
     const cells = [P.cellOf(1.001, 2), P.cellOf(1.002, 2), P.cellOf(1.003, 2)];
-    const cids = await attest(t, op, cells.map((cell, i) => ({ kind: 'primary', cell, band: 'copdem30m.elevation_mean', tslot: 0, value: 100 + i, unit: 'm_msl' })));
+    const cids = await attest(
+      t,
+      op,
+      cells.map((cell, i) => ({ kind: 'primary', cell, band: 'copdem30m.elevation_mean', tslot: 0, value: 100 + i, unit: 'm_msl' })),
+    );
     const calls = fake.calls.length;
     const r = await post(t, '/v1/recall_many', { cells: [...cells, cells[0]], bands: ['copdem30m.elevation_mean'] });
     assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -46,7 +50,10 @@ describe('POST /v1/recall_many', () => {
       assert.equal(one.etag, undefined);
       assert.ok(verifies(t, one.facts[0].receipt));
     }
-    assert.deepEqual(r.body.merged_facts.map((f: any) => f.fact_cid), cids);
+    assert.deepEqual(
+      r.body.merged_facts.map((f: any) => f.fact_cid),
+      cids,
+    );
     assert.equal(r.body.receipt, undefined, 'no aggregate signature over merged_facts');
   });
 
@@ -82,7 +89,25 @@ describe('POST /v1/recall_polygon', () => {
   });
 
   it('a large polygon is sampled deterministically to max_cells, all inside, not exhaustive', async () => {
-    const polygon = { type: 'Polygon', coordinates: [[[10, 10], [10.5, 10], [10.5, 10.5], [10, 10.5], [10, 10]], [[10.2, 10.2], [10.3, 10.2], [10.3, 10.3], [10.2, 10.3], [10.2, 10.2]]] };
+    const polygon = {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [10, 10],
+          [10.5, 10],
+          [10.5, 10.5],
+          [10, 10.5],
+          [10, 10],
+        ],
+        [
+          [10.2, 10.2],
+          [10.3, 10.2],
+          [10.3, 10.3],
+          [10.2, 10.3],
+          [10.2, 10.2],
+        ],
+      ],
+    };
     const a = await post(t, '/v1/recall_polygon', { polygon, max_cells: 20, bands: ['s1.vv_db'], budget_ms: 20_000 });
     const b = await post(t, '/v1/recall_polygon', { polygon, max_cells: 20, bands: ['s1.vv_db'], budget_ms: 20_000 });
     assert.equal(a.status, 200, JSON.stringify(a.body));
@@ -127,7 +152,24 @@ describe('POST /v1/recall_polygon', () => {
     fails(await post(t, '/v1/recall_polygon', { polygon: { type: 'Point', coordinates: [1, 1] } }), 422, 'invalid_argument', 'polygon.type');
     fails(await post(t, '/v1/recall_polygon', { polygon_bbox: boxAround(1, 1, 1), max_cells: 257 }), 422, 'invalid_argument', 'max_cells');
     fails(await post(t, '/v1/recall_polygon', { polygon_bbox: boxAround(1, 1, 1), budget_ms: 0 }), 422, 'invalid_argument', 'budget_ms');
-    fails(await post(t, '/v1/recall_polygon', { polygon: { type: 'Polygon', coordinates: [[[0, 0], [1, 0], [1, 1], [0, 1]]] } }), 422, 'invalid_argument', 'polygon.coordinates[0]');
+    fails(
+      await post(t, '/v1/recall_polygon', {
+        polygon: {
+          type: 'Polygon',
+          coordinates: [
+            [
+              [0, 0],
+              [1, 0],
+              [1, 1],
+              [0, 1],
+            ],
+          ],
+        },
+      }),
+      422,
+      'invalid_argument',
+      'polygon.coordinates[0]',
+    );
     fails(await post(t, '/v1/recall_polygon', { polygon_bbox: { min_lat: 2, max_lat: 1, min_lng: 0, max_lng: 1 } }), 422, 'invalid_argument', 'polygon_bbox');
   });
 });

@@ -16,9 +16,17 @@ let ndviCids: string[];
 
 before(async () => {
   t = await build({ attesterKeys: [op.publicKey] });
-  ndviCids = await attest(t, op, ndviCells.map((cell, i) => ({ kind: 'primary', cell, band: 'indices.ndvi', tslot: 680, value: (i + 1) / 10, unit: 'unitless' })));
+  ndviCids = await attest(
+    t,
+    op,
+    ndviCells.map((cell, i) => ({ kind: 'primary', cell, band: 'indices.ndvi', tslot: 680, value: (i + 1) / 10, unit: 'unitless' })),
+  );
   await attest(t, op, [{ kind: 'absence', cell: absentCell, band: 'indices.ndvi', tslot: 680, value: null, absence_reason: 'outside_coverage' }]);
-  await attest(t, op, vecCells.map((cell, i) => ({ kind: 'primary', cell, band: 'geotessera', tslot: 55, value: vec(i), unit: 'unitless' })));
+  await attest(
+    t,
+    op,
+    vecCells.map((cell, i) => ({ kind: 'primary', cell, band: 'geotessera', tslot: 55, value: vec(i), unit: 'unitless' })),
+  );
 });
 after(async () => t.close());
 
@@ -43,7 +51,7 @@ describe('POST /v1/query_region', () => {
     assert.equal(await t.service.store.log.size(), size, 'no materialization');
   });
 
-  it('a bbox walk sees only the cells of the reader\'s scope: private facts are neither counted nor found', async () => {
+  it("a bbox walk sees only the cells of the reader's scope: private facts are neither counted nor found", async () => {
     const privateCell = P.cellOf(20.03, 30.04);
     const before = await post(t, '/v1/query_region', { bbox, bands: ['indices.ndvi'], agg: 'mean' });
     await attest(t, op, [{ kind: 'primary', cell: privateCell, band: 'indices.ndvi', tslot: 680, value: 0.9, unit: 'unitless', scope: { user_id: 'alice' } }]);

@@ -81,8 +81,18 @@ describe('POST /v1/trajectory', () => {
     const size = await t.service.store.log.size();
     const r = await post(t, '/v1/trajectory', { cell, band: 'weather.temperature_2m', window: [20_000 * DAY, 20_003 * DAY + 5] });
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.deepEqual(r.body.points.map((p: any) => [p.tslot, p.value]), [[20_000, 10], [20_001, 12], [20_003, 14.5]]);
-    assert.deepEqual(r.body.points.map((p: any) => p.fact_cid), [cids[0], cids[3], cids[2]]);
+    assert.deepEqual(
+      r.body.points.map((p: any) => [p.tslot, p.value]),
+      [
+        [20_000, 10],
+        [20_001, 12],
+        [20_003, 14.5],
+      ],
+    );
+    assert.deepEqual(
+      r.body.points.map((p: any) => p.fact_cid),
+      [cids[0], cids[3], cids[2]],
+    );
     assert.deepEqual(r.body.tslot_range, [20_000, 20_003]);
     assert.equal(r.body.points[0].start_unix, 20_000 * DAY);
     assert.ok(verifies(t, r.body.receipt));
@@ -90,7 +100,10 @@ describe('POST /v1/trajectory', () => {
     assert.equal(fake.calls.length, calls);
     assert.equal(await t.service.store.log.size(), size);
     const part = await post(t, '/v1/trajectory', { cell, band: 'weather.temperature_2m', window: [20_001 * DAY, 20_002 * DAY] });
-    assert.deepEqual(part.body.points.map((p: any) => p.tslot), [20_001]);
+    assert.deepEqual(
+      part.body.points.map((p: any) => p.tslot),
+      [20_001],
+    );
     const none = await post(t, '/v1/trajectory', { cell, band: 'indices.ndvi', window: [0, 100] });
     assert.deepEqual(none.body.points, []);
     assert.ok(verifies(t, none.body.receipt));

@@ -40,11 +40,20 @@ describe('find_similar across two responders on one PostgreSQL log', { skip: pgS
     const first = await post(b, '/v1/find_similar', { key: Q });
     assert.equal(first.status, 200, JSON.stringify(first.body));
     assert.equal(b.service.store.driver, 'postgres');
-    assert.deepEqual(first.body.neighbors.map((n: any) => n.cell), [N1]);
+    assert.deepEqual(
+      first.body.neighbors.map((n: any) => n.cell),
+      [N1],
+    );
 
     await attest(a, op, [{ kind: 'primary', cell: N2, band: 'geotessera', tslot: 55, value: q.map((x) => -x), unit: 'unitless' }]);
     const second = await post(b, '/v1/find_similar', { key: Q });
-    assert.deepEqual(second.body.neighbors.map((n: any) => [n.cell, Math.round(n.score * 1e9) / 1e9]), [[N1, 1], [N2, -1]]);
+    assert.deepEqual(
+      second.body.neighbors.map((n: any) => [n.cell, Math.round(n.score * 1e9) / 1e9]),
+      [
+        [N1, 1],
+        [N2, -1],
+      ],
+    );
     assert.equal(second.body.searched.index_complete, true);
     assert.equal(second.body.searched.log_size, await a.service.store.log.size());
   });

@@ -45,8 +45,17 @@ before(async () => {
   const real = (cell: string, value: number[], tslot = 55) => ({ kind: 'primary', cell, band: 'geotessera', tslot, value, unit: 'unitless' });
   const code = (cell: string, value: number[], tslot = 55) => ({ kind: 'primary', cell, band: 'geotessera.bin128', tslot, value: signBits(value), unit: 'bit' });
   const facts = [
-    real(Q, q), code(Q, q), real(NEAR, near), code(NEAR, near), real(MID, mid), code(MID, mid), real(FAR, far), code(FAR, far),
-    real(OLD, oldFirst, 54), real(OLD, oldNewest, 55), code(OLD, oldNewest),
+    real(Q, q),
+    code(Q, q),
+    real(NEAR, near),
+    code(NEAR, near),
+    real(MID, mid),
+    code(MID, mid),
+    real(FAR, far),
+    code(FAR, far),
+    real(OLD, oldFirst, 54),
+    real(OLD, oldNewest, 55),
+    code(OLD, oldNewest),
     { ...real(SCOPED, q), scope: { user_id: 'alice' } },
     { kind: 'absence', cell: ABSENT, band: 'geotessera', tslot: 55, value: null, absence_reason: 'outside_coverage' },
     { kind: 'primary', cell: SCALAR_ONLY, band: 'indices.ndvi', tslot: 680, value: 0.4, unit: 'unitless' },
@@ -112,7 +121,10 @@ describe('POST /v1/find_similar', () => {
 
   it('k bounds the answer', async () => {
     const r = await post(t, '/v1/find_similar', { key: Q, k: 1 });
-    assert.deepEqual(r.body.neighbors.map((n: any) => n.cell), [NEAR]);
+    assert.deepEqual(
+      r.body.neighbors.map((n: any) => n.cell),
+      [NEAR],
+    );
     assert.deepEqual(r.body.receipt.cells, [Q, NEAR]);
   });
 
@@ -136,7 +148,10 @@ describe('POST /v1/find_similar', () => {
   it('hamming_then_rerank: Hamming triage, then cosine scores from the real vectors', async () => {
     const r = await post(t, '/v1/find_similar', { key: Q, mode: 'hamming_then_rerank', k: 3 });
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.deepEqual(r.body.neighbors.map((n: any) => n.cell), [NEAR, OLD, MID]);
+    assert.deepEqual(
+      r.body.neighbors.map((n: any) => n.cell),
+      [NEAR, OLD, MID],
+    );
     assert.ok(close(r.body.neighbors[0].score, cosine(q, near)));
     assert.equal(r.body.neighbors[0].fact_cid, realCid(NEAR));
   });
@@ -145,14 +160,20 @@ describe('POST /v1/find_similar', () => {
     const r = await post(t, '/v1/find_similar', { key: `inline:${JSON.stringify(q)}`, k: 2 });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.query.kind, 'inline');
-    assert.deepEqual(r.body.neighbors.map((n: any) => n.cell), [Q, NEAR]);
+    assert.deepEqual(
+      r.body.neighbors.map((n: any) => n.cell),
+      [Q, NEAR],
+    );
     for (const n of r.body.neighbors) assert.deepEqual([n.lat, n.lng, 'lat' in n, 'lng' in n], [null, null, true, true]);
     assert.match(r.body.neighbors[0].place_label_cached, /^Paris, FR$/, 'the label still comes from the cell');
     assert.ok(close(r.body.neighbors[0].score, 1));
     assert.deepEqual(r.body.receipt.cells, [Q, NEAR]);
     const bits = await post(t, '/v1/find_similar', { key: `inline:${JSON.stringify(signBits(q))}`, band: 'geotessera.bin128', k: 1 });
     assert.equal(bits.body.mode, 'hamming', 'a binary band defaults to hamming');
-    assert.deepEqual(bits.body.neighbors.map((n: any) => [n.cell, n.score]), [[Q, 1]]);
+    assert.deepEqual(
+      bits.body.neighbors.map((n: any) => [n.cell, n.score]),
+      [[Q, 1]],
+    );
   });
 
   it('follows the log: a vector attested after a search is found by the next one', async () => {

@@ -17,9 +17,10 @@ const b = vec(2);
 let cids: string[];
 const fetched = vec(9);
 const connector = fakeConnector(['geotessera'], {
-  geotessera: (req) => req.cell === FETCHED
-    ? { status: 'value', value: fetched, provenance: { source: 'fake', ref: 'tile', captured_at: '2026-01-01T00:00:00Z', version: 'v1' }, fn: 'fake@1' }
-    : { status: 'error', reason: 'upstream answered 503', retryable: true },
+  geotessera: (req) =>
+    req.cell === FETCHED
+      ? { status: 'value', value: fetched, provenance: { source: 'fake', ref: 'tile', captured_at: '2026-01-01T00:00:00Z', version: 'v1' }, fn: 'fake@1' }
+      : { status: 'error', reason: 'upstream answered 503', retryable: true },
 });
 
 before(async () => {
@@ -89,18 +90,24 @@ describe('POST /v1/state_multi', () => {
     const r = await post(t, '/v1/state_multi', { cell: A });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.deepEqual(r.body.encoders, ['geotessera']);
-    assert.deepEqual(r.body.states.map((s: any) => [s.encoder, s.dim, s.fact_cid]), [['geotessera', 128, cids[1]]]);
+    assert.deepEqual(
+      r.body.states.map((s: any) => [s.encoder, s.dim, s.fact_cid]),
+      [['geotessera', 128, cids[1]]],
+    );
     assert.equal(r.body.receipt.primitive, 'svc.state_multi');
     assert.ok(verifies(t, r.body.receipt));
     const none = await post(t, '/v1/state_multi', { cell: ABSENT, encoders: ['geotessera'] });
     assert.deepEqual(none.body.states, []);
-    assert.deepEqual(none.body.missing.map((m: any) => [m.encoder, m.reason]), [['geotessera', 'absence']]);
+    assert.deepEqual(
+      none.body.missing.map((m: any) => [m.encoder, m.reason]),
+      [['geotessera', 'absence']],
+    );
     fails(await post(t, '/v1/state_multi', { cell: A, encoders: ['indices.ndvi'] }), 422, 'invalid_argument', 'encoders[0]');
   });
 });
 
 describe('POST /v1/state_diff', () => {
-  it('delta, L2, cosine and the residual orthogonal to a, over both sides\' facts', async () => {
+  it("delta, L2, cosine and the residual orthogonal to a, over both sides' facts", async () => {
     const r = await post(t, '/v1/state_diff', { cell: A, tslot_a: 54, tslot_b: 55 });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     const delta = b.map((x, i) => x - a[i]);

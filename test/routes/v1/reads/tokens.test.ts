@@ -22,7 +22,16 @@ before(async () => {
   [tempCid, ndviCid, capturedCid] = await attest(t, op, [
     { kind: 'primary', cell, band: 'weather.temperature_2m', tslot: 20_400, value: 24.5, unit: 'degC', signed_at: '2025-11-08T06:00:00Z' },
     { kind: 'primary', cell, band: 'indices.ndvi', tslot: 680, value: 0.61, unit: 'unitless', signed_at: '2025-11-09T10:00:00Z' },
-    { kind: 'primary', cell, band: 'indices.evi', tslot: 680, value: 0.3, unit: 'unitless', signed_at: '2025-11-09T10:00:00Z', derivation: { fn: 'x@1', sources: ['s2'], captured_at: '2025-11-03T10:21:00Z' } },
+    {
+      kind: 'primary',
+      cell,
+      band: 'indices.evi',
+      tslot: 680,
+      value: 0.3,
+      unit: 'unitless',
+      signed_at: '2025-11-09T10:00:00Z',
+      derivation: { fn: 'x@1', sources: ['s2'], captured_at: '2025-11-03T10:21:00Z' },
+    },
   ]);
 });
 after(async () => {
@@ -111,7 +120,10 @@ describe('bundles', () => {
 
     const r = await get(params, `/v1/memory_bundle/${m.body.token}`);
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.deepEqual(r.body.facts.map((f: any) => f.fact_cid), m.body.fact_cids);
+    assert.deepEqual(
+      r.body.facts.map((f: any) => f.fact_cid),
+      m.body.fact_cids,
+    );
     assert.equal(r.body.label, 'bengaluru');
     assert.deepEqual(r.body.missing, []);
     assert.ok(verifies(t, r.body.receipt));
