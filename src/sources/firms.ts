@@ -18,6 +18,7 @@
 import { tslotOf } from '../protocol/tslot.js';
 import type { ConnectorDeps, MaterializeOutcome, Materializer, MaterializeRequest, Provenance } from './contract.js';
 import { concatDetections, type Detections, FireGrid, parseFirmsCsv } from './firms-index.js';
+import { UpstreamError } from './http.js';
 import { FormatMismatch, roundTo } from './json-helpers.js';
 import { typedFailure } from './typed-failure.js';
 
@@ -88,14 +89,13 @@ export function firmsConnector(deps: ConnectorDeps, opts: FirmsOptions = {}): Fi
   const stats = { downloads: 0, notModified: 0 };
 
   /** Asks one feed (conditionally when it is held) and returns its state. */
-  const pullFeed = async (i: number, req: MaterializeRequest): Promise<FeedState> => {
+  const pullFeed = async (i: number, deadline: number): Promise<FeedState> => {
     const held = feeds[i];
     const headers: Record<string, string> = { accept: 'text/csv, text/plain;q=0.9, */*;q=0.1' };
     if (held?.etag) headers['if-none-match'] = held.etag;
     if (held?.lastModified) headers['if-modified-since'] = held.lastModified;
     const url = `${base}/${FIRMS_FEEDS[i]!.path}`;
-    // Not tied to the caller's signal: one slow caller giving up must not fail the others.
-    const res = await deps.client.request(url, { headers, deadline: req.deadline, acceptStatus: [304], maxBytes: MAX_FEED_BYTES });
+    const res = await deps.client.request(url, { headers, deadline, acceptStatus: [304], maxBytes: MAX_FEED_BYTES });
     if (res.status === 304) {
       if (!held) throw new FormatMismatch(`${FIRMS_FEEDS[i]!.path}: 304 Not Modified to an unconditional request`);
       stats.notModified++;
@@ -106,8 +106,14 @@ export function firmsConnector(deps: ConnectorDeps, opts: FirmsOptions = {}): Fi
     return { detections, etag: res.headers.get('etag') ?? undefined, lastModified: res.headers.get('last-modified') ?? undefined, checkedAt: now() };
   };
 
-  const refresh = async (req: MaterializeRequest): Promise<Snapshot> => {
-    const states = await Promise.all(FIRMS_FEEDS.map((_, i) => pullFeed(i, req)));
+  /**
+   * One refresh shared by every caller, with its own budget (two attempts of the client's
+   * timeout) rather than the first caller's: a caller that gives up gets its timeout outcome from
+   * the materializer, and the download still completes for the callers after it.
+   */
+  const refresh = async (): Promise<Snapshot> => {
+    const deadline = Date.now() + 2 * deps.client.opts.timeoutMs;
+    const states = await Promise.all(FIRMS_FEEDS.map((_, i) => pullFeed(i, deadline)));
     const changed = states.some((s, i) => s.detections !== feeds[i]?.detections);
     states.forEach((s, i) => (feeds[i] = s));
     const checkedAt = Math.min(...states.map((s) => s.checkedAt));
@@ -117,16 +123,18 @@ export function firmsConnector(deps: ConnectorDeps, opts: FirmsOptions = {}): Fi
   };
 
   /** The current snapshot: the held one while fresh, else one refresh shared by every caller. */
-  const current = (req: MaterializeRequest): Promise<Snapshot> => {
+  const current = (): Promise<Snapshot> => {
     const t = now();
     if (snapshot && t - snapshot.checkedAt < refreshMs) return Promise.resolve(snapshot);
     if (failed && t < failed.until) return Promise.reject(failed.error);
-    refreshing ??= refresh(req)
+    refreshing ??= refresh()
       .then((s) => {
         failed = undefined;
         return s;
       }, (e: unknown) => {
-        failed = { until: now() + FAILURE_HOLD_MS, error: e };
+        // A timeout is not held: the next caller may have more patience than this download had.
+        const timedOut = e instanceof UpstreamError && e.kind === 'timeout';
+        failed = timedOut ? undefined : { until: now() + FAILURE_HOLD_MS, error: e };
         throw e;
       })
       .finally(() => (refreshing = undefined));
@@ -182,7 +190,7 @@ export function firmsConnector(deps: ConnectorDeps, opts: FirmsOptions = {}): Fi
         return { status: 'error', reason: `${SOURCE}: the FIRMS 24 h files describe the present only (tslot ${req.tslot} asked, present ${present}); past days are not fetched` };
       }
       try {
-        return outcome(req, await current(req), present);
+        return outcome(req, await current(), present);
       } catch (e) {
         return typedFailure(SOURCE, e);
       }

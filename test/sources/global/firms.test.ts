@@ -154,6 +154,14 @@ describe('firmsConnector', () => {
     clock.t += FAILURE_HOLD_MS + 1;
     assert.equal(value(await c.materialize(requestAt('fire.active_count_10km', 44.52, 9.51))).value, 3);
   });
+  it('a timed-out download is a timeout outcome and is not held: the next read asks again', async () => {
+    const c = firmsConnector(depsFor(up, { timeoutMs: 120, retries: 0 }));
+    up.switches = { delay: { ms: 400, prefix: FIRMS_SNPP } };
+    const o = await c.materialize(requestAt('fire.active_count_10km', 44.52, 9.51));
+    assert.equal(o.status, 'timeout', JSON.stringify(o));
+    up.switches = {};
+    assert.equal(value(await c.materialize(requestAt('fire.active_count_10km', 44.52, 9.51))).value, 3);
+  });
   it('a held index is not served after a failed refresh (the failure is reported, nothing signed)', async () => {
     const { c, clock } = clocked();
     value(await c.materialize(requestAt('fire.active_count_10km', 44.52, 9.51)));
