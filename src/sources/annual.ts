@@ -23,9 +23,7 @@ export function slowTslotOfYear(year: number): number {
 }
 
 /** Which map answers a slot: a published year, or why none does. */
-export type AnnualPick =
-  | { year: number; /** The slot is after the newest map, which answers it (captured_at says its year). */ newest: boolean }
-  | { absent: string };
+export type AnnualPick = { year: number /** The slot is after the newest map, which answers it (captured_at says its year). */; newest: boolean } | { absent: string };
 
 /**
  * The map for slow `tslot` among the published `years` (ascending): the slot's own year when a
@@ -44,7 +42,7 @@ export function annualMapFor(tslot: number, years: readonly number[]): AnnualPic
 /** `2010, 2015-2022` for [2010, 2015, 2016, ..., 2022]. */
 export function describeYears(years: readonly number[]): string {
   const runs: string[] = [];
-  for (let i = 0; i < years.length;) {
+  for (let i = 0; i < years.length; ) {
     let j = i;
     while (j + 1 < years.length && years[j + 1] === years[j]! + 1) j++;
     runs.push(j > i ? `${years[i]}-${years[j]}` : String(years[i]));

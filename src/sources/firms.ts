@@ -128,15 +128,18 @@ export function firmsConnector(deps: ConnectorDeps, opts: FirmsOptions = {}): Fi
     if (snapshot && t - snapshot.checkedAt < refreshMs) return Promise.resolve(snapshot);
     if (failed && t < failed.until) return Promise.reject(failed.error);
     refreshing ??= refresh()
-      .then((s) => {
-        failed = undefined;
-        return s;
-      }, (e: unknown) => {
-        // A timeout is not held: the next caller may have more patience than this download had.
-        const timedOut = e instanceof UpstreamError && e.kind === 'timeout';
-        failed = timedOut ? undefined : { until: now() + FAILURE_HOLD_MS, error: e };
-        throw e;
-      })
+      .then(
+        (s) => {
+          failed = undefined;
+          return s;
+        },
+        (e: unknown) => {
+          // A timeout is not held: the next caller may have more patience than this download had.
+          const timedOut = e instanceof UpstreamError && e.kind === 'timeout';
+          failed = timedOut ? undefined : { until: now() + FAILURE_HOLD_MS, error: e };
+          throw e;
+        },
+      )
       .finally(() => (refreshing = undefined));
     return refreshing;
   };
@@ -156,11 +159,23 @@ export function firmsConnector(deps: ConnectorDeps, opts: FirmsOptions = {}): Fi
     if (what === 'nearest') {
       const near = s.grid.within(lat, lng, NEAREST_SEARCH_KM)[0];
       if (!near) {
-        return { status: 'absence', reason: 'unavailable_capability', provenance, fn, tslot, detail: `no FIRMS detection within ${NEAREST_SEARCH_KM} km of the cell in the last 24 h (fire.active_count_10km is 0)` };
+        return {
+          status: 'absence',
+          reason: 'unavailable_capability',
+          provenance,
+          fn,
+          tslot,
+          detail: `no FIRMS detection within ${NEAREST_SEARCH_KM} km of the cell in the last 24 h (fire.active_count_10km is 0)`,
+        };
       }
       const i = near.index;
       return {
-        status: 'value', value: roundTo(near.km, 3), unit: req.band.unit, provenance, fn, tslot,
+        status: 'value',
+        value: roundTo(near.km, 3),
+        unit: req.band.unit,
+        provenance,
+        fn,
+        tslot,
         args: { ...window, search_radius_km: NEAREST_SEARCH_KM, detection: detectionArgs(d, i) },
       };
     }
@@ -169,12 +184,24 @@ export function firmsConnector(deps: ConnectorDeps, opts: FirmsOptions = {}): Fi
       return { status: 'value', value: hits.length, unit: req.band.unit, provenance, fn, tslot, args: { ...window, radius_km: FIRE_RADIUS_KM } };
     }
     if (hits.length === 0) {
-      return { status: 'absence', reason: 'unavailable_capability', provenance, fn, tslot, detail: `no FIRMS detection within ${FIRE_RADIUS_KM} km of the cell in the last 24 h: no fire radiative power to report (the count is 0)` };
+      return {
+        status: 'absence',
+        reason: 'unavailable_capability',
+        provenance,
+        fn,
+        tslot,
+        detail: `no FIRMS detection within ${FIRE_RADIUS_KM} km of the cell in the last 24 h: no fire radiative power to report (the count is 0)`,
+      };
     }
     let best = hits[0]!.index;
     for (const h of hits) if (d.frp[h.index]! > d.frp[best]! || (d.frp[h.index] === d.frp[best] && d.acquired[h.index]! > d.acquired[best]!)) best = h.index;
     return {
-      status: 'value', value: roundTo(d.frp[best]!, 2), unit: req.band.unit, provenance, fn, tslot,
+      status: 'value',
+      value: roundTo(d.frp[best]!, 2),
+      unit: req.band.unit,
+      provenance,
+      fn,
+      tslot,
       args: { ...window, radius_km: FIRE_RADIUS_KM, detections: hits.length, detection: detectionArgs(d, best) },
     };
   };

@@ -77,8 +77,7 @@ export function statisticsSum(data: unknown): { sum: number; pixels: number } | 
 export function worldpopConnector(deps: ConnectorDeps): Materializer {
   const base = deps.baseUrl(SOURCE);
   const flights = new SingleFlight<unknown>();
-  const get = (url: string, req: MaterializeRequest) =>
-    flights.run(url, req.signal, async (signal) => (await deps.client.json(url, { deadline: req.deadline, signal })).data);
+  const get = (url: string, req: MaterializeRequest) => flights.run(url, req.signal, async (signal) => (await deps.client.json(url, { deadline: req.deadline, signal })).data);
 
   return {
     key: SOURCE,
@@ -108,11 +107,20 @@ export function worldpopConnector(deps: ConnectorDeps): Materializer {
         const data = await get(url, req);
         if (req.band.key === 'population.worldpop_100m') {
           const v = identifyValue(data);
-          if (v === null) return { status: 'absence', reason: 'outside_coverage', provenance, fn, tslot: req.tslot, detail: `WorldPop ${pick.year} has NoData at the cell (water or outside the mapped area)` };
+          if (v === null)
+            return { status: 'absence', reason: 'outside_coverage', provenance, fn, tslot: req.tslot, detail: `WorldPop ${pick.year} has NoData at the cell (water or outside the mapped area)` };
           return { status: 'value', value: roundTo(v, 3), unit: req.band.unit, provenance, fn, tslot: req.tslot, args };
         }
         const s = statisticsSum(data);
-        if (s === null) return { status: 'absence', reason: 'outside_coverage', provenance, fn, tslot: req.tslot, detail: `WorldPop ${pick.year} has no valid pixel in the 1 km square (water or outside the mapped area)` };
+        if (s === null)
+          return {
+            status: 'absence',
+            reason: 'outside_coverage',
+            provenance,
+            fn,
+            tslot: req.tslot,
+            detail: `WorldPop ${pick.year} has no valid pixel in the 1 km square (water or outside the mapped area)`,
+          };
         return { status: 'value', value: roundTo(s.sum, 1), unit: req.band.unit, provenance, fn, tslot: req.tslot, args: { ...args, window_m: POPULATION_WINDOW_M, valid_pixels: s.pixels } };
       } catch (e) {
         return typedFailure(SOURCE, e);

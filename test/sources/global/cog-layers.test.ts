@@ -51,7 +51,11 @@ describe('esaCciBiomassConnector', () => {
   });
   it('reads the pixel of the slot year map (LZW tile), t/ha', async () => {
     const c = make(esaCciBiomassConnector);
-    for (const [lat, lng] of [[45.2, 15.3], [41.01, 19.99], [49.3, 10.9]]) {
+    for (const [lat, lng] of [
+      [45.2, 15.3],
+      [41.01, 19.99],
+      [49.3, 10.9],
+    ]) {
       const o = value(await run(c, band, lat!, lng!, slowTslotOfYear(2020)));
       assert.equal(o.value, expected(BIOMASS_TILE, band, lat!, lng!));
       assert.equal(o.provenance.ref, 'N50E010_ESACCI-BIOMASS-L4-AGB-MERGED-100m-2020-fv6.0.tif');
@@ -132,7 +136,11 @@ describe('wsf2019Connector', () => {
   });
   it('the settlement fraction over the window, with the window in args', async () => {
     const c = make(wsf2019Connector);
-    for (const [lat, lng] of [[45.05, 9.05], [45.0123, 9.0871], [45.09, 9.01]]) {
+    for (const [lat, lng] of [
+      [45.05, 9.05],
+      [45.0123, 9.0871],
+      [45.09, 9.01],
+    ]) {
       const o = value(await run(c, band, lat!, lng!));
       const want = fraction(lat!, lng!);
       assert.equal(o.value, want.f, `${lat},${lng}`);
@@ -168,7 +176,10 @@ describe('viirsLightsConnector (operator-hosted)', () => {
   it('reads float32 radiance as the shortest decimal of the float32; 0 is a value, nodata an absence', async () => {
     const c = make(viirsLightsConnector);
     assert.deepEqual(c.bands, [band]);
-    for (const [lat, lng] of [[40.5, 10.5], [40.2, 10.9]]) {
+    for (const [lat, lng] of [
+      [40.5, 10.5],
+      [40.2, 10.9],
+    ]) {
       const o = value(await run(c, band, lat!, lng!));
       assert.equal(Math.fround(o.value as number), Math.fround(expected(LIGHTS, band, lat!, lng!)));
       assert.ok(String(o.value).length < 12, String(o.value));

@@ -50,7 +50,12 @@ describe('FIRMS CSV parsing', () => {
       [`${VIIRS_HEADER}\n${viirsRow(1, 2, 3, '2026-02-30', '0100')}`, /not a calendar day/],
       [`${VIIRS_HEADER}\n${viirsRow(1, 2, 3, day, '0100').replace(',3.00,', ',n/a,')}`, /frp "n\/a" is not a number/],
     ];
-    for (const [text, why] of bad) assert.throws(() => parseFirmsCsv(text, 0, 10), (e: Error) => e instanceof FormatMismatch && why.test(e.message), why.source);
+    for (const [text, why] of bad)
+      assert.throws(
+        () => parseFirmsCsv(text, 0, 10),
+        (e: Error) => e instanceof FormatMismatch && why.test(e.message),
+        why.source,
+      );
     assert.throws(() => parseFirmsCsv([VIIRS_HEADER, viirsRow(1, 2, 3, day, '0100'), viirsRow(1, 2, 3, day, '0100')].join('\n'), 0, 1), /exceed the 1/);
   });
   it('acquisition times are UTC', () => {
@@ -63,19 +68,35 @@ describe('FireGrid', () => {
   const grid = (rows: Array<[number, number]>) =>
     new FireGrid(concatDetections([parseFirmsCsv([VIIRS_HEADER, ...rows.map(([y, x]) => viirsRow(y, x, 1, '2026-11-20', '0100')), ''].join('\n'), 0, 100)]));
   it('finds detections within the radius across the antimeridian, nearest first', () => {
-    const g = grid([[0, 179.95], [0, -179.95], [0, 179.5], [1, 0]]);
+    const g = grid([
+      [0, 179.95],
+      [0, -179.95],
+      [0, 179.5],
+      [1, 0],
+    ]);
     const hits = g.within(0, 179.99, 20);
-    assert.deepEqual(hits.map((h) => h.index), [0, 1]);
+    assert.deepEqual(
+      hits.map((h) => h.index),
+      [0, 1],
+    );
     assert.ok(Math.abs(hits[1]!.km - distanceKm(0, 179.99, 0, -179.95)) < 1e-9);
     assert.ok(hits[0]!.km < hits[1]!.km);
   });
   it('near a pole every longitude is searched, each cell once', () => {
-    const g = grid([[89.95, 10], [89.95, -170], [89.0, 0]]);
+    const g = grid([
+      [89.95, 10],
+      [89.95, -170],
+      [89.0, 0],
+    ]);
     const hits = g.within(89.99, 100, 30);
     assert.deepEqual(hits.map((h) => h.index).sort(), [0, 1]);
   });
   it('a wide radius at high latitude visits every column once (no duplicates)', () => {
-    const g = grid([[70, 0.5], [70, 120], [70, -120]]);
+    const g = grid([
+      [70, 0.5],
+      [70, 120],
+      [70, -120],
+    ]);
     const hits = g.within(70, 0.5, 3000);
     assert.equal(new Set(hits.map((h) => h.index)).size, hits.length);
   });
@@ -113,7 +134,13 @@ describe('firmsConnector', () => {
     const { c } = clocked();
     const req = requestAt('fire.nearest_km', 44.9, 9.5);
     const o = value(await c.materialize(req));
-    const want = Math.min(...[[44.5, 9.5], [44.53, 9.52], [44.56, 9.5]].map(([y, x]) => distanceKm(req.center.lat, req.center.lng, y!, x!)));
+    const want = Math.min(
+      ...[
+        [44.5, 9.5],
+        [44.53, 9.52],
+        [44.56, 9.5],
+      ].map(([y, x]) => distanceKm(req.center.lat, req.center.lng, y!, x!)),
+    );
     assert.equal(o.value, Math.round(want * 1000) / 1000);
     assert.equal((o.args as any).detection.satellite, 'NOAA-20');
     absence(await c.materialize(requestAt('fire.nearest_km', 50, 30)), 'unavailable_capability');
@@ -128,7 +155,10 @@ describe('firmsConnector', () => {
     const o = value(await c.materialize(requestAt('fire.active_count_10km', 44.52, 9.51)));
     assert.equal(o.value, 3);
     assert.equal(up.count('/firms/'), 4);
-    assert.ok(up.requests.slice(2).every((r) => r.ifNoneMatch && r.status === 304), 'If-None-Match sent, 304 answered');
+    assert.ok(
+      up.requests.slice(2).every((r) => r.ifNoneMatch && r.status === 304),
+      'If-None-Match sent, 304 answered',
+    );
     assert.deepEqual(c.stats, { downloads: 2, notModified: 2 });
     // A changed file is downloaded again and replaces the index.
     up.firms.set(FIRMS_NOAA20, `${VIIRS_HEADER}\n`);
@@ -139,8 +169,18 @@ describe('firmsConnector', () => {
   it('concurrent reads share one refresh', async () => {
     const { c } = clocked();
     up.switches = { delay: { ms: 150, prefix: '/firms/' } };
-    const outs = await Promise.all([[44.52, 9.51], [10, 10], [44.54, 9.5], [-33.9, 151.2]].map(([y, x]) => c.materialize(requestAt('fire.active_count_10km', y!, x!))));
-    assert.deepEqual(outs.map((o) => value(o).value), [3, 0, 3, 1]);
+    const outs = await Promise.all(
+      [
+        [44.52, 9.51],
+        [10, 10],
+        [44.54, 9.5],
+        [-33.9, 151.2],
+      ].map(([y, x]) => c.materialize(requestAt('fire.active_count_10km', y!, x!))),
+    );
+    assert.deepEqual(
+      outs.map((o) => value(o).value),
+      [3, 0, 3, 1],
+    );
     assert.equal(up.count('/firms/'), 2);
   });
   it('an unreachable feed is source_fetch_failed, held for a minute without asking again', async () => {

@@ -10,8 +10,16 @@ import { build, type TestApp } from '../../support/app.js';
 import { startGlobalUpstreams, type GlobalUpstreams } from '../fixtures/global-upstreams.js';
 
 const BANDS = [
-  'builtup.wsf2019_fraction_1km', 'carbon.agb_t_per_ha', 'climate.koppen_geiger_1991_2020', 'fire.active_count_10km', 'fire.max_frp_10km',
-  'fire.nearest_km', 'gebco.elevation_m', 'lights.viirs_annual_radiance', 'population.count_1km', 'population.worldpop_100m',
+  'builtup.wsf2019_fraction_1km',
+  'carbon.agb_t_per_ha',
+  'climate.koppen_geiger_1991_2020',
+  'fire.active_count_10km',
+  'fire.max_frp_10km',
+  'fire.nearest_km',
+  'gebco.elevation_m',
+  'lights.viirs_annual_radiance',
+  'population.count_1km',
+  'population.worldpop_100m',
 ];
 const SOURCES = ['dlr_wsf2019', 'esa_cci_biomass', 'gebco', 'koppen_geiger', 'nasa_firms', 'viirs_lights', 'worldpop'];
 
@@ -50,7 +58,10 @@ describe('global layers through the service', () => {
     assert.ok(by['builtup.wsf2019_fraction_1km'].value > 0.3 && by['builtup.wsf2019_fraction_1km'].value < 0.7, String(by['builtup.wsf2019_fraction_1km'].value));
     assert.equal(by['carbon.agb_t_per_ha'].tslot, P.currentTslot('slow'));
     for (const f of r.body.facts) assert.ok(P.verifyReceipt(f.receipt, { publicKey: t.service.keys.publicKeyB32 }).valid, f.band);
-    assert.ok(r.body.materialize_notes.every((n: any) => n.status === 'materialized'), JSON.stringify(r.body.materialize_notes));
+    assert.ok(
+      r.body.materialize_notes.every((n: any) => n.status === 'materialized'),
+      JSON.stringify(r.body.materialize_notes),
+    );
   });
 
   it('a warm repeat asks no upstream (static and current slots are stored)', async () => {

@@ -79,8 +79,15 @@ describe('worldpopConnector', () => {
     assert.equal(value(await run(KM, 51.5, 7.4, 2020)).value, 0);
   });
   it('an ArcGIS error object or an HTTP error is source_fetch_failed; another shape source_format_mismatch', async () => {
-    up.worldpop = { pixel: () => { throw new Error('unused'); }, stats: () => null };
-    up.switches = { body: { text: JSON.stringify({ error: { code: 500, message: 'Error performing identify', details: [] } }), prefix: `${GLOBAL_PATHS.worldpop}/identify`, type: 'application/json' } };
+    up.worldpop = {
+      pixel: () => {
+        throw new Error('unused');
+      },
+      stats: () => null,
+    };
+    up.switches = {
+      body: { text: JSON.stringify({ error: { code: 500, message: 'Error performing identify', details: [] } }), prefix: `${GLOBAL_PATHS.worldpop}/identify`, type: 'application/json' },
+    };
     failure(await run(PIXEL, 51.5, 7.4, 2020), 'source_fetch_failed', /ArcGIS error 500/);
     up.switches = { fail: { status: 502, prefix: GLOBAL_PATHS.worldpop } };
     failure(await run(KM, 51.5, 7.4, 2020), 'source_fetch_failed', /HTTP 502/);

@@ -34,11 +34,18 @@ describe('/v1/elevation with scripted connectors', () => {
   });
   const centre = P.cellOf(LAT0 + 10 * P.PITCH_LAT_DEG, LNG0 + 15 * P.PITCH_LNG_DEG);
   const locateResp: LocateResp = {
-    cell64: centre, via: 'admin2', label: 'Wattküste', lat: P.cellCenter(centre).lat, lng: P.cellCenter(centre).lng, localized_names: {},
+    cell64: centre,
+    via: 'admin2',
+    label: 'Wattküste',
+    lat: P.cellCenter(centre).lat,
+    lng: P.cellCenter(centre).lng,
+    localized_names: {},
     neighborhood_cells: P.neighbours(centre),
     polygon_bbox: { min_lat: LAT0, min_lng: LNG0, max_lat: LAT0 + 30 * P.PITCH_LAT_DEG, max_lng: LNG0 + 40 * P.PITCH_LNG_DEG, source: 'admin2_table' },
-    polygon_sample_cells: SAMPLE, data_at_this_cell: {},
-    selected: { label: 'Wattküste', kind: 'admin2', is_high_confidence: true, reason: 'exact admin2 name', score: 0.97 }, alternatives: [],
+    polygon_sample_cells: SAMPLE,
+    data_at_this_cell: {},
+    selected: { label: 'Wattküste', kind: 'admin2', is_high_confidence: true, reason: 'exact admin2 name', score: 0.97 },
+    alternatives: [],
   };
   before(async () => {
     t = await build({}, {}, { materializers: [fake] });
@@ -52,16 +59,25 @@ describe('/v1/elevation with scripted connectors', () => {
     const by = Object.fromEntries(r.body.facts.map((f: any) => [f.band, f]));
     assert.equal(by[COP].kind, 'absence');
     assert.equal(by[GEBCO].kind, 'primary');
-    assert.deepEqual(r.body.receipt.fact_cids, r.body.facts.map((f: any) => f.fact_cid));
+    assert.deepEqual(
+      r.body.receipt.fact_cids,
+      r.body.facts.map((f: any) => f.fact_cid),
+    );
     assert.ok(verifies(t, r.body.receipt));
-    assert.ok(r.body.caveats.some((c: string) => c.startsWith(`${GEBCO} answers at the cell, where ${COP} is a signed absence`)), JSON.stringify(r.body.caveats));
+    assert.ok(
+      r.body.caveats.some((c: string) => c.startsWith(`${GEBCO} answers at the cell, where ${COP} is a signed absence`)),
+      JSON.stringify(r.body.caveats),
+    );
   });
 
   it('on land: the answer is as before (no GEBCO read)', async () => {
     const calls = fake.calls.length;
     const r = await post(t, '/v1/elevation', { lat: 47.1, lng: 8.2 });
     assert.deepEqual(r.body.bands, [COP]);
-    assert.deepEqual(r.body.facts.map((f: any) => f.band), [COP]);
+    assert.deepEqual(
+      r.body.facts.map((f: any) => f.band),
+      [COP],
+    );
     assert.equal(fake.calls.length, calls + 1);
     assert.ok(!r.body.caveats.some((c: string) => c.includes(GEBCO)));
   });
@@ -71,7 +87,13 @@ describe('/v1/elevation with scripted connectors', () => {
     assert.equal(r.mode, 'sampled');
     assert.deepEqual(r.bands, [COP, GEBCO]);
     const wetCells = SAMPLE.filter(wet);
-    assert.deepEqual(r.facts.filter((f) => f.band === GEBCO).map((f) => f.cell).sort(), [...wetCells].sort());
+    assert.deepEqual(
+      r.facts
+        .filter((f) => f.band === GEBCO)
+        .map((f) => f.cell)
+        .sort(),
+      [...wetCells].sort(),
+    );
     const cop = r.stats![COP] as any;
     assert.deepEqual([cop.n, cop.n_absent], [SAMPLE.length - wetCells.length, wetCells.length]);
     const g = r.stats![GEBCO] as any;
@@ -115,7 +137,10 @@ describe('/v1/elevation over the fixture upstreams', () => {
     json.data.elevation = () => 412.5;
     glob.reset();
     const r = await post(t, '/v1/elevation', { lat: 46.5, lng: 8.1 });
-    assert.deepEqual(r.body.facts.map((f: any) => [f.band, f.value]), [[COP, 412.5]]);
+    assert.deepEqual(
+      r.body.facts.map((f: any) => [f.band, f.value]),
+      [[COP, 412.5]],
+    );
     assert.equal(glob.requests.length, 0);
   });
 });
