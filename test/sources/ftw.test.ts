@@ -84,7 +84,8 @@ describe('ftw connector', () => {
     assert.ok(allowedUpstreams(loadConfig({}), reg).includes('https://data.source.coop/ftw/global-data/predictions/vectors/alpha/global.pmtiles'));
     const over = loadConfig({ SVC_UPSTREAM_FTW_URL: srv.url });
     assert.equal(sourceBaseUrl(over, reg, FTW_SOURCE), srv.url);
-    assert.ok(!allowedUpstreams(over, reg).some((u) => u.includes('source.coop')));
+    // Other sources live on data.source.coop too (GEBCO): only the FTW archive leaves the list.
+    assert.ok(!allowedUpstreams(over, reg).some((u) => u.includes('source.coop/ftw/')));
   });
 
   it('reads the polygons through leaf directories, with neighbouring tiles in one range', async () => {
