@@ -10,6 +10,7 @@ import { GLOBAL_LAYER_CONNECTORS } from './global-layers.js';
 import { UpstreamClient } from './http.js';
 import { JSON_CONNECTORS } from './json-connectors.js';
 import { openMeteoCustomerUrl } from './open-meteo-key.js';
+import { overtureConnectorFactory } from './overture.js';
 import { POINT_CONNECTORS } from './point-connectors.js';
 import { RASTER_CONNECTORS } from './raster-connectors.js';
 import { spiEra5 } from './spi.js';
@@ -55,7 +56,7 @@ export function allowedUpstreams(config: Config, registry: Registry): string[] {
  * Every connector factory, in priority order. This module is the one place that lists them all
  * and no connector imports it: connectors depend only on contract.ts (and json-helpers.ts).
  */
-export const CONNECTORS: readonly ConnectorFactory[] = [...JSON_CONNECTORS, ...RASTER_CONNECTORS, spiEra5, ftwConnector, ...POINT_CONNECTORS, ...GLOBAL_LAYER_CONNECTORS];
+export const CONNECTORS: readonly ConnectorFactory[] = [...JSON_CONNECTORS, ...RASTER_CONNECTORS, spiEra5, ftwConnector, ...POINT_CONNECTORS, ...GLOBAL_LAYER_CONNECTORS, overtureConnectorFactory];
 
 /** The shared client and every connector for this configuration. */
 export function buildMaterializers(config: Config, registry: Registry): { client: UpstreamClient; materializers: Materializer[] } {
