@@ -16,7 +16,7 @@ import { READ_CONCURRENCY, mapLimit } from '../reads/common.js';
 import { bandStats, parseNCells, sampleCells, samplingCaveats, type BandStats, type Reading } from './aggregate.js';
 import { hasExtent, placeBlock, placeCaveats, resolvePlace, type LocateFn, type PlaceBlock, type PlaceInput } from './place.js';
 
-export type PlaceShortcutName = 'at' | 'ndvi' | 'air' | 'lst' | 'soil' | 'water' | 'forest' | 'weather' | 'elevation';
+export type PlaceShortcutName = 'at' | 'ndvi' | 'air' | 'lst' | 'soil' | 'water' | 'forest' | 'weather' | 'elevation' | 'buildings';
 
 export interface PlaceShortcutSpec {
   name: PlaceShortcutName;
@@ -63,6 +63,11 @@ export const PLACE_SHORTCUTS: Readonly<Record<PlaceShortcutName, PlaceShortcutSp
         why: 'the Copernicus DEM has no land value there (open water), so the GEBCO 2024 grid answers: 15 arc-seconds (about 460 m), metres relative to mean sea level, negative over the sea floor',
       },
     },
+  },
+  buildings: {
+    name: 'buildings',
+    bands: ['overture.building_count_1km', 'overture.building_footprint_fraction_1km', 'overture.place_count_1km', 'overture.road_length_km_1km'],
+    defaultCells: 16, mcp: 'full', summary: 'Buildings, their footprint share, points of interest and road length in the square kilometre around a place (Overture Maps)',
   },
 };
 

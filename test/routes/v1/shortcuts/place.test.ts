@@ -156,7 +156,7 @@ describe('place shortcut validation', () => {
 describe('shortcut contract', () => {
   it('OpenAPI documents GET and POST of every place shortcut and the derived POSTs', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
-    for (const n of ['at', 'ndvi', 'air', 'lst', 'soil', 'water', 'forest', 'weather', 'elevation']) {
+    for (const n of ['at', 'ndvi', 'air', 'lst', 'soil', 'water', 'forest', 'weather', 'elevation', 'buildings']) {
       assert.ok(doc.paths[`/v1/${n}`]?.get, `GET /v1/${n}`);
       assert.ok(doc.paths[`/v1/${n}`]?.post, `POST /v1/${n}`);
     }
@@ -171,7 +171,7 @@ describe('shortcut contract', () => {
     const tools = (await get(t.app, '/v1/tools')).body.tools as Array<{ name: string; mcp: unknown; method: string }>;
     const by = new Map(tools.map((x) => [x.name, x]));
     for (const n of ['at', 'weather', 'air', 'ndvi']) assert.equal(by.get(`svc_${n}`)?.mcp, 'core', n);
-    for (const n of ['elevation', 'lst', 'soil', 'water', 'forest', 'terrain', 'spi', 'burn_severity', 'deforestation_alert', 'sar_forest_disturbance', 'rice_ch4']) assert.equal(by.get(`svc_${n}`)?.mcp, 'full', n);
+    for (const n of ['elevation', 'lst', 'soil', 'water', 'forest', 'buildings', 'terrain', 'spi', 'burn_severity', 'deforestation_alert', 'sar_forest_disturbance', 'rice_ch4']) assert.equal(by.get(`svc_${n}`)?.mcp, 'full', n);
     assert.equal(by.get('svc_ndvi_get')?.mcp, false);
   });
 
