@@ -82,7 +82,7 @@ export function decodeTile(theme: OvertureTheme, bytes: Uint8Array | null, t: Ti
           otherSegments++;
           continue;
         }
-        const parts = f.parts.flatMap((line) => clipLine(line, bounds));
+        const parts = inside(boundsOf(f.parts), bounds) ? f.parts : f.parts.flatMap((line) => clipLine(line, bounds));
         if (parts.length > 0) roads.push({ parts, box: boundsOf(parts) });
       }
     return { theme, tile: t, roads, otherSegments };
@@ -92,7 +92,9 @@ export function decodeTile(theme: OvertureTheme, bytes: Uint8Array | null, t: Ti
     const origin: Pt = [bounds.x0, bounds.y0];
     for (const f of decodeLayer(bytes, z, x, y, THEME_LAYER.buildings, GEOM_POLYGON).features) {
       if (f.id === null) throw pmtilesFormat(`tile ${tileKey(t)}: a building has neither an id property nor a feature id, so its parts in other tiles cannot be joined`);
-      const rings = f.parts.map((r) => clipRing(r, bounds)).filter((r) => r.length > 0);
+      const reach = boundsOf(f.parts);
+      // Most buildings lie inside their tile: only those reaching into the buffer are clipped.
+      const rings = inside(reach, bounds) ? f.parts : f.parts.map((r) => clipRing(r, bounds)).filter((r) => r.length > 0);
       let a2 = 0;
       let mx = 0;
       let my = 0;
@@ -104,7 +106,7 @@ export function decodeTile(theme: OvertureTheme, bytes: Uint8Array | null, t: Ti
       }
       // Nothing of it inside the tile (a buffer copy), or a sliver along the edge.
       if (a2 <= 0) continue;
-      pieces.push({ id: f.id, tile: t, rings, box: boundsOf(rings), reach: boundsOf(f.parts), a2, cx: mx / a2, cy: my / a2 });
+      pieces.push({ id: f.id, tile: t, rings, box: rings === f.parts ? reach : boundsOf(rings), reach, a2, cx: mx / a2, cy: my / a2 });
     }
   }
   return { theme, tile: t, pieces };

@@ -63,29 +63,30 @@ export const disjoint = (a: UnitRect, r: UnitRect): boolean => a.x1 <= r.x0 || a
 
 /** A closed ring clipped to a rectangle (Sutherland-Hodgman), closed again; [] when nothing is left. */
 export function clipRing(ring: readonly Pt[], r: UnitRect): Pt[] {
-  // The ring without its closing vertex.
-  let poly: Pt[] = ring.slice(0, ring.length - 1).map((p) => [p[0], p[1]]);
-  const edges: Array<{ inside: (p: Pt) => boolean; cut: (a: Pt, b: Pt) => Pt }> = [
-    { inside: (p) => p[0] >= r.x0, cut: (a, b) => [r.x0, a[1] + ((b[1] - a[1]) * (r.x0 - a[0])) / (b[0] - a[0])] },
-    { inside: (p) => p[0] <= r.x1, cut: (a, b) => [r.x1, a[1] + ((b[1] - a[1]) * (r.x1 - a[0])) / (b[0] - a[0])] },
-    { inside: (p) => p[1] >= r.y0, cut: (a, b) => [a[0] + ((b[0] - a[0]) * (r.y0 - a[1])) / (b[1] - a[1]), r.y0] },
-    { inside: (p) => p[1] <= r.y1, cut: (a, b) => [a[0] + ((b[0] - a[0]) * (r.y1 - a[1])) / (b[1] - a[1]), r.y1] },
-  ];
-  for (const e of edges) {
-    if (poly.length === 0) break;
+  // The ring without its closing vertex, clipped by each edge in turn: x >= x0, x <= x1, y >= y0, y <= y1.
+  let poly: Pt[] = ring.slice(0, ring.length - 1) as Pt[];
+  for (let edge = 0; edge < 4 && poly.length > 0; edge++) {
+    const axis = edge < 2 ? 0 : 1;
+    const bound = edge === 0 ? r.x0 : edge === 1 ? r.x1 : edge === 2 ? r.y0 : r.y1;
+    const low = edge === 0 || edge === 2;
+    const isIn = (p: Pt) => (low ? p[axis] >= bound : p[axis] <= bound);
     const out: Pt[] = [];
-    for (let i = 0; i < poly.length; i++) {
-      const cur = poly[i];
-      const prev = poly[(i + poly.length - 1) % poly.length];
-      const ci = e.inside(cur);
-      if (ci !== e.inside(prev)) out.push(e.cut(prev, cur));
-      if (ci) out.push(cur);
+    let prev = poly[poly.length - 1];
+    let prevIn = isIn(prev);
+    for (const cur of poly) {
+      const curIn = isIn(cur);
+      if (curIn !== prevIn) {
+        const t = (bound - prev[axis]) / (cur[axis] - prev[axis]);
+        out.push(axis === 0 ? [bound, prev[1] + t * (cur[1] - prev[1])] : [prev[0] + t * (cur[0] - prev[0]), bound]);
+      }
+      if (curIn) out.push(cur);
+      prev = cur;
+      prevIn = curIn;
     }
     poly = out;
   }
   if (poly.length < 3) return [];
-  poly.push([poly[0][0], poly[0][1]]);
-  return poly;
+  return [...poly, [poly[0][0], poly[0][1]]];
 }
 
 /** A line clipped to a rectangle (Liang-Barsky per segment): the runs inside it. */
