@@ -20,7 +20,7 @@ import { catalogueUrl, OVERTURE_BANDS, overtureConnector, type OvertureConnector
 import { parseCatalogue, RELEASE_TTL_MS, RETRY_HOLD_MS } from '../../src/sources/overture-release.js';
 import { clipLine, clipRing } from '../../src/sources/pmtiles/geometry.js';
 import { absence, failure, value } from './global/harness.js';
-import { BUILDING_FEATURES, CELL, EMPTY_CELL, EXPECTED, FOOTPRINT_M2, NEIGHBOUR_CELL, RELEASES, releaseArchives, WINDOW_M2 } from './fixtures/overture-scene.js';
+import { BUILDING_FEATURES, CELL, EMPTY_CELL, EXPECTED, FOOTPRINT_M2, NEIGHBOUR_CELL, PLACE_FEATURES, RELEASES, releaseArchives, WINDOW_M2 } from './fixtures/overture-scene.js';
 import { rootCatalogue, startOvertureUpstreams, themeArchive, type OvertureUpstreams } from './fixtures/overture-upstreams.js';
 
 const registry = loadRegistry();
@@ -134,6 +134,17 @@ describe('values over the 1 km window', () => {
     assert.ok(Math.abs((v.value as number) - EXPECTED.road_km) <= 0.002, `${v.value} vs ${EXPECTED.road_km}`);
     assert.equal(v.unit, 'km');
     assert.equal(v.fn, 'mvt_window_line_length@1');
+  });
+
+  it('reads each archive at the maximum zoom its header declares', async () => {
+    up.archives.set(`${LATEST}/places`, themeArchive('places', PLACE_FEATURES, { zoom: 15 }));
+    try {
+      const v = value(await read(overtureConnector(deps()), 'overture.place_count_1km'));
+      assert.equal(v.value, EXPECTED.places);
+      assert.equal(v.args!.zoom, 15);
+    } finally {
+      up.archives.set(`${LATEST}/places`, releaseArchives(LATEST).get(`${LATEST}/places`)!);
+    }
   });
 
   it('a window with no feature is a real 0 (the archives cover the globe), not an absence', async () => {
