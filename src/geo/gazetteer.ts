@@ -1,14 +1,16 @@
 /**
  * The offline gazetteer, loaded once per process on first use: GeoNames cities, Natural Earth
- * countries, the curated admin-1, wide-feature, landmark and exonym tables, and one index from a
- * normalized name to every place that carries it (so a look-up is a single Map hit).
+ * countries, the curated admin-1, wide-feature, landmark and exonym tables, the GeoNames admin-2
+ * divisions, one index from a normalized name to every place that carries it (so a look-up is a
+ * single Map hit), and a second index of the cities' GeoNames alternate names (weaker evidence:
+ * match.ts consults it when the first index misses, or when it names a far larger place).
  */
 import { CityGrid, loadCities, type CityTable } from './cities.js';
 import { loadCountries, type Country } from './countries.js';
 import { normalizeName } from './normalize.js';
-import { loadAdmin1, loadExonyms, loadLandmarks, loadWideFeatures, type Admin1, type Landmark, type WideFeature } from './tables.js';
+import { loadAdmin1, loadAdmin2, loadCityAlternates, loadExonyms, loadLandmarks, loadWideFeatures, type Admin1, type Admin2, type Landmark, type WideFeature } from './tables.js';
 
-export type EntryKind = 'city' | 'country' | 'admin1' | 'wide' | 'poi';
+export type EntryKind = 'city' | 'country' | 'admin1' | 'wide' | 'poi' | 'admin2';
 
 /** A decoded index entry: which table, which row, and whether it matched an alternate name. */
 export interface Ref {
@@ -17,8 +19,8 @@ export interface Ref {
   alias: boolean;
 }
 
-const KIND_BASE: Record<EntryKind, number> = { city: 0, country: 1 << 24, admin1: 2 << 24, wide: 3 << 24, poi: 4 << 24 };
-const KINDS: EntryKind[] = ['city', 'country', 'admin1', 'wide', 'poi'];
+const KIND_BASE: Record<EntryKind, number> = { city: 0, country: 1 << 24, admin1: 2 << 24, wide: 3 << 24, poi: 4 << 24, admin2: 5 << 24 };
+const KINDS: EntryKind[] = ['city', 'country', 'admin1', 'wide', 'poi', 'admin2'];
 
 /** Load statistics (bench and docs report them). */
 export interface GazetteerStats {
@@ -27,10 +29,14 @@ export interface GazetteerStats {
   cities: number;
   countries: number;
   admin1: number;
+  admin2: number;
   wide_features: number;
   landmarks: number;
   exonym_cities: number;
   index_keys: number;
+  /** GeoNames alternate names of cities, and the keys of their separate index. */
+  city_alternates: number;
+  alternate_keys: number;
 }
 
 export interface Gazetteer {
@@ -41,6 +47,8 @@ export interface Gazetteer {
   readonly admin1: readonly Admin1[];
   /** `${country}.${geonamesCode}` → region. */
   readonly admin1ByKey: ReadonlyMap<string, Admin1>;
+  /** GeoNames admin-2 divisions (boxes around their populated places). */
+  readonly admin2: readonly Admin2[];
   readonly wide: readonly WideFeature[];
   readonly pois: readonly Landmark[];
   /** City index → names by language (from the exonym table). */
@@ -55,6 +63,8 @@ export interface Gazetteer {
   readonly stats: GazetteerStats;
   /** Every place whose name (or alternate name) normalizes to `key`. */
   lookup(key: string): Ref[];
+  /** Cities whose GeoNames alternate names normalize to `key` (refs flagged as aliases). */
+  lookupAlternate(key: string): Ref[];
   /** All index keys sharing a first character (built on first use; the fuzzy tier scans it). */
   keysStartingWith(ch: string): readonly string[];
 }
@@ -112,7 +122,10 @@ function build(): Gazetteer {
   const wide = loadWideFeatures();
   const pois = loadLandmarks();
   const exonyms = loadExonyms();
+  const admin2 = loadAdmin2();
+  const alternates = loadCityAlternates();
   const index = new Index();
+  const altIndex = new Index();
 
   const countryPop = new Map<string, number>();
   const admin1Pop = new Map<string, number>();
@@ -124,6 +137,15 @@ function build(): Gazetteer {
     admin1Pop.set(k, (admin1Pop.get(k) ?? 0) + p);
     index.add(normalizeName(cities.name[i]), 'city', i, false);
   }
+
+  let alternateNames = 0;
+  if (alternates.size > 0)
+    for (let i = 0; i < cities.count; i++) {
+      const alts = alternates.get(cities.geonameId[i]);
+      if (!alts) continue;
+      alternateNames += alts.length;
+      for (const a of alts) altIndex.add(normalizeName(a), 'city', i, true);
+    }
 
   const cityLocalized = new Map<number, Record<string, string>>();
   for (const ex of exonyms) {
@@ -199,6 +221,10 @@ function build(): Gazetteer {
     if (bare !== a.name) pushMap(admin1Keys, normalizeName(bare), a);
   });
 
+  // Admin-2 names are indexed as written only: without their generic word many are common words
+  // ("Will", "Story", "Hunt" County), so "Will County" finds the county and "will" does not.
+  admin2.forEach((a, i) => index.add(normalizeName(a.name), 'admin2', i, false));
+
   wide.forEach((w, i) => {
     index.add(normalizeName(w.name), 'wide', i, false);
     for (const alt of w.alts) index.add(normalizeName(alt), 'wide', i, true);
@@ -216,10 +242,13 @@ function build(): Gazetteer {
     cities: cities.count,
     countries: countries.length,
     admin1: admin1.length,
+    admin2: admin2.length,
     wide_features: wide.length,
     landmarks: pois.length,
     exonym_cities: cityLocalized.size,
     index_keys: index.size,
+    city_alternates: alternateNames,
+    alternate_keys: altIndex.size,
   };
   return {
     cities,
@@ -228,6 +257,7 @@ function build(): Gazetteer {
     countryByAlpha2,
     admin1,
     admin1ByKey,
+    admin2,
     wide,
     pois,
     cityLocalized,
@@ -237,6 +267,7 @@ function build(): Gazetteer {
     admin1Pop,
     stats,
     lookup: (key) => index.get(key),
+    lookupAlternate: (key) => altIndex.get(key),
     keysStartingWith(ch) {
       if (!byFirst) {
         byFirst = new Map();

@@ -29,6 +29,14 @@ export function wrapLng(lng: number): number {
   return w === -180 && lng > 0 ? 180 : w;
 }
 
+/** The square box of half-side `halfKm` around a point (longitude wrap-aware; latitude clamped to ±90). */
+export function boxAround(lat: number, lng: number, halfKm: number): Box {
+  const dLat = halfKm / 111.195;
+  const dLng = Math.min(179.9, halfKm / (111.195 * Math.max(0.01, Math.cos(rad(lat)))));
+  const round = (x: number) => Math.round(x * 1e5) / 1e5;
+  return { min_lat: round(Math.max(-90, lat - dLat)), min_lng: round(wrapLng(lng - dLng)), max_lat: round(Math.min(90, lat + dLat)), max_lng: round(wrapLng(lng + dLng)) };
+}
+
 /** Longitudinal width of a box in degrees (wrap-aware). */
 export function boxWidth(b: Box): number {
   return b.min_lng <= b.max_lng ? b.max_lng - b.min_lng : b.max_lng + 360 - b.min_lng;

@@ -43,7 +43,7 @@ export interface OfflineMatch {
 }
 
 const CITY_BONUS: Record<string, number> = { PPLC: 0.5, PPLG: 0.4, PPLA: 0.2, PPLA2: 0.1, PPLX: -0.5, PPLH: -1, PPLQ: -1, PPLW: -1 };
-const TIER_ORDER: LocateVia[] = ['wide_bbox_table', 'country', 'admin1', 'embedded', 'pois'];
+const TIER_ORDER: LocateVia[] = ['wide_bbox_table', 'country', 'admin1', 'admin2', 'embedded', 'pois'];
 
 function localizedOf(name: string, alts: readonly string[], country?: string): Record<string, string> {
   const out: Record<string, string> = { en: name };
@@ -121,6 +121,27 @@ export function placeOf(g: Gazetteer, ref: Ref): Place {
         score: Math.max(Math.log10(pop + 1), 3) - 0.7 + alias,
         id: `geonames:admin1:${a.country}.${a.code}`,
         localized: localizedOf(a.name, a.alts, a.country),
+      };
+    }
+    case 'admin2': {
+      const a = g.admin2[ref.index];
+      const admin1 = g.admin1ByKey.get(`${a.country}.${a.admin1}`);
+      return {
+        via: 'admin2',
+        ref,
+        kind: 'admin2',
+        name: a.name,
+        label: admin1 ? `${a.name}, ${admin1.name}, ${a.country}` : `${a.name}, ${a.country}`,
+        lat: a.lat,
+        lng: a.lng,
+        country: a.country,
+        countries: [a.country],
+        admin1,
+        box: a.box,
+        population: a.population,
+        score: Math.max(Math.log10(a.population + 1), 3) - 0.9 + alias,
+        id: `geonames:admin2:${a.country}.${a.admin1}.${a.code}`,
+        localized: { en: a.name },
       };
     }
     case 'wide': {
@@ -202,10 +223,18 @@ interface Attempt {
   classStripped: boolean;
 }
 
+/**
+ * The places named `key`. GeoNames alternate names of cities are weaker evidence than names:
+ * they answer when no name matches ("Chamonix"), and otherwise only for a place at least ten
+ * times larger than every place of that name ("Madras" is Chennai, not the town in Oregon).
+ */
 function attempt(g: Gazetteer, key: string, classStripped = false): Attempt | undefined {
-  const refs = g.lookup(key);
-  if (refs.length === 0) return undefined;
-  return { places: dedupe(refs.map((r) => placeOf(g, r))), key, classStripped };
+  const named = g.lookup(key).map((r) => placeOf(g, r));
+  const alternate = g.lookupAlternate(key).map((r) => placeOf(g, r));
+  const top = Math.max(...named.map((p) => p.score));
+  const places = named.length === 0 ? alternate : [...named, ...alternate.filter((p) => p.score >= top + 1)];
+  if (places.length === 0) return undefined;
+  return { places: dedupe(places), key, classStripped };
 }
 
 function confidence(best: Place, rivals: Place[], name: string, notes: string[]): { high: boolean; reason: string } {
@@ -294,7 +323,7 @@ function judge(g: Gazetteer, found: Attempt, quals: string[], cls: FeatureClass 
     if (fitting.length > 0) places = fitting;
     else {
       const top = rank([...places])[0];
-      notes.push(`!class mismatch: asked for a ${cls.label}, resolved a ${top.kind === 'admin1' ? 'region' : top.kind.replace(/_/g, ' ')}`);
+      notes.push(`!class mismatch: asked for a ${cls.label}, resolved a ${top.kind === 'admin1' ? 'region' : top.kind === 'admin2' ? 'district' : top.kind.replace(/_/g, ' ')}`);
     }
   }
   if (found.classStripped && !notes.some((n) => n.startsWith('!class'))) notes.push(`matched '${found.key}' without the word '${cls?.label}'`);

@@ -4,14 +4,28 @@
  */
 import { countryAt } from './countries.js';
 import { subtypeOf, thinPolygon, type NetPlace } from './geocoders.js';
-import type { Box } from './geometry.js';
-import { haversineKm } from './geometry.js';
+import { boxAround, haversineKm, type Box } from './geometry.js';
 import type { Gazetteer } from './gazetteer.js';
 import type { OfflineMatch, Place } from './match.js';
 import { detectClass, nameHasClassWord, normalizeName, stripClassWords } from './normalize.js';
 import type { BboxSource, GeoJsonPolygon, LocateCandidate, LocateVia, OvertureSubtype } from './types.js';
 
 export const OVERTURE_DIVISION_SCHEMA = 'https://docs.overturemaps.org/schema/reference/divisions/division/';
+
+/**
+ * The extent of a city (docs/locate.md, "Extents"): no boundary set for cities ships with the
+ * service, so a city is the square around its point whose half-side grows with the square root
+ * of its GeoNames population: 0.015 km per sqrt(person), within [1.5, 30] km (Canberra, 368 000
+ * people: about 9 km; a town of 10 000: 1.5 km; Mumbai: 30 km). An approximation of the built-up
+ * area, not a municipal boundary; the answer says so (`extent_source: "population_scaled"`).
+ */
+export const CITY_EXTENT = { km_per_sqrt_person: 0.015, min_half_km: 1.5, max_half_km: 30 } as const;
+
+/** Half-side in km of a city's population-scaled box. */
+export function cityHalfSideKm(population: number): number {
+  const { km_per_sqrt_person: k, min_half_km: lo, max_half_km: hi } = CITY_EXTENT;
+  return Math.min(hi, Math.max(lo, k * Math.sqrt(Math.max(0, population))));
+}
 
 /** How polygon_sample_cells are drawn for this place. */
 export type SampleShape = { shape: 'point' } | { shape: 'box' } | { shape: 'country'; alpha2: string } | { shape: 'geojson' };
@@ -69,10 +83,18 @@ export function fromOffline(g: Gazetteer, m: OfflineMatch): Resolution {
     }
     case 'admin1':
       return { ...base, box: p.box, boxSource: 'admin1_table', sample: { shape: 'box' }, division: { division_id: p.id, subtype: 'region', country: p.country! } };
+    case 'admin2':
+      return { ...base, box: p.box, boxSource: 'admin2_table', sample: { shape: 'box' }, division: { division_id: p.id, subtype: 'county', country: p.country! } };
     case 'wide':
       return { ...base, box: p.box, boxSource: 'wide_bbox_table', sample: { shape: 'box' } };
     case 'city':
-      return { ...base, sample: { shape: 'point' }, division: { division_id: p.id, subtype: 'locality', country: p.country! } };
+      return {
+        ...base,
+        box: boxAround(p.lat, p.lng, cityHalfSideKm(p.population ?? 0)),
+        boxSource: 'population_scaled',
+        sample: { shape: 'box' },
+        division: { division_id: p.id, subtype: 'locality', country: p.country! },
+      };
     case 'poi':
       return { ...base, sample: { shape: 'point' } };
   }

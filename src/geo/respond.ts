@@ -10,7 +10,7 @@ import { inCountry } from './countries.js';
 import type { Gazetteer } from './gazetteer.js';
 import { boxPolygon, pointInPolygon, samplePoints, type Box } from './geometry.js';
 import { OVERTURE_DIVISION_SCHEMA, type Resolution } from './resolution.js';
-import type { GeoJsonPolygon, LocateResp } from './types.js';
+import type { ExtentSource, GeoJsonPolygon, LocateResp } from './types.js';
 
 /** Locate returns at most 64 polygon_sample_cells (docs/locate.md, "Response (LocateResp)"). */
 export const MAX_SAMPLE_CELLS = 64;
@@ -56,6 +56,31 @@ export function sampleCells(g: Gazetteer, r: Resolution, centre: string): string
   return out;
 }
 
+/**
+ * What the extent rests on, read off the box's source (so answers cached by earlier builds,
+ * which lack the field, say it too).
+ */
+export function extentSource(r: Resolution): ExtentSource {
+  if (!r.box || !r.boxSource || r.sample.shape === 'point') return 'point';
+  switch (r.boxSource) {
+    case 'country_table':
+      return 'boundary';
+    case 'admin1_table':
+    case 'wide_bbox_table':
+      return 'curated_box';
+    case 'admin2_table':
+    case 'admin3_table':
+      return 'member_places';
+    case 'population_scaled':
+      return 'population_scaled';
+    case 'nominatim_boundingbox':
+    case 'overture_division_area':
+      return r.geojson ? 'geocoder_boundary' : 'geocoder_bbox';
+    case 'centre_cell_bbox':
+      return 'point';
+  }
+}
+
 /** Every LocateResp field except data_at_this_cell (which needs the store). */
 export function locateCore(g: Gazetteer, r: Resolution): Omit<LocateResp, 'data_at_this_cell'> {
   const cell64 = cellOf(r.lat, r.lng);
@@ -68,14 +93,15 @@ export function locateCore(g: Gazetteer, r: Resolution): Omit<LocateResp, 'data_
     localized_names: r.localized,
     neighborhood_cells: neighbours(cell64),
     polygon_bbox: r.box && r.boxSource ? { ...r.box, source: r.boxSource } : { ...cellBbox(cell64), source: 'centre_cell_bbox' },
+    extent_source: extentSource(r),
     polygon_sample_cells: sampleCells(g, r, cell64),
     selected: r.selected,
     alternatives: r.alternatives,
   };
-  // A boundary when an admin tier resolved (docs/locate.md, polygon_geojson); admin-1 has a box,
-  // not a surveyed boundary.
+  // A boundary when an admin tier resolved (docs/locate.md, polygon_geojson); admin-1 and admin-2
+  // have a box, not a surveyed boundary.
   if (r.geojson) out.polygon_geojson = r.geojson;
-  else if (r.via === 'admin1' && r.box) out.polygon_geojson = boxPolygon(r.box);
+  else if ((r.via === 'admin1' || r.via === 'admin2') && r.box) out.polygon_geojson = boxPolygon(r.box);
   if (r.division) out.overture_division = { ...r.division, schema_url: OVERTURE_DIVISION_SCHEMA };
   return out;
 }

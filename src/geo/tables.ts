@@ -1,7 +1,8 @@
 /**
- * The curated tables under ./data: admin-1 regions, wide features (deserts, ranges, seas, lakes,
- * rivers, forests, parks, islands …), landmarks and city exonyms. Every row is a real place with
- * an approximate real extent or position; see docs/locate.md for sources and licences.
+ * The tables under ./data: the curated admin-1 regions, wide features (deserts, ranges, seas,
+ * lakes, rivers, forests, parks, islands …), landmarks and city exonyms, and the GeoNames-derived
+ * admin-2 divisions and city alternate names (built by scripts/build-geo-admin.ts). Every row is a
+ * real place with an approximate real extent or position; see docs/locate.md for sources and licences.
  */
 import { readFileSync } from 'node:fs';
 import type { Box } from './geometry.js';
@@ -25,6 +26,24 @@ export interface Admin1 {
   box: Box;
   lat: number;
   lng: number;
+}
+
+/** A GeoNames admin-2 division (county, district, département …) with the box of its populated places. */
+export interface Admin2 {
+  country: string;
+  /** GeoNames admin1 code of its region. */
+  admin1: string;
+  /** GeoNames admin2 code (unique within country and admin1). */
+  code: string;
+  name: string;
+  box: Box;
+  /** The seat, or the most populous place. */
+  lat: number;
+  lng: number;
+  /** Sum of its GeoNames places' populations (a ranking proxy, not a census figure). */
+  population: number;
+  /** How many populated places the box was drawn around. */
+  places: number;
 }
 
 export interface WideFeature {
@@ -92,4 +111,28 @@ export function loadLandmarks(): Landmark[] {
 export function loadExonyms(): Exonym[] {
   const data = readData<{ cities: Array<[string, string, Record<string, string>, string]> }>('exonyms.json');
   return data.cities.map(([geonamesName, country, localized, alts]) => ({ geonamesName, country, localized, alts: splitAlts(alts) }));
+}
+
+/** Admin-2 divisions (GeoNames names; boxes around their GeoNames populated places). */
+export function loadAdmin2(): Admin2[] {
+  const data = readData<{ rows: Array<[string, string, string, string, number, number, number, number, number, number, number, number]> }>('admin2.json');
+  return data.rows.map(([country, admin1, code, name, minLat, minLng, maxLat, maxLng, lat, lng, population, places]) => ({
+    country,
+    admin1,
+    code,
+    name,
+    box: { min_lat: minLat, min_lng: minLng, max_lat: maxLat, max_lng: maxLng },
+    lat,
+    lng,
+    population,
+    places,
+  }));
+}
+
+/** GeoNames alternate names of the embedded cities, by GeoNames id (Latin script; see city_alternates.json). */
+export function loadCityAlternates(): Map<number, string[]> {
+  const data = readData<{ alternates: Record<string, string> }>('city_alternates.json');
+  const out = new Map<number, string[]>();
+  for (const [id, names] of Object.entries(data.alternates)) out.set(Number(id), names.split('|'));
+  return out;
 }

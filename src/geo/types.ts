@@ -2,7 +2,27 @@
 
 export type LocateVia = 'direct_latlng' | 'wide_bbox_table' | 'country' | 'admin1' | 'admin2' | 'admin3' | 'embedded' | 'pois' | 'cache' | 'photon' | 'nominatim';
 
-export type BboxSource = 'wide_bbox_table' | 'country_table' | 'admin1_table' | 'admin2_table' | 'admin3_table' | 'nominatim_boundingbox' | 'overture_division_area' | 'centre_cell_bbox';
+export type BboxSource =
+  | 'wide_bbox_table'
+  | 'country_table'
+  | 'admin1_table'
+  | 'admin2_table'
+  | 'admin3_table'
+  | 'population_scaled'
+  | 'nominatim_boundingbox'
+  | 'overture_division_area'
+  | 'centre_cell_bbox';
+
+/**
+ * What a place's extent (polygon_bbox, polygon_sample_cells) rests on (docs/locate.md, "Extents"):
+ * `boundary` a surveyed boundary (countries: Natural Earth); `curated_box` a box curated for this
+ * project (admin-1, wide features); `member_places` the box around the GeoNames populated places
+ * of an admin-2 division; `population_scaled` a square around a city's point sized by its
+ * population; `geocoder_boundary` / `geocoder_bbox` the network geocoder's polygon or bounding box;
+ * `point` no extent (landmarks, coordinates, a place the geocoder gave as a point).
+ */
+export const EXTENT_SOURCES = ['boundary', 'curated_box', 'member_places', 'population_scaled', 'geocoder_boundary', 'geocoder_bbox', 'point'] as const;
+export type ExtentSource = (typeof EXTENT_SOURCES)[number];
 
 export type OvertureSubtype = 'country' | 'region' | 'county' | 'localadmin' | 'locality' | 'borough' | 'macrohood' | 'neighborhood' | 'microhood' | 'dependency';
 
@@ -52,6 +72,8 @@ export interface LocateResp {
   localized_names: Record<string, string>;
   neighborhood_cells: string[];
   polygon_bbox?: PolygonBbox;
+  /** What the extent rests on; locate always sets it (blocks other primitives build for a point may leave it out). */
+  extent_source?: ExtentSource;
   polygon_geojson?: GeoJsonPolygon;
   /** Up to 64 cells inside the polygon, spread evenly (the centre cell alone for a point). */
   polygon_sample_cells: string[];

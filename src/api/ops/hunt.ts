@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { loadRegistry } from '../../registry/registry.js';
 import { hunt } from '../../primitives/hunt/hunt.js';
 import { defineOperation } from '../operations.js';
-import { Closed, LocateResp, MaterializeNote, NextStep, Nullable, ServedFact, Signed } from '../schemas/responses.js';
+import { Closed, ExtentSource, LocateResp, MaterializeNote, NextStep, Nullable, ServedFact, Signed } from '../schemas/responses.js';
 
 const events = loadRegistry().huntEventList;
 
@@ -33,6 +33,7 @@ export const HuntRegion = Closed({
   is_high_confidence: Type.Optional(Type.Boolean({ description: 'the place name is not signed: check it' })),
   polygon_bbox: Closed(Box),
   polygon_geojson: LocateResp.properties.polygon_geojson,
+  extent_source: Type.Optional(ExtentSource),
   area_km2: Type.Integer({ minimum: 0 }),
 });
 

@@ -26,7 +26,8 @@ export const locateOp = defineOperation({
   path: '/v1/locate',
   summary: 'Resolve a place name or lat/lng to a cell64 (LocateResp)',
   description:
-    'Cascade: wide-feature table, countries and admin-1 regions, embedded GeoNames cities, landmarks, cache, Photon, Nominatim; `via` names the tier that answered. ' +
+    'Cascade: wide-feature table, countries, admin-1 regions, GeoNames admin-2 divisions (counties, districts), embedded GeoNames cities (with alternate names; diacritics optional both ways), landmarks, cache, Photon, Nominatim; `via` names the tier that answered. ' +
+    '`extent_source` says what polygon_bbox and polygon_sample_cells rest on (a city: a population-scaled box, not a boundary; point: no extent). ' +
     'The place string is not signed: a wrong geocode yields a valid signature for the wrong cell, so check selected.is_high_confidence (and selected.reason) before trusting place-anchored answers. ' +
     '`token` is the cell as an svc:cell:<cell64> token (an address only), accepted wherever a cell is. ' +
     'Offline tiers miss and no network geocoder is enabled → place_not_found (404); the network geocoders answered and none knows the place → no_geocoder_match (404); geocoders unreachable → source_fetch_failed (502).',

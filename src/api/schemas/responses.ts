@@ -8,6 +8,7 @@
  * (docs/protocol-notes.md) and differ by record type and by primitive.
  */
 import { Type, type TProperties, type TSchema } from '@sinclair/typebox';
+import { EXTENT_SOURCES } from '../../geo/types.js';
 
 const b32 = Type.String({ pattern: '^[a-z2-7]+$' });
 
@@ -139,6 +140,15 @@ export const NextStep = Closed({
 
 const LatLngBox = { min_lat: Type.Number(), min_lng: Type.Number(), max_lat: Type.Number(), max_lng: Type.Number() };
 
+/** What a place's extent rests on (docs/locate.md, "Extents"). */
+export const ExtentSource = Type.Union(
+  EXTENT_SOURCES.map((v) => Type.Literal(v)),
+  {
+    description:
+      "what polygon_bbox and polygon_sample_cells rest on: boundary (a surveyed boundary), curated_box, member_places (the box of an admin-2 division's populated places), population_scaled (a city: a square sized by its population), geocoder_boundary, geocoder_bbox, point (no extent)",
+  },
+);
+
 /** LocateResp (docs/locate.md, "Response (LocateResp)"): a place resolved to a cell; not signed. */
 export const LocateResp = Closed(
   {
@@ -151,6 +161,7 @@ export const LocateResp = Closed(
     localized_names: Type.Record(Type.String(), Type.String()),
     neighborhood_cells: Type.Array(Type.String()),
     polygon_bbox: Type.Optional(Closed({ ...LatLngBox, source: Type.String() })),
+    extent_source: Type.Optional(ExtentSource),
     polygon_geojson: Type.Optional(Closed({ type: Type.Union([Type.Literal('Polygon'), Type.Literal('MultiPolygon')]), coordinates: Type.Array(AnyValue) })),
     polygon_sample_cells: Type.Array(Type.String(), { description: 'up to 64 cells inside the polygon, spread evenly' }),
     overture_division: Type.Optional(Closed({ division_id: Type.String(), subtype: Type.String(), country: Type.String(), schema_url: Type.String() })),

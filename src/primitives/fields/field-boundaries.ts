@@ -111,12 +111,16 @@ function checkCap(box: Box, field: string): number {
   return km2;
 }
 
-/** The box a place stands for: its extent, or a square of radius_m around a point. */
+/**
+ * The box a place stands for: its extent, or a square of radius_m around a point. A city's
+ * population-scaled box (docs/locate.md, "Extents") is an estimate, not an extent to read field
+ * polygons over: a city counts as a point here, as it always has.
+ */
 async function placeArea(ctx: ServiceContext, query: string, radiusM: number | undefined): Promise<{ box: Box; place: NonNullable<AreaBlock['place']> }> {
   const loc = await locate(ctx, { place: query });
   const base = { query, label: loc.label, lat: loc.lat, lng: loc.lng, via: loc.via, is_high_confidence: loc.selected.is_high_confidence };
   const b = loc.polygon_bbox;
-  if (b && b.source !== 'centre_cell_bbox' && radiusM === undefined) {
+  if (b && b.source !== 'centre_cell_bbox' && b.source !== 'population_scaled' && radiusM === undefined) {
     if (b.min_lng > b.max_lng) throw invalidArgument('place', `"${query}" crosses the antimeridian; give polygon_bbox for one side of it`);
     return { box: { min_lat: b.min_lat, min_lng: b.min_lng, max_lat: b.max_lat, max_lng: b.max_lng }, place: base };
   }

@@ -1,10 +1,11 @@
 /**
  * The region of a hunt: free text through locate (its polygon when an admin tier answers, else
- * its box), or an explicit polygon_bbox. Areas beyond the hunt area cap are refused: 32 samples
- * over a continent say nothing about where an event is, so the caller is told to narrow it.
+ * its box: a named city hunts over its population-scaled box), or an explicit polygon_bbox. Areas
+ * beyond the hunt area cap are refused: 32 samples over a continent say nothing about where an
+ * event is, so the caller is told to narrow it.
  */
 import { boxAreaKm2 } from '../../geo/geometry.js';
-import type { LocateResp } from '../../geo/types.js';
+import type { ExtentSource, LocateResp } from '../../geo/types.js';
 import { invalidArgument } from '../../protocol/errors.js';
 import type { ServiceContext } from '../context/context.js';
 import { locate } from '../locate/locate.js';
@@ -27,6 +28,8 @@ export interface HuntRegion {
     is_high_confidence?: boolean;
     polygon_bbox: { min_lat: number; min_lng: number; max_lat: number; max_lng: number };
     polygon_geojson?: LocateResp['polygon_geojson'];
+    /** What the resolved extent rests on (locate's extent_source); absent for an explicit polygon_bbox. */
+    extent_source?: ExtentSource;
     area_km2: number;
   };
 }
@@ -68,7 +71,7 @@ export async function resolveRegion(ctx: ServiceContext, req: { region?: string;
 }
 
 function fromLocate(loc: LocateResp, query: string): HuntRegion {
-  const meta = { query, label: loc.label, is_high_confidence: loc.selected?.is_high_confidence };
+  const meta = { query, label: loc.label, is_high_confidence: loc.selected?.is_high_confidence, ...(loc.extent_source ? { extent_source: loc.extent_source } : {}) };
   if (loc.polygon_geojson) {
     const area = parsePolygon(loc.polygon_geojson, 'region');
     return { area, block: { source: `locate:${loc.via}:polygon`, ...meta, polygon_bbox: area.bbox, polygon_geojson: loc.polygon_geojson, area_km2: 0 } };

@@ -102,13 +102,17 @@ export function cellsRegion(ctx: ServiceContext, list: readonly string[]): Regio
   return { signed, aoi_cid: anchorId(signed), bbox: box, contains: (lat, lng) => set.has(cellOf(lat, lng)) };
 }
 
-/** A place: its outline when locate has one, else its box, else a square of radius_m around the point. */
+/**
+ * A place: its outline when locate has one, else its box, else a square of radius_m around the
+ * point. A city's population-scaled box (docs/locate.md, "Extents") is an estimate, so a city
+ * counts as a point here.
+ */
 async function placeRegion(ctx: ServiceContext, query: string, radiusM: number | undefined): Promise<Region> {
   const loc = await locate(ctx, { place: query });
   const place: PlaceBlock = { query, label: loc.label, lat: loc.lat, lng: loc.lng, via: loc.via, is_high_confidence: loc.selected.is_high_confidence };
   const b = loc.polygon_bbox;
   if (radiusM === undefined && loc.polygon_geojson) return { ...polygonRegion(loc.polygon_geojson, 'place'), place };
-  if (radiusM === undefined && b && b.source !== 'centre_cell_bbox') {
+  if (radiusM === undefined && b && b.source !== 'centre_cell_bbox' && b.source !== 'population_scaled') {
     if (b.min_lng > b.max_lng) throw invalidArgument('place', `"${query}" crosses the antimeridian; give a bbox for one side of it`);
     return { ...boxRegion(b), place };
   }

@@ -37,8 +37,12 @@ describe('POST /v1/locate', () => {
       assert.equal(b.token, `svc:cell:${b.cell64}`, 'the cell token (spec 2.5) travels with the cell');
       assert.equal(b.neighborhood_cells.length, 8);
       for (const c of b.neighborhood_cells) assert.ok(P.isCell(c));
-      assert.equal(b.polygon_bbox.source, 'centre_cell_bbox');
-      assert.deepEqual(b.polygon_sample_cells, [b.cell64]);
+      // A city's extent is a square scaled by its population (no city boundaries ship offline).
+      assert.equal(b.polygon_bbox.source, 'population_scaled');
+      assert.equal(b.extent_source, 'population_scaled');
+      assert.ok(b.polygon_bbox.min_lat < b.lat && b.lat < b.polygon_bbox.max_lat && b.polygon_bbox.min_lng < b.lng && b.lng < b.polygon_bbox.max_lng);
+      assert.ok(b.polygon_sample_cells.length > 1 && b.polygon_sample_cells.length <= 64);
+      assert.equal(b.polygon_geojson, undefined);
       assert.equal(b.overture_division.subtype, 'locality');
       assert.equal(b.overture_division.country, 'FR');
       assert.equal(b.overture_division.schema_url, 'https://docs.overturemaps.org/schema/reference/divisions/division/');
@@ -73,6 +77,18 @@ describe('POST /v1/locate', () => {
       assert.equal(r.body.polygon_geojson.type, 'Polygon');
       assert.equal(r.body.overture_division.subtype, 'region');
       assert.equal(r.body.polygon_sample_cells.length, 64);
+    });
+
+    it('an admin-2 district answers with the box of its places, subtype county', async () => {
+      const r = await locate({ place: 'Wayanad' });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.body.via, 'admin2');
+      assert.equal(r.body.label, 'Wayanad, Kerala, IN');
+      assert.equal(r.body.polygon_bbox.source, 'admin2_table');
+      assert.equal(r.body.extent_source, 'member_places');
+      assert.equal(r.body.overture_division.subtype, 'county');
+      assert.equal(r.body.selected.is_high_confidence, true);
+      assert.ok(r.body.polygon_sample_cells.length > 10);
     });
 
     it('a wide feature answers from wide_bbox_table with its box', async () => {
