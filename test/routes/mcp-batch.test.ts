@@ -32,6 +32,8 @@ async function post(body: unknown): Promise<{ status: number; json: any; retryAf
 }
 
 let nextId = 1;
+/** When the first test left the bucket empty: what refills after it depends on the time since. */
+let drainedAt = 0;
 const call = () => ({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name: 'svc_corpus_state_stats', arguments: {} } });
 
 describe('MCP batches count against the per-IP rate limit', () => {
@@ -77,6 +79,7 @@ describe('MCP batches count against the per-IP rate limit', () => {
     assert.ok(ran <= allowed, `${ran} tool calls ran in ${elapsed.toFixed(2)} s; the bucket allows ${allowed}`);
     assert.ok(ran >= BURST - 5, `${ran} calls ran: the burst is served`);
     assert.equal(ran + refused + refusedRequests * 100, 500);
+    drainedAt = Date.now();
   });
 
   it('every kind of message counts (tools/list and ping as much as tools/call)', async () => {
@@ -86,7 +89,10 @@ describe('MCP batches count against the per-IP rate limit', () => {
     const r = await post(batch);
     assert.equal(r.status, 200);
     const served = r.json.filter((m: any) => m.result).length;
-    assert.ok(served <= 7, `${served} of 20 messages served on about 5 tokens`);
+    // Tokens refilled since the bucket was drained (a loaded machine takes longer than the 500 ms
+    // wait, so the count follows the clock), plus one for the token being refilled.
+    const tokens = Math.ceil(((Date.now() - drainedAt) / 1000) * RPS) + 1;
+    assert.ok(served <= Math.min(tokens, 19), `${served} of 20 messages served on about ${tokens} tokens`);
     assert.ok(r.json.some((m: any) => m.error?.data?.code === 'rate_limited'));
   });
 
