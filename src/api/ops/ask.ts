@@ -66,6 +66,13 @@ const Routing = Closed({
   hunt_event: Nullable(Closed({ event: Type.String(), term: Type.String(), algorithm: Nullable(Type.String()) })),
   cues: Type.Array(Type.String()),
   off_topic: Nullable(Type.String()),
+  composite: Type.Optional(
+    Closed({
+      frame: Type.String({ description: 'the composite frame: health, climate, hazard or solar' }),
+      cue: Type.String({ description: 'the cue pattern that matched' }),
+      topics: Type.Array(Type.String(), { description: 'the other topics the question asks about; next_steps reads their bands' }),
+    }),
+  ),
   place_text: Nullable(Type.String()),
   place_source: Nullable(OneOf(['place', 'cell', 'latlng', 'question'] as const)),
 });

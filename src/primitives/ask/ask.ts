@@ -27,7 +27,7 @@ import { requestScope } from '../scopes/request.js';
 import { hunt, type HuntResult } from '../hunt/hunt.js';
 import { HUNT_MAX_AREA_KM2 } from '../hunt/region.js';
 import { boxAreaKm2, boxCentre, boxWidth } from '../../geo/geometry.js';
-import { dedupe, hasExtent, huntSteps, imageSteps, topicalSteps } from './steps.js';
+import { compositeSteps, dedupe, hasExtent, huntSteps, imageSteps, topicalSteps } from './steps.js';
 import { changeAnswer, corpusAnswer, huntAnswer, huntResultAnswer, outOfScopeAnswer, similarAnswer, topicalAnswer, type Composed } from './templates.js';
 import type { TimeWindow } from './time.js';
 import { understand, type Understanding } from './understand.js';
@@ -98,6 +98,7 @@ function routingBlock(u: Understanding, place: AskPlace): Record<string, unknown
     hunt_event: r.hunt ? { event: r.hunt.event, term: r.hunt.term, algorithm: r.hunt.algorithm } : null,
     cues: r.cues,
     off_topic: r.off_topic,
+    ...(r.composite ? { composite: r.composite } : {}),
     place_text: place.query ?? (u.extraction.place && u.extraction.place.kind !== 'name' ? u.extraction.place.text : null),
     place_source: place.source,
   };
@@ -112,7 +113,7 @@ export async function ask(ctx: ServiceContext, req: AskRequest, opts: { deadline
   checkRequest(req);
   const started = performance.now();
   const deadline = opts.deadline ?? Date.now() + ctx.config.timeoutSecs * 1000;
-  const u = understand(ctx.registry, req.q, ctx.now());
+  const u = understand(ctx.registry, req.q, ctx.now(), { placeGiven: req.place !== undefined || req.cell !== undefined || req.lat !== undefined });
   const r = u.routing;
   const topic: TopicEntry | undefined = r.topic ? ctx.registry.topics.get(r.topic) : undefined;
   const place = await resolveAskPlace(ctx, req, u, { deadline, offlineOnly: r.intent === 'out_of_scope' || r.intent === 'corpus' });
@@ -143,6 +144,7 @@ export async function ask(ctx: ServiceContext, req: AskRequest, opts: { deadline
   if (r.intent === 'topical' && topic && loc) {
     const huntEvent = ctx.registry.huntEventList.find((e) => e.algorithm && ctx.registry.algorithms.get(e.algorithm)?.topic === topic.key)?.event;
     steps.push(...topicalSteps({ ctx, q: req.q, topic, loc, query: place.query, missing, notes: g.notes, algorithms, huntEvent }));
+    if (r.composite) steps.push(...compositeSteps(ctx, loc.cell64, topic, r.composite.topics, r.composite.frame));
   } else if (r.intent === 'hunt' && r.hunt && huntRun) {
     steps.push(...huntRun.next_steps);
   } else if (r.intent === 'hunt' && r.hunt) {

@@ -51,6 +51,7 @@ export const SIMILAR_PATTERNS: readonly string[] = [
 export const CHANGE_PATTERNS: readonly string[] = [
   'what * changed', 'how * changed', 'has * changed', 'have * changed', 'what * change', 'changes since', 'change since', 'changed since',
   'before and after', 'what * different', 'how different', 'what is new', 'evolved', 'how * evolve*', 'how did * * change', 'has * * changed',
+  'anything * built', 'been built', 'newly built', 'new construction',
 ];
 
 /**
@@ -65,15 +66,70 @@ export const OFF_TOPIC: { always: ReadonlySet<string>; unless_strong: ReadonlySe
     'mayor', 'president', 'minister', 'governor', 'senator', 'king', 'queen', 'celebrity', 'actor', 'actress', 'singer', 'election', 'elections', 'vote',
     'recipe', 'recipes', 'cook', 'cooking', 'restaurant', 'restaurants', 'hotel', 'hotels', 'flight', 'flights', 'airline', 'ticket', 'tickets',
     'translate', 'translation', 'password', 'javascript', 'python', 'code', 'homework', 'football', 'soccer', 'basketball', 'tennis', 'match',
+    'sql', 'typescript', 'html', 'css', 'regex', 'compiler', 'stacktrace',
     'movie', 'movies', 'film', 'films', 'book', 'books', 'museum', 'museums', 'nightlife', 'bar', 'bars', 'pizza', 'wine', 'beer',
   ]),
   unless_strong: new Set([
-    'population', 'populated', 'capital', 'history', 'historical', 'language', 'languages', 'currency', 'price', 'prices', 'cost', 'rent', 'stock',
+    'capital', 'history', 'historical', 'language', 'languages', 'currency', 'price', 'prices', 'cost', 'rent', 'stock',
     'stocks', 'salary', 'tax', 'taxes', 'visa', 'crime', 'safe', 'safety', 'timezone', 'founded', 'famous', 'tourist', 'tourists', 'visit', 'train',
     'bus', 'airport', 'plane', 'distance', 'far', 'drive', 'route', 'directions', 'phone', 'university', 'school', 'team', 'score', 'buy', 'sell',
   ]),
   phrases: ['who is', 'who was', 'who won', 'write a', 'write me', 'tell me a', 'what time is it', 'time zone', 'how do i get', 'how to get', 'meaning of life', 'how are you'],
 };
+
+/**
+ * Arithmetic is never an Earth-observation question, whatever words surround it: two numbers
+ * joined by one of these words ("17 times 23", "144 divided by 12", "15 percent of 240"), or by
+ * an operator sign; or a number after "convert" (units: "convert 30 degrees Celsius to Fahrenheit").
+ */
+export const ARITHMETIC_WORDS: ReadonlySet<string> = new Set(['times', 'plus', 'minus', 'divided', 'multiplied', 'over', 'percent', 'modulo', 'squared', 'cubed', 'power']);
+/** Words that may stand between the numbers and the arithmetic word ("2 to the power 8", "144 divided by 12"). */
+export const ARITHMETIC_FILLERS: ReadonlySet<string> = new Set(['by', 'of', 'to', 'the', 'percent']);
+/** Verbs that make a question with a number arithmetic ("calculate" and "compute" are not: "compute NDVI at 48.85, 2.35"). */
+export const ARITHMETIC_VERBS: ReadonlySet<string> = new Set(['convert', 'solve', 'simplify']);
+
+/**
+ * Composite questions (docs/ask.md, "Composite questions"): a frame of words that asks about
+ * several topics at once — the health risk of a place, its climate as a whole, the natural hazards
+ * of a home, its solar potential. A frame adds evidence (a pattern's weight) to the best-scoring of
+ * its topics, or to its first topic when the question has no topic word but names a place; the
+ * others become next steps. When several frames match, the first in this order applies. A frame
+ * never routes a question that names neither a topic word nor a place, and never overrides an
+ * `always` off-topic sign or arithmetic.
+ */
+export interface CompositeFrame {
+  key: string;
+  /** Cue patterns (the syntax of topic phrases: `*` a gap of up to two words, `word*` any ending). */
+  cues: readonly string[];
+  /** The topics the frame asks about, the default first. */
+  topics: readonly string[];
+}
+export const COMPOSITE_FRAMES: readonly CompositeFrame[] = [
+  {
+    key: 'health',
+    cues: ['health', 'healthy', 'unhealthy', 'health risk*', 'asthma*', 'lung*', 'respiratory', 'heatstroke', 'heat stroke', 'allerg*', 'elderly', 'vulnerable'],
+    topics: ['air_quality', 'urban_heat', 'weather'],
+  },
+  {
+    key: 'climate',
+    cues: ['climate', 'climat*', 'climate change', 'climate-wise', 'climate wise', 'climate refuge', 'climate haven', 'global warming', 'planet warm*', 'warming planet', 'coming decades', 'future climate'],
+    topics: ['drought', 'urban_heat', 'precipitation', 'flood'],
+  },
+  {
+    key: 'hazard',
+    cues: [
+      'climate risk*', 'climate change risk*', 'natural hazard*', 'hazard*', 'natural disaster*', 'disaster*', 'natural risk*', 'risk*', 'risky',
+      'exposed to', 'exposure', 'insur*', 'underwrit*', 'safe place * buy', 'safe * buy', 'buy* * flat', 'buy* * house', 'buy* * home', 'buy* * apartment',
+      'buy* * property', 'buy* * land', 'buy* * chalet', 'buy* * cottage', 'home buyer*', 'homebuyer*', 'safe investment', 'property', 'properties',
+    ],
+    topics: ['flood', 'coastal', 'landslide', 'fire', 'urban_heat', 'snow_ice', 'terrain'],
+  },
+  {
+    key: 'solar',
+    cues: ['solar', 'rooftop*', 'photovoltaic*', 'pv', 'solar panel*'],
+    topics: ['weather', 'terrain'],
+  },
+];
 
 /**
  * Everyday, inflected and non-English words folded onto a registry keyword before matching
@@ -124,4 +180,5 @@ trees treat tread bread break bring brine shine shire spine stone store storm st
 latest lowest oldest finest truest raise raised rains ranks rated river rover power tower lower mower cover coves moves loves lives
 leave least lease cease seize sense tense dense rinse since wince mince prince space spice slice slide slope scope score shore short
 shirt smart smoke stoke spoke woke broke awake aware beware where were there their north south earth birth worth forth fourth
+turned turning turns planet planets
 `.split(/\s+/).filter(Boolean));

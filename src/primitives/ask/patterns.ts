@@ -61,10 +61,11 @@ export function findPattern(p: Pattern, tokens: readonly Token[], blocked: Reado
     const part = p.parts[pi];
     if (part.kind === 'gap') {
       // A place name fills one slot of a gap however many words it has ("water in Lake Erie clean").
+      const inName = (k: number) => blocked.has(k) || tokens[k].placeWord === true;
       let at = ti;
       for (let words = 0; words <= MAX_GAP && at <= tokens.length; words++) {
         if (walk(pi + 1, at)) return true;
-        if (at < tokens.length && blocked.has(at)) while (at + 1 < tokens.length && blocked.has(at + 1)) at++;
+        if (at < tokens.length && inName(at)) while (at + 1 < tokens.length && inName(at + 1)) at++;
         at++;
       }
       return false;

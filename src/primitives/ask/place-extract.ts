@@ -32,6 +32,12 @@ export interface Extraction {
    * locate cascade may still know them through its network tiers.
    */
   unknown?: string;
+  /**
+   * Rivers and lakes the question names (chosen or not), by the first token of their name: the
+   * router reads that token as the word "river" or "lake" in its phrase patterns ("how high is
+   * the Elbe" reads as "how high is the river").
+   */
+  water_features?: Array<{ token: number; word: 'river' | 'lake' }>;
 }
 
 const PREPOSITIONS = new Set([
@@ -278,7 +284,11 @@ function tryName(tokens: readonly Token[], from: number, to: number, blocked: Re
   let m = matchOffline(g, text);
   // A qualifier the tables do not know means the span ran past the name ("Lyon, France today").
   if (m && /not recognised/.test(m.reason)) m = undefined;
+  // Lower-case words are a name only when they spell it, spaces included: "a good year" is not Goodyear.
+  if (m && !single && slice.every((t) => t.script === 'latin' && !t.cap) && normalizeName(m.selected.label.split(',')[0]).replace(/ \(.*\)$/, '') !== normalizeName(text)) m = undefined;
   if (m && single && t0.script === 'latin' && !t0.cap && m.selected.kind === 'city' && m.selected.score < LOWER_CASE_MIN_SCORE) return undefined;
+  // Nor is it a district or a point of interest ("a song" is not Song, a district of Nigeria).
+  if (m && single && t0.script === 'latin' && !t0.cap && (m.selected.kind === 'admin2' || m.selected.via === 'admin2' || m.selected.via === 'pois')) return undefined;
   if (m) return { text, from, to, match: m, via: viaPrep ? 'preposition' : t0.script === 'latin' ? 'capitalised' : 'script' };
   // "Springfield Illinois": the tail as a qualifier of the head.
   for (let j = to; j > from; j--) {
@@ -353,9 +363,11 @@ export function extractPlace(text: string, tokens: readonly Token[], blocked: Re
     return { place: point, masked, cjk: [], others: [] };
   }
 
-  const cands: Candidate[] = [];
+  let cands: Candidate[] = [];
   let unknown: string | undefined;
   let unknownLoose: string | undefined;
+  // Capitalised runs no table knows as a whole ("Permian Basin", "Pic du Midi").
+  const runs: Run[] = [];
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i];
     if (blocked.has(i)) continue;
@@ -364,14 +376,25 @@ export function extractPlace(text: string, tokens: readonly Token[], blocked: Re
       if (ARTICLES.has(tokens[s].norm) && s + 1 < tokens.length) s++;
       const c = longestFrom(tokens, s, blocked, true);
       if (c) cands.push(c);
-      else unknown ??= capitalisedRun(tokens, s, blocked);
+      else {
+        const run = capitalisedRun(tokens, s, blocked);
+        if (run) runs.push(run);
+        unknown ??= run?.text;
+      }
     }
     if ((t.cap && !(i === 0 && OPENERS.has(t.norm))) || t.script === 'other') {
       const c = longestFrom(tokens, i, blocked, false);
       if (c) cands.push(c);
-      else if (!unknownLoose && !(i > 0 && nameWord(tokens[i - 1]) && !blocked.has(i - 1))) unknownLoose = capitalisedRun(tokens, i, blocked);
+      else if (!(i > 0 && nameWord(tokens[i - 1]) && !blocked.has(i - 1))) {
+        const run = capitalisedRun(tokens, i, blocked);
+        if (run) runs.push(run);
+        unknownLoose ??= run?.text;
+      }
     }
   }
+  // A word inside such a run is not the place on its own ("Basin" of "Permian Basin"), unless it is
+  // a country or a region ("Italy" of "Northern Italy").
+  cands = cands.filter((c) => c.via === 'preposition' || REGION_TIERS.has(c.match.selected.via) || !runs.some((r) => c.from > r.from && c.to <= r.to));
   const cjk = cjkNames(tokens);
   if (cands.length === 0 && cjk.length === 0) {
     unknown ??= unknownLoose;
@@ -384,6 +407,10 @@ export function extractPlace(text: string, tokens: readonly Token[], blocked: Re
   const kept: Candidate[] = [];
   for (const c of cands) if (!kept.some((k) => c.from >= k.from && c.to <= k.to)) kept.push(c);
   for (const k of kept) for (let i = k.from; i <= k.to; i++) masked.add(i);
+  const water_features = kept.flatMap((k) => {
+    const kind = k.match.selected.kind;
+    return kind === 'river' || kind === 'lake' ? [{ token: k.from, word: kind as 'river' | 'lake' }] : [];
+  });
 
   let best: Extracted | undefined;
   if (kept.length > 0) {
@@ -406,7 +433,7 @@ export function extractPlace(text: string, tokens: readonly Token[], blocked: Re
   }
   const chosen = best.kind === 'name' ? best.text : '';
   const others = [...kept.map((k) => k.text), ...cjk.map((c) => c.text)].filter((x) => x !== chosen && !chosen.includes(x));
-  return { place: best, masked, cjk: cjk.map((c) => c.text), others };
+  return { place: best, masked, cjk: cjk.map((c) => c.text), others, ...(water_features.length > 0 ? { water_features } : {}) };
 }
 
 /** A word that may belong to a name: capitalised or non-Latin, not a question word. */
@@ -419,19 +446,33 @@ function nameWord(t: Token): boolean {
  * word may open such a run ("Lake Taihu") but not end it; acronyms of three letters or fewer
  * ("EU", "SAR") are not names.
  */
-function capitalisedRun(tokens: readonly Token[], from: number, blocked: ReadonlySet<number>): string | undefined {
+function capitalisedRun(tokens: readonly Token[], from: number, blocked: ReadonlySet<number>): Run | undefined {
   const nameLike = (t: Token) => !blocked.has(t.i) && (t.cap || (t.script === 'other' && !isTopicWord(t) && !PREPOSITIONS.has(t.norm))) && !OPENERS.has(t.norm) && !STOP_WORDS.has(t.norm);
   let to = from;
   while (to < tokens.length && nameLike(tokens[to])) {
     to++;
     if (tokens[to - 1].after && tokens[to - 1].after !== ',') break;
+    // A lower-case particle between capitalised words belongs to the name ("Pic du Midi").
+    const p = tokens[to];
+    if (p && !p.after && NAME_PARTICLES.has(p.raw) && tokens[to + 1] && tokens[to + 1].cap && nameLike(tokens[to + 1])) to++;
   }
   while (to > from && isTopicWord(tokens[to - 1])) to--;
   if (to === from) return undefined;
   const text = spanText(tokens, from, to - 1);
   if (/^[A-Z]{1,3}$/.test(text) || text.length < 3) return undefined;
-  return text;
+  return { text, from, to: to - 1 };
 }
+
+interface Run {
+  text: string;
+  from: number;
+  to: number;
+}
+
+/** Lower-case words inside names ("Pic du Midi", "Rio de la Plata", "Den Helder" aside). */
+const NAME_PARTICLES: ReadonlySet<string> = new Set(['du', 'de', 'des', 'del', 'della', 'di', 'da', 'das', 'do', 'dos', 'la', 'le', 'van', 'von', 'der', 'den', 'el', 'al']);
+/** Tiers of a region: a word of a longer unknown name may still be one ("Northern Italy"). */
+const REGION_TIERS: ReadonlySet<string> = new Set(['country', 'admin1']);
 
 function range(a: number, b: number): number[] {
   return Array.from({ length: b - a + 1 }, (_, i) => a + i);

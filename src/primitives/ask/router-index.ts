@@ -6,7 +6,7 @@
  */
 import { editDistance } from '../../geo/normalize.js';
 import type { Registry } from '../../registry/registry.js';
-import { CHANGE_PATTERNS, CORPUS_PATTERNS, GENERIC_WORDS, NOT_TYPOS, OFF_TOPIC, SIMILAR_PATTERNS } from './lexicon.js';
+import { CHANGE_PATTERNS, COMPOSITE_FRAMES, CORPUS_PATTERNS, GENERIC_WORDS, NOT_TYPOS, OFF_TOPIC, SIMILAR_PATTERNS } from './lexicon.js';
 import { compilePattern, type Pattern } from './patterns.js';
 import { stemsOf } from './text.js';
 
@@ -33,6 +33,15 @@ export interface EventTerm {
   algorithm: string | null;
 }
 
+/** A composite frame (lexicon.ts) with its cue patterns compiled; only topics the registry has. */
+export interface FrameIndex {
+  key: string;
+  /** Its position in the lexicon: when several frames match, the first applies. */
+  order: number;
+  cues: readonly Pattern[];
+  topics: readonly string[];
+}
+
 export interface RouterIndex {
   /** Single-word keywords by stem. */
   single: ReadonlyMap<string, readonly Term[]>;
@@ -52,6 +61,8 @@ export interface RouterIndex {
   similar: readonly Pattern[];
   change: readonly Pattern[];
   offTopicPhrases: readonly Pattern[];
+  /** Composite frames, in the order they apply. */
+  frames: readonly FrameIndex[];
   topicKeys: readonly string[];
 }
 
@@ -139,6 +150,7 @@ function build(reg: Registry): RouterIndex {
     similar: SIMILAR_PATTERNS.map(compilePattern),
     change: CHANGE_PATTERNS.map(compilePattern),
     offTopicPhrases: OFF_TOPIC.phrases.map(compilePattern),
+    frames: COMPOSITE_FRAMES.map((f, order) => ({ key: f.key, order, cues: f.cues.map(compilePattern), topics: f.topics.filter((t) => reg.topics.has(t)) })).filter((f) => f.topics.length > 0),
     topicKeys: reg.topicList.map((t) => t.key),
   };
 }

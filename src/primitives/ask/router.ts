@@ -7,9 +7,9 @@
  * similar places, what changed, corpus) come from cue phrases; questions without an
  * Earth-observation topic, or with a plainly off-topic request, are out of scope.
  */
-import { AREA_WORDS, HUNT_CUES, NEGATIONS, OFF_TOPIC, STOP_WORDS, SYNONYMS } from './lexicon.js';
+import { ARITHMETIC_FILLERS, ARITHMETIC_VERBS, ARITHMETIC_WORDS, AREA_WORDS, HUNT_CUES, NEGATIONS, OFF_TOPIC, STOP_WORDS, SYNONYMS } from './lexicon.js';
 import { findPattern, type Pattern } from './patterns.js';
-import { WEIGHTS, typoFix, type EventTerm, type RouterIndex, type Term } from './router-index.js';
+import { WEIGHTS, typoFix, type EventTerm, type FrameIndex, type RouterIndex, type Term } from './router-index.js';
 import { stemsOf, type Token } from './text.js';
 
 export type Intent = 'topical' | 'hunt' | 'similar' | 'change' | 'corpus' | 'out_of_scope';
@@ -40,6 +40,20 @@ export interface RouteResult {
   hunt: { event: string; term: string; algorithm: string | null; topic: string } | null;
   /** Intent cue phrases that matched. */
   cues: string[];
+  /**
+   * A composite question (lexicon.ts, COMPOSITE_FRAMES): the frame that matched and the other
+   * topics it asks about besides the routed one (the answer lists them as next steps).
+   */
+  composite: { frame: string; cue: string; topics: string[] } | null;
+}
+
+/** What the caller knows beyond the tokens: the question text (for arithmetic signs) and whether a place is named. */
+export interface RouteContext {
+  text?: string;
+  /** The question (or the request) names a place: a composite frame alone may then route it. */
+  placeNamed?: boolean;
+  /** Rivers and lakes named in the question: their first token reads as "river" or "lake" in phrase patterns only. */
+  waterFeatures?: ReadonlyArray<{ token: number; word: string }>;
 }
 
 /** Below this total a question has no Earth-observation topic. */
@@ -79,7 +93,7 @@ function surface(tokens: readonly Token[], from: number, to: number): string {
 }
 
 /** Route a tokenized question; `masked` holds the token indices of the place and time words. */
-export function route(ix: RouterIndex, input: readonly Token[], masked: ReadonlySet<number>, cjkMasked: readonly string[] = []): RouteResult {
+export function route(ix: RouterIndex, input: readonly Token[], masked: ReadonlySet<number>, cjkMasked: readonly string[] = [], context: RouteContext = {}): RouteResult {
   // Typos first, so a misspelt word still completes a phrase ("surface temprature").
   const typos = new Set<number>();
   const tokens = input.map((t) => {
@@ -89,31 +103,58 @@ export function route(ix: RouterIndex, input: readonly Token[], masked: Readonly
     typos.add(t.i);
     return { ...t, stem: fix.stem };
   });
+  // A named river or lake stands for the word in phrases and multi-word keywords, never alone.
+  let phraseMask = masked;
+  if (context.waterFeatures?.length) {
+    const open = new Set(masked);
+    for (const f of context.waterFeatures) {
+      if (!tokens[f.token]) continue;
+      tokens[f.token] = { ...tokens[f.token], norm: f.word, stem: f.word, placeWord: true };
+      open.delete(f.token);
+    }
+    phraseMask = open;
+  }
   const stems = new Set(tokens.map((t) => t.stem));
   const matches: MatchedKeyword[] = [];
   const consumed = new Set<number>(masked);
+  // Tokens some topic keyword, pattern or frame cue accounts for: an off-topic word among them is part of a topic phrase.
+  const explained = new Set<number>();
   const add = (term: Pick<Term, 'topic' | 'keyword'>, how: MatchedKeyword['how'], weight: number, from: number, to: number, text?: string) => {
     let typo = false;
     for (let i = from; i <= to; i++) if (typos.has(i)) typo = true;
+    // Words of multi-token matches are recorded by the literal words they claimed (below), not their gaps.
+    if (from === to) explained.add(from);
     const m: MatchedKeyword = { topic: term.topic, keyword: term.keyword, matched: text ?? surface(tokens, from, to), how: typo ? 'typo' : how, weight: round3(typo ? weight * WEIGHTS.typo : weight) };
     if (negatedAt(tokens, from)) m.negated = true;
     matches.push(m);
   };
 
   // 1. Multi-token evidence, longest first: words claimed by a longer match are not re-used.
-  type Span = { from: number; to: number; literal: number[]; apply: () => void; size: number };
+  type Span = { from: number; to: number; literal: number[]; apply: () => void; size: number; frame?: boolean };
   const spans: Span[] = [];
   for (const p of ix.patterns) {
-    const m = findPattern(p.pattern, tokens, masked, stems);
+    const m = findPattern(p.pattern, tokens, phraseMask, stems);
     // A pattern's size counts its content words: "is the air *" is one word ("air") plus its frame.
     const size = m ? m.literal.filter((i) => !STOP_WORDS.has(tokens[i].norm)).length + 0.5 : 0;
     if (m) spans.push({ from: m.start, to: m.end, literal: m.literal, size, apply: () => add({ topic: p.topic, keyword: p.pattern.text }, 'pattern', p.weight, m.start, m.end) });
+  }
+  // Composite frame cues compete for words with the topic phrases: "climate change risks" (a hazard
+  // cue) takes the words from "climate change"; a cue of one word never takes a topic keyword's word.
+  const frameHits: Array<{ frame: FrameIndex; cue: string; from: number; to: number; literal: number[] }> = [];
+  for (const f of ix.frames) {
+    for (const cue of f.cues) {
+      const m = findPattern(cue, tokens, phraseMask, stems);
+      if (!m) continue;
+      const literal = m.literal.filter((i) => !STOP_WORDS.has(tokens[i].norm));
+      const hit = { frame: f, cue: cue.text, from: m.start, to: m.end, literal: m.literal };
+      spans.push({ from: m.start, to: m.end, literal: m.literal, size: literal.length, frame: true, apply: () => frameHits.push(hit) });
+    }
   }
   for (const t of ix.multi) {
     if (!stems.has(t.stems[0]) || !stems.has(t.stems[t.stems.length - 1])) continue;
     for (let s = 0; s + t.stems.length <= tokens.length; s++) {
       let ok = true;
-      for (let k = 0; k < t.stems.length && ok; k++) ok = !masked.has(s + k) && tokens[s + k].stem === t.stems[k];
+      for (let k = 0; k < t.stems.length && ok; k++) ok = !phraseMask.has(s + k) && tokens[s + k].stem === t.stems[k];
       if (!ok) continue;
       const lit = t.stems.map((_, k) => s + k);
       spans.push({ from: s, to: s + t.stems.length - 1, literal: lit, size: t.stems.length, apply: () => add(t, 'phrase', t.weight, s, s + t.stems.length - 1) });
@@ -128,7 +169,11 @@ export function route(ix: RouterIndex, input: readonly Token[], masked: Readonly
     for (const i of sp.literal) if (!owner.has(i)) owner.set(i, sp);
     sp.apply();
   }
-  for (const i of owner.keys()) consumed.add(i);
+  for (const [i, sp] of owner) {
+    if (sp.frame && sp.size < 2) continue;
+    consumed.add(i);
+    explained.add(i);
+  }
 
   // 2. Single words: by stem (a corrected typo included), then synonyms.
   for (const t of tokens) {
@@ -164,7 +209,77 @@ export function route(ix: RouterIndex, input: readonly Token[], masked: Readonly
     .map(([topic, score]) => ({ topic, score: round3(score) }))
     .sort((a, b) => b.score - a.score || strongest.get(b.topic)! - strongest.get(a.topic)! || (a.topic < b.topic ? -1 : 1));
 
-  return decide(ix, tokens, masked, matches, scores, stems);
+  // The frame's evidence, then the final ranking.
+  const composite = applyFrame(frameHits, matches, scores, tokens, context.placeNamed === true);
+  for (const h of frameHits) for (const i of h.literal) explained.add(i);
+  if (composite) {
+    totals.clear();
+    strongest.clear();
+    for (const m of matches) {
+      totals.set(m.topic, (totals.get(m.topic) ?? 0) + m.weight);
+      strongest.set(m.topic, Math.max(strongest.get(m.topic) ?? 0, m.weight));
+    }
+    scores.length = 0;
+    for (const [topic, score] of totals) scores.push({ topic, score: round3(score) });
+    scores.sort((a, b) => b.score - a.score || strongest.get(b.topic)! - strongest.get(a.topic)! || (a.topic < b.topic ? -1 : 1));
+  }
+
+  return decide(ix, tokens, masked, matches, scores, stems, explained, context, composite);
+}
+
+/**
+ * A composite frame adds a pattern's weight to the best-scoring of its topics; when none of them
+ * scored, to its first topic, and only if no other topic scored and the question names a place
+ * (a frame word alone — "healthy", "risk" — is not a question about a place). The frame that
+ * applies is the first (lexicon order) among those whose cue kept its words.
+ */
+function applyFrame(
+  hits: ReadonlyArray<{ frame: FrameIndex; cue: string; from: number; to: number }>,
+  matches: MatchedKeyword[],
+  scores: ReadonlyArray<{ topic: string; score: number }>,
+  tokens: readonly Token[],
+  placeNamed: boolean,
+): { frame: string; cue: string; boosted: string } | null {
+  if (hits.length === 0) return null;
+  const byFrame = [...hits].sort((a, b) => a.frame.order - b.frame.order || a.from - b.from);
+  for (const h of byFrame) {
+    const inFrame = scores.filter((s) => h.frame.topics.includes(s.topic));
+    let target: string | undefined;
+    if (inFrame.length > 0) target = inFrame[0].topic;
+    else if (!scores.some((s) => s.score >= SCORE_THRESHOLD) && placeNamed) target = h.frame.topics[0];
+    if (!target) continue;
+    const m: MatchedKeyword = { topic: target, keyword: `${h.frame.key} frame: ${h.cue}`, matched: surface(tokens, h.from, h.to), how: 'pattern', weight: WEIGHTS.pattern };
+    if (negatedAt(tokens, h.from)) m.negated = true;
+    matches.push(m);
+    return { frame: h.frame.key, cue: h.cue, boosted: target };
+  }
+  return null;
+}
+
+/**
+ * Arithmetic in a question (lexicon.ts, ARITHMETIC_WORDS): two numbers joined by an operator sign
+ * or an arithmetic word, a percentage of a number, a square root, or a conversion of a number.
+ * Returns the words that show it.
+ */
+export function arithmetic(tokens: readonly Token[], text = ''): string | undefined {
+  // A minus sign is not read: dates ("2021-03-01"), ranges ("2019 - 2022") and coordinates use it.
+  const sign = /\d\s*[+*×÷^=]\s*-?\d|\d\s+\/\s+\d|\d\s*%\s*of\s+\d|\bsquare root of\s+-?\d/i.exec(text);
+  if (sign) return sign[0];
+  const isNumber = (t: Token | undefined) => t?.script === 'digits';
+  const numberNear = (i: number, step: 1 | -1) => {
+    for (let j = i + step, n = 0; j >= 0 && j < tokens.length && n < 3; j += step, n++) {
+      if (isNumber(tokens[j])) return true;
+      if (!ARITHMETIC_FILLERS.has(tokens[j].norm)) return false;
+    }
+    return false;
+  };
+  for (const t of tokens) {
+    if (!ARITHMETIC_WORDS.has(t.norm)) continue;
+    const unary = t.norm === 'squared' || t.norm === 'cubed';
+    if (numberNear(t.i, -1) && (unary || numberNear(t.i, 1))) return t.raw;
+  }
+  if (tokens.some((t) => ARITHMETIC_VERBS.has(t.norm)) && tokens.some(isNumber)) return tokens.find((t) => ARITHMETIC_VERBS.has(t.norm))!.raw;
+  return undefined;
 }
 
 function firstPattern(patterns: readonly Pattern[], tokens: readonly Token[], blocked: ReadonlySet<number>, stems: ReadonlySet<string>): string | undefined {
@@ -202,15 +317,33 @@ function huntCue(tokens: readonly Token[], masked: ReadonlySet<number>): string 
   return undefined;
 }
 
-function offTopic(ix: RouterIndex, tokens: readonly Token[], masked: ReadonlySet<number>, stems: ReadonlySet<string>): { word: string; always: boolean } | undefined {
+function offTopic(ix: RouterIndex, tokens: readonly Token[], masked: ReadonlySet<number>, stems: ReadonlySet<string>, explained: ReadonlySet<number>): { word: string; always: boolean } | undefined {
   const phrase = firstPattern(ix.offTopicPhrases, tokens, masked, stems);
   if (phrase) return { word: phrase, always: true };
   for (const t of tokens) if (!masked.has(t.i) && OFF_TOPIC.always.has(t.norm)) return { word: t.raw, always: true };
-  for (const t of tokens) if (!masked.has(t.i) && OFF_TOPIC.unless_strong.has(t.norm)) return { word: t.raw, always: false };
+  // A word such as "stock" or "safe" inside a topic phrase ("carbon stock", "safe to breathe") is the topic's.
+  for (const t of tokens) if (!masked.has(t.i) && !explained.has(t.i) && OFF_TOPIC.unless_strong.has(t.norm)) return { word: t.raw, always: false };
   return undefined;
 }
 
-function decide(ix: RouterIndex, tokens: readonly Token[], masked: ReadonlySet<number>, matches: MatchedKeyword[], scores: RouteResult['scores'], stems: ReadonlySet<string>): RouteResult {
+/** "climate change" is not a what-changed question: its words are kept from the change patterns. */
+function climateChange(tokens: readonly Token[]): Set<number> {
+  const out = new Set<number>();
+  for (let i = 0; i + 1 < tokens.length; i++) if (tokens[i].norm.startsWith('climat') && tokens[i + 1].stem === 'chang') out.add(i).add(i + 1);
+  return out;
+}
+
+function decide(
+  ix: RouterIndex,
+  tokens: readonly Token[],
+  masked: ReadonlySet<number>,
+  matches: MatchedKeyword[],
+  scores: RouteResult['scores'],
+  stems: ReadonlySet<string>,
+  explained: ReadonlySet<number>,
+  context: RouteContext,
+  frame: { frame: string; cue: string; boosted: string } | null,
+): RouteResult {
   const top = scores[0];
   const base: RouteResult = {
     intent: 'topical',
@@ -223,6 +356,7 @@ function decide(ix: RouterIndex, tokens: readonly Token[], masked: ReadonlySet<n
     negated: matches.some((m) => m.negated),
     hunt: null,
     cues: [],
+    composite: null,
   };
   const ranked = (first?: string) => {
     const list = scores.filter((s) => top && s.score >= top.score * 0.5).map((s) => s.topic);
@@ -231,7 +365,10 @@ function decide(ix: RouterIndex, tokens: readonly Token[], masked: ReadonlySet<n
   };
   const outOfScope = (why: string | null): RouteResult => ({ ...base, intent: 'out_of_scope', topic: null, matched_topics: [], out_of_scope: true, off_topic: why, hunt: null });
 
-  const off = offTopic(ix, tokens, masked, stems);
+  // Arithmetic and plainly off-topic requests are refused whatever else the question says.
+  const sums = arithmetic(tokens, context.text);
+  if (sums) return outOfScope(sums);
+  const off = offTopic(ix, tokens, masked, stems, explained);
   if (off && (off.always || !top || top.score < STRONG_SCORE)) return outOfScope(off.word);
 
   const corpus = firstPattern(ix.corpus, tokens, masked, stems);
@@ -241,7 +378,7 @@ function decide(ix: RouterIndex, tokens: readonly Token[], masked: ReadonlySet<n
   }
   const similar = firstPattern(ix.similar, tokens, NONE, stems);
   if (similar) return { ...base, intent: 'similar', topic: 'similarity', matched_topics: ranked('similarity'), cues: [similar] };
-  const change = firstPattern(ix.change, tokens, NONE, stems);
+  const change = firstPattern(ix.change, tokens, climateChange(tokens), stems);
   if (change) return { ...base, intent: 'change', topic: 'change_detection', matched_topics: ranked('change_detection'), cues: [change] };
 
   const event = findEvent(ix, tokens, masked, stems);
@@ -257,5 +394,10 @@ function decide(ix: RouterIndex, tokens: readonly Token[], masked: ReadonlySet<n
     };
   }
   if (!top || top.score < SCORE_THRESHOLD) return outOfScope(null);
-  return { ...base, matched_topics: ranked() };
+  const matched_topics = ranked();
+  if (!frame) return { ...base, matched_topics };
+  // A composite question: the routed topic answers, the frame's other topics are listed.
+  const fr = ix.frames.find((f) => f.key === frame.frame)!;
+  const others = [...matched_topics.slice(1).filter((t) => fr.topics.includes(t)), ...fr.topics.filter((t) => t !== top.topic && !matched_topics.includes(t))].slice(0, 3);
+  return { ...base, matched_topics, composite: { frame: frame.frame, cue: frame.cue, topics: others } };
 }

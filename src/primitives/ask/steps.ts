@@ -76,6 +76,25 @@ export function topicalSteps(x: TopicalSteps): NextStep[] {
   return dedupe(steps);
 }
 
+/**
+ * Next steps of a composite question (router.ts, `composite`): the answer reads the routed topic;
+ * each other topic the question asks about gets one recall of its bands at the same cell (those
+ * not already read), so the caller can complete the picture with literal calls.
+ */
+export function compositeSteps(ctx: ServiceContext, cell: string, routed: TopicEntry, others: readonly string[], frame: string): NextStep[] {
+  const read = new Set(routed.bands);
+  const steps: NextStep[] = [];
+  for (const key of others) {
+    const t = ctx.registry.topics.get(key);
+    if (!t) continue;
+    const bands = plainBands(ctx.registry, t.bands).filter((b) => !read.has(b));
+    if (bands.length === 0) continue;
+    for (const b of bands) read.add(b);
+    steps.push(recallStep(cell, bands, `the ${t.title.toLowerCase()} side of this ${frame} question (topic ${t.key}): reads its bands at the same cell`));
+  }
+  return steps;
+}
+
 /** Next steps of a hunt question: the hunt call (not served yet) and today's workaround read. */
 export function huntSteps(ctx: ServiceContext, event: string, algorithm: string | null, loc: LocateResp | null, region: string | undefined): NextStep[] {
   const steps: NextStep[] = [];

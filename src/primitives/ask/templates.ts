@@ -208,7 +208,17 @@ export function topicalAnswer(x: TopicalInput): Composed {
   const c = confidenceClause(x.loc, x.query);
   if (c) d.note(c);
   if (x.routing.negated) d.note('The question is phrased with a negation; the readings above answer it either way');
+  const comp = compositeClause(x.reg, x.topic, x.routing);
+  if (comp) d.note(comp);
   return d.done(shown);
+}
+
+/** A composite question: which topic this answer reads and which others next_steps reads. */
+function compositeClause(reg: Registry, topic: TopicEntry, routing: RouteResult): string | undefined {
+  const c = routing.composite;
+  if (!c || c.topics.length === 0) return undefined;
+  const titles = c.topics.map((k) => reg.topics.get(k)?.title.toLowerCase() ?? k).join('; ');
+  return `This question spans several topics (${c.frame}): this answer reads ${topic.title.toLowerCase()}; next_steps reads ${titles} at the same cell`;
 }
 
 /** A hunt question: the hunt primitive is not served yet, said plainly (no hotspots invented). */

@@ -24,6 +24,8 @@ export interface Token {
   script: Script;
   /** Punctuation right after the token (`,`, `?`, `.` …), or '' when none. */
   after: string;
+  /** Set by the router on a place-name token it reads as a word ("the Elbe" as "river"): with the rest of the name it fills one gap slot. */
+  placeWord?: boolean;
 }
 
 // A word: letters, combining marks and digits, with inner apostrophes ("d'Ivoire") and one inner

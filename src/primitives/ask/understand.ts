@@ -46,11 +46,14 @@ export function routeQuestion(reg: Registry, q: string, now: Date): { tokens: To
   const text = preprocess(q);
   const tokens = tokenize(text);
   const time = parseTime(text, now);
-  return { tokens, time, routing: route(ix, tokens, timeMask(tokens, time)) };
+  return { tokens, time, routing: route(ix, tokens, timeMask(tokens, time), [], { text }) };
 }
 
-/** The full reading: time, place words (offline gazetteer) and routing with both masked. */
-export function understand(reg: Registry, q: string, now: Date): Understanding {
+/**
+ * The full reading: time, place words (offline gazetteer) and routing with both masked.
+ * `placeGiven`: the request names the place outside the question (place, cell or lat and lng).
+ */
+export function understand(reg: Registry, q: string, now: Date, opts: { placeGiven?: boolean } = {}): Understanding {
   const ix = index(reg);
   const text = preprocess(q);
   const tokens = tokenize(text);
@@ -58,5 +61,6 @@ export function understand(reg: Registry, q: string, now: Date): Understanding {
   const blocked = timeMask(tokens, time);
   const extraction = extractPlace(text, tokens, blocked);
   const masked = new Set([...blocked, ...extraction.masked]);
-  return { text, tokens, time, extraction, routing: route(ix, tokens, masked, extraction.cjk) };
+  const placeNamed = opts.placeGiven === true || extraction.place !== undefined || extraction.unknown !== undefined;
+  return { text, tokens, time, extraction, routing: route(ix, tokens, masked, extraction.cjk, { text, placeNamed, waterFeatures: extraction.water_features }) };
 }

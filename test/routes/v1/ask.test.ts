@@ -163,6 +163,34 @@ describe('POST /v1/ask', () => {
     assert.match(r.body.answer, /outside what this service answers/);
   });
 
+  it('arithmetic is out of scope even beside topic words, and says why', async () => {
+    const q = 'Convert 30 degrees Celsius to Fahrenheit';
+    const r = await ask({ q });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.matched_topic, null);
+    assert.equal(r.body.topic_routing.routing.off_topic, 'Convert');
+    assert.deepEqual(r.body.receipt.fact_cids, []);
+  });
+
+  it('a composite question reads its most relevant topic and offers the others as recalls at the same cell', async () => {
+    const q = 'What is the climate risk for my home in Lyon, France?';
+    const r = await ask({ q });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    signedAnswer(r.body, q);
+    assert.equal(r.body.matched_topic, 'flood');
+    const c = r.body.topic_routing.routing.composite;
+    assert.equal(c.frame, 'hazard');
+    assert.ok(c.topics.length > 0 && !c.topics.includes('flood'));
+    assert.match(r.body.answer, /spans several topics \(hazard\): this answer reads floods and inundation; next_steps reads/);
+    const cell = r.body.place_resolved.cell64;
+    for (const key of c.topics) {
+      const step = r.body.next_steps.find((s: any) => s.action === 'recall' && s.why.includes(`(topic ${key})`));
+      assert.ok(step, `a recall for ${key}`);
+      assert.equal(step.body.cell, cell);
+      assert.ok(step.body.bands.length > 0);
+    }
+  });
+
   it('a hunt question over a large place runs the hunt over its central part: every sample reported, no invented hotspots', async () => {
     const q = 'Where are the floods in Bangladesh?';
     const r = await ask({ q });

@@ -47,7 +47,7 @@ export interface ItemResult {
   placeOk: boolean | null;
   /** What the place reading found: a gazetteer label, the words passed on to locate, a point or a cell. */
   placeGot: string | null;
-  /** Composite items: how many of the `also` topics the routing ranked among its matched topics. */
+  /** Composite items: how many of the `also` topics the routing lists (matched topics, or the composite frame's topics). */
   alsoRanked?: number;
 }
 
@@ -86,7 +86,7 @@ export function scoreItem(reg: Registry, item: EvalItem, now: Date): ItemResult 
     placeOk: item.topic === OUT_OF_SCOPE ? null : placeMatches(item.place, found),
     placeGot: found.label ?? found.text,
   };
-  if (item.also) res.alsoRanked = item.also.filter((t) => r.matched_topics.includes(t)).length;
+  if (item.also) res.alsoRanked = item.also.filter((t) => r.matched_topics.includes(t) || r.composite?.topics.includes(t) === true).length;
   return res;
 }
 
@@ -104,7 +104,7 @@ export interface HalfSummary {
   false_refusals: number;
   /** Topic accuracy by kind (topic, family:…, composite). */
   by_kind: Record<string, { n: number; topic_accuracy: number }>;
-  /** Composite items: the share of their `also` topics ranked among the matched topics. */
+  /** Composite items: the share of their `also` topics the routing lists (matched topics or the composite frame's). */
   composite_also_ranked: number | null;
 }
 
@@ -139,6 +139,11 @@ export function summarize(results: readonly ItemResult[]): HalfSummary {
         )
       : null,
   };
+}
+
+/** A held-out summary: by kind only as topic, family and composite (a breakdown per family would name single items). */
+export function coarse(s: HalfSummary): HalfSummary {
+  return { ...s, by_kind: Object.fromEntries(Object.entries(s.by_kind).filter(([k]) => !k.startsWith('family:'))) };
 }
 
 /** The misses of a half, for tuning only: topic misses with their confusion pairs, and place misses. */
