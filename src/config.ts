@@ -105,32 +105,79 @@ export const CONFIG_VARS: readonly VarSpec[] = [
   { name: 'SVC_RATE_LIMIT_BURST', default: '120', description: 'per-IP burst' },
   { name: 'SVC_TIMEOUT_SECS', default: '40', description: 'gateway timeout, clamped to 1..600' },
   { name: 'SVC_MATERIALIZER_TIMEOUT_SECS', default: '14', description: 'upstream timeout per request, clamped to 2..240' },
-  { name: 'SVC_OPEN_METEO_API_KEY', default: '', description: 'Open-Meteo customer API key (commercial use): when set, every Open-Meteo connector (forecast, archive, air quality, elevation, flood, marine) calls the customer-<api>.open-meteo.com host of its API and sends apikey=; unset: the free hosts, non-commercial use only (docs/sources.md)' },
+  {
+    name: 'SVC_OPEN_METEO_API_KEY',
+    default: '',
+    description:
+      'Open-Meteo customer API key (commercial use): when set, every Open-Meteo connector (forecast, archive, air quality, elevation, flood, marine) calls the customer-<api>.open-meteo.com host of its API and sends apikey=; unset: the free hosts, non-commercial use only (docs/sources.md)',
+  },
   { name: 'SVC_BODY_LIMIT_BYTES', default: '4194304', description: 'largest accepted request body' },
   { name: 'SVC_ATTESTER_KEYS', default: '', description: 'operator-listed attester public keys (b32, comma-separated)' },
   { name: 'SVC_REVOKED_KEYS', default: '', description: 'revoked attester keys (b32, comma-separated)' },
   { name: 'SVC_DEVICE_KEYS', default: '', description: 'enrolled device keys (b32, comma-separated)' },
-  { name: 'SVC_REVOKER_KEYS', default: '', description: 'operator keys that may revoke any other key (b32, comma-separated); a key listed only to write revokes nobody but itself and the devices it vouched for' },
+  {
+    name: 'SVC_REVOKER_KEYS',
+    default: '',
+    description: 'operator keys that may revoke any other key (b32, comma-separated); a key listed only to write revokes nobody but itself and the devices it vouched for',
+  },
   { name: 'SVC_LOG_LEVEL', default: 'info', description: 'fastify log level (silent, error, warn, info, debug)' },
   { name: 'SVC_SEGMENT_MAX_BYTES', default: '1073741824', description: 'transparency-log segment cap' },
   { name: 'SVC_MAX_CONNECTIONS_PER_IP', default: '64', description: 'open connections one remote address may hold (1..1000000); more are closed as they are accepted' },
-  { name: 'SVC_SCOPE_KEYS', default: '', description: 'scope bindings (JSON): {"org_id:acme": ["<b32 key>", ...], "user_id:alice": [...]}; a scope with a configured member is written and read only by its keys (docs/scopes.md)' },
+  {
+    name: 'SVC_SCOPE_KEYS',
+    default: '',
+    description: 'scope bindings (JSON): {"org_id:acme": ["<b32 key>", ...], "user_id:alice": [...]}; a scope with a configured member is written and read only by its keys (docs/scopes.md)',
+  },
   { name: 'SVC_SCOPE_BEARER_TTL_SECS', default: '900', description: 'longest life of a scope read bearer (POST /v1/scope_bearer), 60..86400 s' },
   { name: 'SVC_BUNDLE_QUOTA_COUNT', default: '100', description: 'new bundles one client address (an IPv6 /64) may store per window (1..1000000); re-minting a stored bundle is free' },
   { name: 'SVC_BUNDLE_QUOTA_BYTES', default: '1048576', description: 'bytes of new bundle definitions one client address may store per window (1024..1073741824)' },
   { name: 'SVC_BUNDLE_QUOTA_WINDOW_SECS', default: '3600', description: 'window of the bundle quota, 1..86400 s; beyond it: 429 rate_limited with retry_after' },
-  { name: 'SVC_WITNESS_KEYS', default: '', description: 'witness keys the operator knows: <b32 key>=<operator name>, comma-separated; only these count in independent_operators, others are listed as unverified' },
+  {
+    name: 'SVC_WITNESS_KEYS',
+    default: '',
+    description: 'witness keys the operator knows: <b32 key>=<operator name>, comma-separated; only these count in independent_operators, others are listed as unverified',
+  },
   { name: 'SVC_BACKFILL_MAX_TTL_SECS', default: '300', description: 'furthest ahead (10..3600 s) a backfill request may set its signed expires_unix; its nonce is kept until then' },
-  { name: 'SVC_ASK_STATE_RETENTION_SECS', default: '604800', description: 'how long an answer step of /v1/ask (its question text included) stays resolvable when kept outside the log, the default (60..31536000 s); then it is deleted' },
-  { name: 'SVC_SIGNING_QUOTA_COUNT', default: '200', description: 'records the responder signs on behalf of one anonymous client address (an IPv6 /64) per window, e.g. contradicts edges of memory_contradictions record:true (1..1000000)' },
+  {
+    name: 'SVC_ASK_STATE_RETENTION_SECS',
+    default: '604800',
+    description: 'how long an answer step of /v1/ask (its question text included) stays resolvable when kept outside the log, the default (60..31536000 s); then it is deleted',
+  },
+  {
+    name: 'SVC_SIGNING_QUOTA_COUNT',
+    default: '200',
+    description: 'records the responder signs on behalf of one anonymous client address (an IPv6 /64) per window, e.g. contradicts edges of memory_contradictions record:true (1..1000000)',
+  },
   { name: 'SVC_SIGNING_QUOTA_WINDOW_SECS', default: '3600', description: 'window of the signing quota, 1..86400 s; beyond it: 429 rate_limited with retry_after' },
-  { name: 'SVC_WITNESS_QUOTA_COUNT', default: '60', description: 'co-signatures by witness keys not in SVC_WITNESS_KEYS one client address may submit per window (1..1000000); listed keys are not metered' },
+  {
+    name: 'SVC_WITNESS_QUOTA_COUNT',
+    default: '60',
+    description: 'co-signatures by witness keys not in SVC_WITNESS_KEYS one client address may submit per window (1..1000000); listed keys are not metered',
+  },
   { name: 'SVC_WITNESS_QUOTA_WINDOW_SECS', default: '3600', description: 'window of the witness quota, 1..86400 s' },
   { name: 'SVC_ATTESTER_DAILY_FACTS', default: '', description: 'facts each attester key may have accepted per UTC day (integer >= 1; unset: unlimited; the responder key is never counted)' },
-  { name: 'SVC_NOTE_DAILY_QUOTA', default: String(NOTE_DAILY_QUOTA_DEFAULT), description: 'facts a key may have accepted per UTC day and still write notes (POST /v1/memory/notes; its other records count too); 0..100000000, 0: no quota; over it: 429 compute_quota_exceeded with retry_after (to 00:00 UTC)' },
-  { name: 'SVC_CHECK_RESPONSES', default: '0', description: 'when 1, every operation answer is checked against its declared response schema before it is sent (tests, staging); a mismatch is answered 500 internal and logged' },
-  { name: 'SVC_ARTIFACT_MAX_BYTES', default: String(ARTIFACT_MAX_BYTES_DEFAULT), description: 'bytes of artifacts (band_raster grids) the store keeps, 65536..1099511627776; past it the least recently read are evicted (their descriptions stay) and rebuilt from their signed derivation record on the next POST /v1/raster/resolve (docs/rasters.md)' },
-  { name: 'SVC_MEMORY_SEARCH_CONCURRENCY', default: String(MEMORY_SEARCH_CONCURRENCY_DEFAULT), description: 'note searches (POST /v1/memory/search) one process runs at once, 1..1024; more are refused at once with 503 overloaded, retry_after 1' },
+  {
+    name: 'SVC_NOTE_DAILY_QUOTA',
+    default: String(NOTE_DAILY_QUOTA_DEFAULT),
+    description:
+      'facts a key may have accepted per UTC day and still write notes (POST /v1/memory/notes; its other records count too); 0..100000000, 0: no quota; over it: 429 compute_quota_exceeded with retry_after (to 00:00 UTC)',
+  },
+  {
+    name: 'SVC_CHECK_RESPONSES',
+    default: '0',
+    description: 'when 1, every operation answer is checked against its declared response schema before it is sent (tests, staging); a mismatch is answered 500 internal and logged',
+  },
+  {
+    name: 'SVC_ARTIFACT_MAX_BYTES',
+    default: String(ARTIFACT_MAX_BYTES_DEFAULT),
+    description:
+      'bytes of artifacts (band_raster grids) the store keeps, 65536..1099511627776; past it the least recently read are evicted (their descriptions stay) and rebuilt from their signed derivation record on the next POST /v1/raster/resolve (docs/rasters.md)',
+  },
+  {
+    name: 'SVC_MEMORY_SEARCH_CONCURRENCY',
+    default: String(MEMORY_SEARCH_CONCURRENCY_DEFAULT),
+    description: 'note searches (POST /v1/memory/search) one process runs at once, 1..1024; more are refused at once with 503 overloaded, retry_after 1',
+  },
 ];
 
 export class ConfigError extends Error {}
@@ -209,7 +256,10 @@ function witnessKeys(env: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 function list(env: NodeJS.ProcessEnv, name: string): string[] {
-  return (env[name] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return (env[name] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /** Reads and validates the configuration from an environment (process.env by default). */

@@ -15,7 +15,11 @@ export function validateRegistry(raw: RawRegistry): Registry {
 
   // Validated: copy (the caller keeps its objects) and freeze, so the memoised registry is shared safely.
   const copy = deepFreeze(structuredClone(raw)) as {
-    bands: BandEntry[]; sources: SourceEntry[]; functions: FunctionEntry[]; algorithms: AlgorithmEntry[]; topics: TopicEntry[];
+    bands: BandEntry[];
+    sources: SourceEntry[];
+    functions: FunctionEntry[];
+    algorithms: AlgorithmEntry[];
+    topics: TopicEntry[];
     hunt_events: { events: HuntEvent[]; not_yet_implemented: Record<string, string> };
   };
   const byKey = <T extends { key: string }>(list: readonly T[]): ReadonlyMap<string, T> => new Map(list.map((x) => [x.key, x]));
@@ -79,6 +83,9 @@ export function loadRegistry(): Registry {
 
 /** Hunt event by name or alias, case-insensitive; spaces and hyphens count as underscores. */
 export function resolveHuntEvent(name: string, registry: Registry = loadRegistry()): HuntEvent | undefined {
-  const norm = name.trim().toLowerCase().replace(/[\s-]+/g, '_');
+  const norm = name
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
   return registry.huntEventsByName.get(norm);
 }

@@ -7,12 +7,38 @@
  * this one.
  */
 export {
-  AGREEMENT_RELATIVE_DEFAULT, ALGORITHM_KINDS, ATTESTED_FUNCTION, ATTESTER_SOURCE, hasMaterializer, HUNT_RANKS, isSatelliteBand, PRIVACY_CLASSES,
-  PROTOCOL_LEVELS, PROVENANCE_CLASSES, SOURCE_PROTOCOLS, TEMPOS, TOPIC_COUNT, VALUE_KINDS,
+  AGREEMENT_RELATIVE_DEFAULT,
+  ALGORITHM_KINDS,
+  ATTESTED_FUNCTION,
+  ATTESTER_SOURCE,
+  hasMaterializer,
+  HUNT_RANKS,
+  isSatelliteBand,
+  PRIVACY_CLASSES,
+  PROTOCOL_LEVELS,
+  PROVENANCE_CLASSES,
+  SOURCE_PROTOCOLS,
+  TEMPOS,
+  TOPIC_COUNT,
+  VALUE_KINDS,
 } from './types.js';
 export type {
-  AlgorithmEntry, AlgorithmKind, BandEntry, FunctionEntry, HuntEvent, HuntRank, ManifestTexts, PrivacyClass, ProtocolLevel, ProvenanceClass, RawRegistry, Registry,
-  SourceEntry, SourceProtocol, TopicEntry, ValueKind,
+  AlgorithmEntry,
+  AlgorithmKind,
+  BandEntry,
+  FunctionEntry,
+  HuntEvent,
+  HuntRank,
+  ManifestTexts,
+  PrivacyClass,
+  ProtocolLevel,
+  ProvenanceClass,
+  RawRegistry,
+  Registry,
+  SourceEntry,
+  SourceProtocol,
+  TopicEntry,
+  ValueKind,
 } from './types.js';
 export { RegistryError } from './validate.js';
 export { loadRegistry, resolveHuntEvent, validateRegistry } from './load.js';

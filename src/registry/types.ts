@@ -16,8 +16,20 @@ export type ProvenanceClass = 'direct_sensor' | 'deterministic_index' | 'model_o
 export type PrivacyClass = 'public' | 'restricted';
 export type ProtocolLevel = 'L0' | 'L1' | 'L2' | 'L3';
 export type SourceProtocol =
-  | 'open-meteo-json' | 'stac+cog' | 'cog' | 'soilgrids-rest' | 'ornl-modis-rest' | 'npy-tiles' | 'pmtiles'
-  | 'nasa-power-rest' | 'pvgis-rest' | 'thredds-ncss-csv' | 'metno-rest' | 'firms-csv' | 'arcgis-imageserver' | 'stac-catalog';
+  | 'open-meteo-json'
+  | 'stac+cog'
+  | 'cog'
+  | 'soilgrids-rest'
+  | 'ornl-modis-rest'
+  | 'npy-tiles'
+  | 'pmtiles'
+  | 'nasa-power-rest'
+  | 'pvgis-rest'
+  | 'thredds-ncss-csv'
+  | 'metno-rest'
+  | 'firms-csv'
+  | 'arcgis-imageserver'
+  | 'stac-catalog';
 export type AlgorithmKind = 'solo' | 'combined' | 'embedding';
 /** Which end of the primary band is a hotspot: highest first, lowest first, largest magnitude first. */
 export type HuntRank = 'desc' | 'asc' | 'abs_desc';
@@ -36,8 +48,20 @@ export const PRIVACY_CLASSES: readonly PrivacyClass[] = ['public', 'restricted']
 /** L0/L1 reads, L2 writes by operator and device keys, L3 writes by the responder key alone. */
 export const PROTOCOL_LEVELS: readonly ProtocolLevel[] = ['L0', 'L1', 'L2', 'L3'];
 export const SOURCE_PROTOCOLS: readonly SourceProtocol[] = [
-  'open-meteo-json', 'stac+cog', 'cog', 'soilgrids-rest', 'ornl-modis-rest', 'npy-tiles', 'pmtiles', 'nasa-power-rest', 'pvgis-rest', 'thredds-ncss-csv', 'metno-rest',
-  'firms-csv', 'arcgis-imageserver', 'stac-catalog',
+  'open-meteo-json',
+  'stac+cog',
+  'cog',
+  'soilgrids-rest',
+  'ornl-modis-rest',
+  'npy-tiles',
+  'pmtiles',
+  'nasa-power-rest',
+  'pvgis-rest',
+  'thredds-ncss-csv',
+  'metno-rest',
+  'firms-csv',
+  'arcgis-imageserver',
+  'stac-catalog',
 ];
 export const ALGORITHM_KINDS: readonly AlgorithmKind[] = ['solo', 'combined', 'embedding'];
 export const HUNT_RANKS: readonly HuntRank[] = ['desc', 'asc', 'abs_desc'];

@@ -11,8 +11,24 @@ import { type Static, type TProperties, type TSchema, Type } from '@sinclair/typ
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { TEMPO_UNIT_S } from '../protocol/tslot.js';
 import {
-  ALGORITHM_KINDS, ATTESTED_FUNCTION, ATTESTER_SOURCE, HUNT_RANKS, isSatelliteBand, PRIVACY_CLASSES, PROTOCOL_LEVELS, PROVENANCE_CLASSES, SOURCE_PROTOCOLS,
-  TEMPOS, TOPIC_COUNT, VALUE_KINDS, type AlgorithmEntry, type BandEntry, type FunctionEntry, type HuntEvent, type RawRegistry, type SourceEntry,
+  ALGORITHM_KINDS,
+  ATTESTED_FUNCTION,
+  ATTESTER_SOURCE,
+  HUNT_RANKS,
+  isSatelliteBand,
+  PRIVACY_CLASSES,
+  PROTOCOL_LEVELS,
+  PROVENANCE_CLASSES,
+  SOURCE_PROTOCOLS,
+  TEMPOS,
+  TOPIC_COUNT,
+  VALUE_KINDS,
+  type AlgorithmEntry,
+  type BandEntry,
+  type FunctionEntry,
+  type HuntEvent,
+  type RawRegistry,
+  type SourceEntry,
   type TopicEntry,
 } from './types.js';
 
@@ -63,53 +79,91 @@ const Entry = <P extends TProperties>(fields: P) => Type.Object(fields, { additi
 
 const BandSchema = Entry({
   key: Key(BAND_KEY, 'a namespaced band key such as indices.ndvi'),
-  title: Text, unit: Text, description: Text, absence_rule: Text,
-  tempo: OneOf(TEMPOS), cadence_s: Int(0), value_kind: OneOf(VALUE_KINDS),
+  title: Text,
+  unit: Text,
+  description: Text,
+  absence_rule: Text,
+  tempo: OneOf(TEMPOS),
+  cadence_s: Int(0),
+  value_kind: OneOf(VALUE_KINDS),
   dim: Type.Optional(Int(1)),
-  classes: Type.Optional(Type.Record(Type.String({ pattern: CLASS_ID }), Text, {
-    minProperties: 1, additionalProperties: false, errorMessage: 'must map class ids (non-negative integers in decimal) to labels',
-  })),
+  classes: Type.Optional(
+    Type.Record(Type.String({ pattern: CLASS_ID }), Text, {
+      minProperties: 1,
+      additionalProperties: false,
+      errorMessage: 'must map class ids (non-negative integers in decimal) to labels',
+    }),
+  ),
   value_range: Type.Optional(Type.Tuple([Nullable(Type.Number()), Nullable(Type.Number())], { errorMessage: 'must be [min, max] of numbers or null' })),
   agreement_tolerance: Type.Optional(Positive),
-  privacy_class: OneOf(PRIVACY_CLASSES), provenance_class: OneOf(PROVENANCE_CLASSES), min_level: OneOf(PROTOCOL_LEVELS),
-  source: Text, function: Text,
-  history_from_unix: Nullable(Int(0)), history_to_unix: Nullable(Int(0)),
+  privacy_class: OneOf(PRIVACY_CLASSES),
+  provenance_class: OneOf(PROVENANCE_CLASSES),
+  min_level: OneOf(PROTOCOL_LEVELS),
+  source: Text,
+  function: Text,
+  history_from_unix: Nullable(Int(0)),
+  history_to_unix: Nullable(Int(0)),
 });
 
 const SourceSchema = Entry({
   key: Key(PLAIN_KEY, PLAIN),
-  name: Text, provider: Text, protocol: OneOf(SOURCE_PROTOCOLS), default_url: Text, env: Text, license: Text, attribution: Text, history: Text,
+  name: Text,
+  provider: Text,
+  protocol: OneOf(SOURCE_PROTOCOLS),
+  default_url: Text,
+  env: Text,
+  license: Text,
+  attribution: Text,
+  history: Text,
 });
 
 const FunctionSchema = Entry({
   key: Key(VERSIONED_KEY, 'a versioned key such as normalized_difference@1'),
-  description: Text, inputs: Texts(1), output: Text,
+  description: Text,
+  inputs: Texts(1),
+  output: Text,
 });
 
 const AlgorithmSchema = Entry({
   key: Key(VERSIONED_KEY, 'a versioned key such as ndvi@1'),
-  kind: OneOf(ALGORITHM_KINDS), bands: Texts(1), formula: Text, output: Text, citation: Text, topic: Text, event: Nullable(Text),
-  resolution_m: Positive, variance_sources: Texts(1),
+  kind: OneOf(ALGORITHM_KINDS),
+  bands: Texts(1),
+  formula: Text,
+  output: Text,
+  citation: Text,
+  topic: Text,
+  event: Nullable(Text),
+  resolution_m: Positive,
+  variance_sources: Texts(1),
 });
 
 const TopicSchema = Entry({
   key: Key(PLAIN_KEY, PLAIN),
-  title: Text, description: Type.Optional(Text), keywords: Texts(5),
+  title: Text,
+  description: Type.Optional(Text),
+  keywords: Texts(5),
   // Optional (older registries have none): the ask router reads them when present.
   phrases: Type.Optional(Texts(0)),
-  bands: Texts(1), algorithms: Texts(0),
+  bands: Texts(1),
+  algorithms: Texts(0),
 });
 
 const HuntEventSchema = Entry({
   event: Key(PLAIN_KEY, PLAIN),
-  algorithm: Nullable(Text), aliases: Type.Array(Key(PLAIN_KEY, PLAIN), { uniqueItems: true }), slow: Type.Boolean(), rank: Nullable(OneOf(HUNT_RANKS)),
+  algorithm: Nullable(Text),
+  aliases: Type.Array(Key(PLAIN_KEY, PLAIN), { uniqueItems: true }),
+  slow: Type.Boolean(),
+  rank: Nullable(OneOf(HUNT_RANKS)),
 });
 
 /** hunt_events.json as a whole; each event is then checked against `HuntEventSchema`. */
-const HuntFileSchema = Type.Object({
-  events: Type.Array(Type.Unknown()),
-  not_yet_implemented: Type.Record(Type.String(), Text, { errorMessage: 'must map events to workaround text' }),
-}, { additionalProperties: false, errorMessage: 'must be an object with events and not_yet_implemented' });
+const HuntFileSchema = Type.Object(
+  {
+    events: Type.Array(Type.Unknown()),
+    not_yet_implemented: Type.Record(Type.String(), Text, { errorMessage: 'must map events to workaround text' }),
+  },
+  { additionalProperties: false, errorMessage: 'must be an object with events and not_yet_implemented' },
+);
 
 // ---------------------------------------------------------------------------------------------
 // Running a schema, and its first failure as a RegistryError.
@@ -119,9 +173,11 @@ const ajv = new Ajv({ allErrors: false, strict: false, verbose: true });
 const compiled = new Map<TSchema, ValidateFunction>();
 
 type Fail = (field: string | null, why: string) => never;
-const failer = (file: string, key: string | null): Fail => (field, why) => {
-  throw new RegistryError(file, key, field, why);
-};
+const failer =
+  (file: string, key: string | null): Fail =>
+  (field, why) => {
+    throw new RegistryError(file, key, field, why);
+  };
 const show = (x: unknown): string => (x === undefined ? 'nothing' : JSON.stringify(x));
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 const allowsNull = (schema: unknown): boolean => Array.isArray(schema) && schema.some((s) => (s as TSchema).type === 'null');
@@ -134,7 +190,10 @@ function conform(schema: TSchema, data: unknown, fail: Fail): void {
   if (validate(data)) return;
   const errors = validate.errors ?? [];
   const e = errors[0]!;
-  const [field = null, ...below] = e.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const [field = null, ...below] = e.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   // A missing or unknown field of the object itself is named as the field.
   const named: string | undefined = field === null ? (e.params.missingProperty ?? e.params.additionalProperty) : undefined;
   if (named !== undefined) {
@@ -172,9 +231,7 @@ function reason(e: ErrorObject, orNull: string): string {
  * The entries of one file, each checked against `schema` and then by `rules`; the keys (field
  * `keyField`) unique and, unless `sorted` is false, ascending.
  */
-function entries<S extends TSchema>(
-  file: string, raw: unknown, schema: S, rules: (entry: Static<S>, fail: Fail) => void, keyField = 'key', sorted = true,
-): Static<S>[] {
+function entries<S extends TSchema>(file: string, raw: unknown, schema: S, rules: (entry: Static<S>, fail: Fail) => void, keyField = 'key', sorted = true): Static<S>[] {
   if (!Array.isArray(raw)) throw new RegistryError(file, null, null, `must be a JSON array (got ${typeof raw})`);
   const keys: string[] = [];
   return raw.map((item: unknown, i) => {
@@ -244,17 +301,24 @@ function checkHuntEvents(raw: unknown): HuntEvent[] {
   conform(HuntFileSchema, raw, failer(file, null));
   const { events: list, not_yet_implemented: nyi } = raw as Static<typeof HuntFileSchema>;
   const names = new Map<string, string>(); // every event name and alias to its event
-  const events: HuntEvent[] = entries(file, list, HuntEventSchema, (e, fail) => {
-    const claim = (field: string, name: string): void => {
-      const owner = names.get(name);
-      if (owner !== undefined) fail(field, `${show(name)} is already used by event "${owner}"`);
-      names.set(name, e.event);
-    };
-    claim('event', e.event);
-    for (const alias of e.aliases) claim('aliases', alias);
-    if (e.algorithm === null && e.rank !== null) fail('rank', 'must be null for an event without an algorithm');
-    if (e.algorithm !== null && e.rank === null) fail('rank', `must be one of ${HUNT_RANKS.join(', ')} for an event with an algorithm (got null)`);
-  }, 'event', false);
+  const events: HuntEvent[] = entries(
+    file,
+    list,
+    HuntEventSchema,
+    (e, fail) => {
+      const claim = (field: string, name: string): void => {
+        const owner = names.get(name);
+        if (owner !== undefined) fail(field, `${show(name)} is already used by event "${owner}"`);
+        names.set(name, e.event);
+      };
+      claim('event', e.event);
+      for (const alias of e.aliases) claim('aliases', alias);
+      if (e.algorithm === null && e.rank !== null) fail('rank', 'must be null for an event without an algorithm');
+      if (e.algorithm !== null && e.rank === null) fail('rank', `must be one of ${HUNT_RANKS.join(', ')} for an event with an algorithm (got null)`);
+    },
+    'event',
+    false,
+  );
   for (const event of Object.keys(nyi)) {
     const e = events.find((x) => x.event === event);
     if (e === undefined) throw new RegistryError(file, event, 'not_yet_implemented', 'names no declared event');
@@ -269,7 +333,12 @@ function checkHuntEvents(raw: unknown): HuntEvent[] {
 // References between the files.
 
 interface Checked {
-  bands: BandEntry[]; sources: SourceEntry[]; functions: FunctionEntry[]; algorithms: AlgorithmEntry[]; topics: TopicEntry[]; events: HuntEvent[];
+  bands: BandEntry[];
+  sources: SourceEntry[];
+  functions: FunctionEntry[];
+  algorithms: AlgorithmEntry[];
+  topics: TopicEntry[];
+  events: HuntEvent[];
 }
 
 function checkReferences(r: Checked): void {

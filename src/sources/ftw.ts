@@ -161,7 +161,10 @@ export const ftwConnector: ConnectorFactory = (deps) => {
         const k = key(t);
         const p = batch.then((m) => m.get(k)!);
         reading.set(k, p);
-        p.then(() => reading.delete(k), () => reading.delete(k));
+        p.then(
+          () => reading.delete(k),
+          () => reading.delete(k),
+        );
       }
     }
     // Taken before any await: a finished read leaves `reading` at once.

@@ -81,7 +81,12 @@ export function mergeRuns(runs: ReadonlyArray<[number, number]>, gap = MERGE_GAP
 export class TesseraArea {
   private readonly pool = new Pool(READS_AT_ONCE);
 
-  constructor(private readonly client: UpstreamClient, readonly base: string, private readonly npy: NpyReader, private readonly cog: CogReader) {}
+  constructor(
+    private readonly client: UpstreamClient,
+    readonly base: string,
+    private readonly npy: NpyReader,
+    private readonly cog: CogReader,
+  ) {}
 
   /** The files of `tile` (grid_{lon}_{lat}) for `year` under the configured base. */
   hrefs(tile: string, year: number): TesseraHrefs {
@@ -96,7 +101,8 @@ export class TesseraArea {
     if (!emb) return null;
     if (!landmask) throw formatError(`tile ${tile} has embeddings but no landmask GeoTIFF to georeference them`);
     const [h, w, d] = emb.shape;
-    if (emb.shape.length !== 3 || d !== TESSERA_DIM || emb.kind !== 'i' || emb.itemSize !== 1) throw formatError(`${ref}.npy is ${emb.descr} (${emb.shape.join(', ')}), not int8 (H, W, ${TESSERA_DIM})`);
+    if (emb.shape.length !== 3 || d !== TESSERA_DIM || emb.kind !== 'i' || emb.itemSize !== 1)
+      throw formatError(`${ref}.npy is ${emb.descr} (${emb.shape.join(', ')}), not int8 (H, W, ${TESSERA_DIM})`);
     if (h !== landmask.tiff.height || w !== landmask.tiff.width) throw formatError(`${ref}.npy is ${h}×${w} but its landmask grid is ${landmask.tiff.height}×${landmask.tiff.width}`);
     if (!sc) throw formatError(`tile ${ref} has no scales array`);
     const sh = sc.shape;
@@ -135,7 +141,16 @@ export class TesseraArea {
   }
 
   /** Reads the window's rows of one array (`rowItems` items per tile row, `per` items per pixel), handing each row's bytes to `put`. */
-  private async readRuns(url: string, h: NpyHeader, rowItems: number, win: TileWindow, per: number, o: ReadOptions, stats: { requests: number; bytes: number }, put: (row: number, bytes: Uint8Array) => void): Promise<void> {
+  private async readRuns(
+    url: string,
+    h: NpyHeader,
+    rowItems: number,
+    win: TileWindow,
+    per: number,
+    o: ReadOptions,
+    stats: { requests: number; bytes: number },
+    put: (row: number, bytes: Uint8Array) => void,
+  ): Promise<void> {
     const size = h.itemSize;
     const runs: Array<[number, number]> = [];
     for (let r = 0; r < win.height; r++) {
@@ -143,19 +158,23 @@ export class TesseraArea {
       runs.push([start, start + win.width * per * size]);
     }
     const ranges = mergeRuns(runs);
-    await Promise.all(ranges.map(([a, b]) => this.pool.run(async () => {
-      const res = await this.client.request(url, { range: [a, b], deadline: o.deadline, signal: o.signal, acceptStatus: [416] });
-      if (res.status === 416) throw formatError(`${new URL(url).pathname} ends before byte ${a} (truncated)`);
-      let body = res.body;
-      if (res.status === 200 && body.length > b - a + 1) body = body.subarray(a, b + 1);
-      else if (res.status === 200 && a > 0) throw formatError(`server ignored the Range request for bytes ${a}..${b}`);
-      if (body.length < b - a + 1) throw formatError(`${new URL(url).pathname}: got ${body.length} of ${b - a + 1} bytes (truncated)`);
-      stats.requests++;
-      stats.bytes += body.length;
-      for (let r = 0; r < runs.length; r++) {
-        const [ra, rb] = runs[r];
-        if (ra >= a && rb - 1 <= b) put(r, body.subarray(ra - a, rb - a));
-      }
-    })));
+    await Promise.all(
+      ranges.map(([a, b]) =>
+        this.pool.run(async () => {
+          const res = await this.client.request(url, { range: [a, b], deadline: o.deadline, signal: o.signal, acceptStatus: [416] });
+          if (res.status === 416) throw formatError(`${new URL(url).pathname} ends before byte ${a} (truncated)`);
+          let body = res.body;
+          if (res.status === 200 && body.length > b - a + 1) body = body.subarray(a, b + 1);
+          else if (res.status === 200 && a > 0) throw formatError(`server ignored the Range request for bytes ${a}..${b}`);
+          if (body.length < b - a + 1) throw formatError(`${new URL(url).pathname}: got ${body.length} of ${b - a + 1} bytes (truncated)`);
+          stats.requests++;
+          stats.bytes += body.length;
+          for (let r = 0; r < runs.length; r++) {
+            const [ra, rb] = runs[r];
+            if (ra >= a && rb - 1 <= b) put(r, body.subarray(ra - a, rb - a));
+          }
+        }),
+      ),
+    );
   }
 }

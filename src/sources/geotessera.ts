@@ -94,9 +94,7 @@ export const geoTesseraConnector: ConnectorFactory = (deps) => {
     const ref = `${year}/${tile}`;
     const o = { deadline: req.deadline, signal: req.signal };
     // The three headers are independent: one round trip for all of them.
-    const [emb, landmask, scalesHeader] = await Promise.all([
-      npy.header(embUrl, o), cog.header(`${base}/v1/global_0.1_degree_tiff_all/${tile}.tiff`, o), npy.header(scalesUrl, o),
-    ]);
+    const [emb, landmask, scalesHeader] = await Promise.all([npy.header(embUrl, o), cog.header(`${base}/v1/global_0.1_degree_tiff_all/${tile}.tiff`, o), npy.header(scalesUrl, o)]);
     if (!emb) return { absence: 'outside_coverage', detail: `tile ${ref} is not published`, ref, year };
     if (!landmask) throw formatError(`tile ${tile} has embeddings but no landmask GeoTIFF to georeference them`);
     const [h, w, d] = emb.shape;
@@ -112,10 +110,7 @@ export const geoTesseraConnector: ConnectorFactory = (deps) => {
       throw formatError(`${ref}_scales.npy is ${scalesHeader.descr} (${sh.join(', ')}), not float (H, W) or (H, W, ${DIM})`);
     }
     const flat = px.row * w + px.col;
-    const [q, s] = await Promise.all([
-      npy.elements(embUrl, emb, flat * DIM, DIM, o),
-      npy.elements(scalesUrl, scalesHeader, perPixel ? flat : flat * DIM, perPixel ? 1 : DIM, o),
-    ]);
+    const [q, s] = await Promise.all([npy.elements(embUrl, emb, flat * DIM, DIM, o), npy.elements(scalesUrl, scalesHeader, perPixel ? flat : flat * DIM, perPixel ? 1 : DIM, o)]);
     // A zero (or non-finite) scale marks a pixel the model did not embed (masked, not land).
     if (s.some((x) => !Number.isFinite(x)) || s.every((x) => x === 0)) {
       return { absence: 'outside_coverage', detail: `pixel ${px.col},${px.row} of ${ref} carries no embedding (scale ${s[0]})`, ref, year };

@@ -74,11 +74,13 @@ export class UpstreamClient {
   constructor(readonly opts: UpstreamClientOptions) {
     const exact = opts.allowedBaseUrls.filter((b) => !b.includes('://*.'));
     this.allowed = new Set(exact.map((b) => hostKey(new URL(b))));
-    this.suffixes = opts.allowedBaseUrls.filter((b) => b.includes('://*.')).map((b) => {
-      const u = new URL(b.replace('://*.', '://wildcard.'));
-      const key = hostKey(u);
-      return { scheme: u.protocol, port: key.slice(key.lastIndexOf(':') + 1), suffix: u.hostname.slice('wildcard'.length).toLowerCase() };
-    });
+    this.suffixes = opts.allowedBaseUrls
+      .filter((b) => b.includes('://*.'))
+      .map((b) => {
+        const u = new URL(b.replace('://*.', '://wildcard.'));
+        const key = hostKey(u);
+        return { scheme: u.protocol, port: key.slice(key.lastIndexOf(':') + 1), suffix: u.hostname.slice('wildcard'.length).toLowerCase() };
+      });
   }
 
   /** Whether `url` is inside the egress allow-list. */

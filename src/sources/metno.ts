@@ -58,7 +58,12 @@ function forecastOutcome(req: MaterializeRequest, got: Forecast, nowMs: number):
   const convert = unitConverter(unit, req.band.unit);
   if (!convert) throw new FormatMismatch(`properties.meta.units.${VARIABLE} is ${JSON.stringify(unit)}, not convertible to ${req.band.unit}`);
   return {
-    status: 'value', value: roundTo(convert(raw), 2), unit: req.band.unit, provenance, fn: req.band.function, tslot,
+    status: 'value',
+    value: roundTo(convert(raw), 2),
+    unit: req.band.unit,
+    provenance,
+    fn: req.band.function,
+    tslot,
     args: { variable: VARIABLE, step_time: pick.time, updated_at: updatedAt, upstream_unit: unit },
   };
 }

@@ -67,7 +67,12 @@ function powerOutcome(req: MaterializeRequest, got: PowerAnswer): MaterializeOut
     return v === null || v === fill || v === -999 ? null : v;
   };
   const absent = (what: string): MaterializeOutcome => ({
-    status: 'absence', reason: 'unavailable_capability', provenance, fn, tslot: 0, detail: `POWER answers its fill value for ${spec.parameter} ${what} here`,
+    status: 'absence',
+    reason: 'unavailable_capability',
+    provenance,
+    fn,
+    tslot: 0,
+    detail: `POWER answers its fill value for ${spec.parameter} ${what} here`,
   });
   const common = { parameter: spec.parameter, upstream_unit: unit, ...(range ? { period: range } : {}), footprint: 'POWER solar grid cell, 1 degree' };
   if (spec.read === 'annual') {

@@ -16,8 +16,23 @@ import { cellCenter } from '../protocol/cell64.js';
 import type { BandEntry } from '../registry/registry.js';
 import type { MaterializeOutcome, MaterializeRequest, ConnectorDeps } from './contract.js';
 import {
-  arrayAt, coord, dayOfTslot, failureOutcome, FormatMismatch, formatMismatch, measurementAt, objectAt, openMeteoRefusal, refOf,
-  roundTo, SingleFlight, stringAt, unitConverter, type RangeMaterializer, type RangeOptions, type RangeStep,
+  arrayAt,
+  coord,
+  dayOfTslot,
+  failureOutcome,
+  FormatMismatch,
+  formatMismatch,
+  measurementAt,
+  objectAt,
+  openMeteoRefusal,
+  refOf,
+  roundTo,
+  SingleFlight,
+  stringAt,
+  unitConverter,
+  type RangeMaterializer,
+  type RangeOptions,
+  type RangeStep,
 } from './json-helpers.js';
 import { withOpenMeteoKey } from './open-meteo-key.js';
 
@@ -35,7 +50,9 @@ export const ARCHIVE_DAILY: Readonly<Record<string, { variable: string; aggregat
   'weather.relative_humidity_2m': { variable: 'relative_humidity_2m_mean', aggregation: 'mean' },
   'weather.cloud_cover': { variable: 'cloud_cover_mean', aggregation: 'mean' },
 };
-const DAILY_LIST = Object.values(ARCHIVE_DAILY).map((d) => d.variable).join(',');
+const DAILY_LIST = Object.values(ARCHIVE_DAILY)
+  .map((d) => d.variable)
+  .join(',');
 
 /** A parsed daily answer: per variable, the values by day, and the unit labels. */
 export interface DailySeries {

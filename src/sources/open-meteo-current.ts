@@ -6,9 +6,7 @@
 import { tslotOf } from '../protocol/tslot.js';
 import type { BandEntry } from '../registry/registry.js';
 import type { AbsenceReason, MaterializeOutcome, MaterializeRequest, ConnectorDeps } from './contract.js';
-import {
-  coord, failureOutcome, FormatMismatch, measurementAt, objectAt, openMeteoRefusal, refOf, roundTo, SingleFlight, stringAt, unitConverter, utcIso,
-} from './json-helpers.js';
+import { coord, failureOutcome, FormatMismatch, measurementAt, objectAt, openMeteoRefusal, refOf, roundTo, SingleFlight, stringAt, unitConverter, utcIso } from './json-helpers.js';
 import { withOpenMeteoKey } from './open-meteo-key.js';
 
 /** What distinguishes one `current=` connector from another. */

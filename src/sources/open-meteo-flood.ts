@@ -20,8 +20,22 @@ import { cellCenter } from '../protocol/cell64.js';
 import type { BandEntry } from '../registry/registry.js';
 import type { MaterializeOutcome, MaterializeRequest, ConnectorDeps, Provenance } from './contract.js';
 import {
-  arrayAt, coord, dayOfTslot, failureOutcome, FormatMismatch, measurementAt, objectAt, openMeteoRefusal, refOf, roundTo,
-  SingleFlight, stringAt, unitConverter, type RangeMaterializer, type RangeOptions, type RangeStep,
+  arrayAt,
+  coord,
+  dayOfTslot,
+  failureOutcome,
+  FormatMismatch,
+  measurementAt,
+  objectAt,
+  openMeteoRefusal,
+  refOf,
+  roundTo,
+  SingleFlight,
+  stringAt,
+  unitConverter,
+  type RangeMaterializer,
+  type RangeOptions,
+  type RangeStep,
 } from './json-helpers.js';
 import { withOpenMeteoKey } from './open-meteo-key.js';
 
@@ -75,10 +89,22 @@ function dayOutcome(band: BandEntry, s: DailyDischarge, tslot: number): Material
     if (i < 0) throw new FormatMismatch(`daily.time lacks ${day}`);
     const raw = measurementAt(s.values[i], `daily.${VARIABLE}[${i}]`);
     if (raw === null) {
-      return { status: 'absence', reason: 'outside_coverage', provenance, fn: band.function, tslot, detail: `GloFAS has no river within about 5 km of this point (river_discharge is null for ${day})` };
+      return {
+        status: 'absence',
+        reason: 'outside_coverage',
+        provenance,
+        fn: band.function,
+        tslot,
+        detail: `GloFAS has no river within about 5 km of this point (river_discharge is null for ${day})`,
+      };
     }
     return {
-      status: 'value', value: roundTo(converter(s, band)(raw), 3), unit: band.unit, provenance, fn: band.function, tslot,
+      status: 'value',
+      value: roundTo(converter(s, band)(raw), 3),
+      unit: band.unit,
+      provenance,
+      fn: band.function,
+      tslot,
       args: { variable: VARIABLE, day, upstream_unit: s.unit, footprint: 'largest GloFAS river within about 5 km' },
     };
   } catch (e) {
@@ -110,17 +136,42 @@ function normalOutcome(band: BandEntry, s: DailyDischarge): MaterializeOutcome {
     }
   });
   if (n === 0) {
-    return { status: 'absence', reason: 'outside_coverage', provenance, fn: band.function, tslot: 0, detail: 'GloFAS has no river within about 5 km of this point (every daily river_discharge 1991-2020 is null)' };
+    return {
+      status: 'absence',
+      reason: 'outside_coverage',
+      provenance,
+      fn: band.function,
+      tslot: 0,
+      detail: 'GloFAS has no river within about 5 km of this point (every daily river_discharge 1991-2020 is null)',
+    };
   }
   if (n < expected * NORMAL_MIN_SHARE) {
-    return { status: 'absence', reason: 'unavailable_capability', provenance, fn: band.function, tslot: 0, detail: `only ${n} of ${expected} days 1991-2020 have a discharge; a normal needs ${Math.ceil(expected * NORMAL_MIN_SHARE)}` };
+    return {
+      status: 'absence',
+      reason: 'unavailable_capability',
+      provenance,
+      fn: band.function,
+      tslot: 0,
+      detail: `only ${n} of ${expected} days 1991-2020 have a discharge; a normal needs ${Math.ceil(expected * NORMAL_MIN_SHARE)}`,
+    };
   }
   const value = stat === 'mean' ? sum / n : max;
   return {
-    status: 'value', value: roundTo(convert(value), 3), unit: band.unit, provenance, fn: band.function, tslot: 0,
+    status: 'value',
+    value: roundTo(convert(value), 3),
+    unit: band.unit,
+    provenance,
+    fn: band.function,
+    tslot: 0,
     args: {
-      variable: VARIABLE, statistic: stat, period: `${NORMAL_PERIOD.start}..${NORMAL_PERIOD.end}`, days_used: n, days_total: expected, upstream_unit: s.unit,
-      ...(stat === 'max' ? { max_day: maxDay } : {}), footprint: 'largest GloFAS river within about 5 km',
+      variable: VARIABLE,
+      statistic: stat,
+      period: `${NORMAL_PERIOD.start}..${NORMAL_PERIOD.end}`,
+      days_used: n,
+      days_total: expected,
+      upstream_unit: s.unit,
+      ...(stat === 'max' ? { max_day: maxDay } : {}),
+      footprint: 'largest GloFAS river within about 5 km',
     },
   };
 }

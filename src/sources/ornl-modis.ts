@@ -68,7 +68,7 @@ function parseSubset(data: unknown, dataset: string, scaled: boolean): Composite
       const pixels = arrayAt(s.data, `subset[${i}].data`);
       if (pixels.length < 1) throw new FormatMismatch(`subset[${i}].data is empty`);
       // QC words are bit fields: their `scale` (if any) means nothing.
-      const scaleText = scaled ? s.scale ?? topScale : undefined;
+      const scaleText = scaled ? (s.scale ?? topScale) : undefined;
       const scale = scaleText === undefined ? DEFAULT_SCALE : Number(scaleText);
       if (!Number.isFinite(scale) || scale <= 0) throw new FormatMismatch(`subset[${i}].scale is not a positive number`);
       const calendar = typeof s.calendar_date === 'string' ? s.calendar_date : calendarOf(modis);
@@ -105,7 +105,10 @@ export function ornlModis(deps: ConnectorDeps): Materializer {
         // Both datasets at once; a QC failure only matters when the pixel is not fill.
         const [lst, qc] = await Promise.all([
           subset(req, spec.lst, start, end),
-          subset(req, spec.qc, start, end).then((r) => ({ ok: true as const, r }), (e: unknown) => ({ ok: false as const, e })),
+          subset(req, spec.qc, start, end).then(
+            (r) => ({ ok: true as const, r }),
+            (e: unknown) => ({ ok: false as const, e }),
+          ),
         ]);
         const composites = parseSubset(lst.data, spec.lst, true);
         const latest = composites[0];

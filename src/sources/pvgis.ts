@@ -60,8 +60,13 @@ function pvgisOutcome(req: MaterializeRequest, got: PvgisAnswer): MaterializeOut
     fn,
     tslot: 0,
     args: {
-      peak_power_kwp: peak, system_loss_percent: measurementAt(module.system_loss, 'inputs.pv_module.system_loss'), slope_deg: angle('slope'), azimuth_deg: angle('azimuth'),
-      radiation_db: radiationDb, year_min: measurementAt(meteo.year_min, 'inputs.meteo_data.year_min'), year_max: measurementAt(meteo.year_max, 'inputs.meteo_data.year_max'),
+      peak_power_kwp: peak,
+      system_loss_percent: measurementAt(module.system_loss, 'inputs.pv_module.system_loss'),
+      slope_deg: angle('slope'),
+      azimuth_deg: angle('azimuth'),
+      radiation_db: radiationDb,
+      year_min: measurementAt(meteo.year_min, 'inputs.meteo_data.year_min'),
+      year_max: measurementAt(meteo.year_max, 'inputs.meteo_data.year_max'),
     },
   };
 }

@@ -51,9 +51,7 @@ export const sentinel1ChangeConnector: ConnectorFactory = (deps) => {
 
     // Same relative orbit, strictly before the latest scene, within 90 days.
     const found = await core.search(req, capturedMs - REFERENCE_DAYS * DAY_MS, capturedMs - 1, 100, { 'sat:relative_orbit': { eq: orbit } });
-    const refs = found
-      .filter((it) => it.id !== item.id && it.properties['sat:relative_orbit'] === orbit && Date.parse(it.properties.datetime) < capturedMs)
-      .slice(0, MAX_REFERENCE_READS);
+    const refs = found.filter((it) => it.id !== item.id && it.properties['sat:relative_orbit'] === orbit && Date.parse(it.properties.datetime) < capturedMs).slice(0, MAX_REFERENCE_READS);
     const reads = await Promise.all(refs.map(async (it) => ({ it, r: await core.readPol(req, it, 'vv') })));
     const valid = reads.flatMap(({ it, r }) => (r.kind === 'value' && r.value > 0 ? [{ id: it.id, db: db(r.value) }] : []));
     if (valid.length === 0) {
@@ -62,12 +60,24 @@ export const sentinel1ChangeConnector: ConnectorFactory = (deps) => {
     const latestDb = db(v.value);
     const medianDb = median(valid.map((x) => x.db));
     return {
-      status: 'value', value: round(latestDb - medianDb, 2), provenance, fn, tslot,
+      status: 'value',
+      value: round(latestDb - medianDb, 2),
+      provenance,
+      fn,
+      tslot,
       args: {
-        latest_item: item.id, reference_items: valid.map((x) => x.id), n_reference: valid.length,
-        median_db: round(medianDb, 4), latest_db: round(latestDb, 4), relative_orbit: orbit,
-        latest_linear: float32Text(v.value), pixel: [v.col, v.row], epsg: v.epsg,
-        reference_days: REFERENCE_DAYS, max_reference_reads: MAX_REFERENCE_READS, reference_scenes_read: refs.length,
+        latest_item: item.id,
+        reference_items: valid.map((x) => x.id),
+        n_reference: valid.length,
+        median_db: round(medianDb, 4),
+        latest_db: round(latestDb, 4),
+        relative_orbit: orbit,
+        latest_linear: float32Text(v.value),
+        pixel: [v.col, v.row],
+        epsg: v.epsg,
+        reference_days: REFERENCE_DAYS,
+        max_reference_reads: MAX_REFERENCE_READS,
+        reference_scenes_read: refs.length,
       },
     };
   }

@@ -96,24 +96,31 @@ export function sentinel1Core(deps: ConnectorDeps): Sentinel1Core {
     const tok = await sas(req);
     const href = assetUrl(item, pol, base);
     const nodata = item.assets[pol]['raster:bands']?.[0]?.nodata;
-    const r = await reader.readPoint(signHref(href, tok), req.center.lat, req.center.lng, {
-      deadline: req.deadline, signal: req.signal, epsgHint: itemEpsg(item, item.assets[pol]),
-      // The token changes; the blob does not: cache by the bare href.
-      cacheKey: href, nodata: typeof nodata === 'number' ? [nodata] : [],
-    }).catch((e: unknown) => {
-      // A refused signature means the token went stale early: the next request fetches another.
-      if (e instanceof UpstreamError && e.status === 403 && token?.value === tok) token = undefined;
-      throw e;
-    });
+    const r = await reader
+      .readPoint(signHref(href, tok), req.center.lat, req.center.lng, {
+        deadline: req.deadline,
+        signal: req.signal,
+        epsgHint: itemEpsg(item, item.assets[pol]),
+        // The token changes; the blob does not: cache by the bare href.
+        cacheKey: href,
+        nodata: typeof nodata === 'number' ? [nodata] : [],
+      })
+      .catch((e: unknown) => {
+        // A refused signature means the token went stale early: the next request fetches another.
+        if (e instanceof UpstreamError && e.status === 403 && token?.value === tok) token = undefined;
+        throw e;
+      });
     if (r.kind === 'missing') throw formatError(`asset ${pol} of ${item.id} is missing`);
     return r.kind === 'value' ? r : { kind: r.kind };
   }
 
   async function readBoth(req: MaterializeRequest, item: StacItem): Promise<Pick> {
     const values: Pick['values'] = {};
-    await Promise.all(Object.values(POLARISATION).map(async (pol) => {
-      values[pol] = await readPol(req, item, pol);
-    }));
+    await Promise.all(
+      Object.values(POLARISATION).map(async (pol) => {
+        values[pol] = await readPol(req, item, pol);
+      }),
+    );
     return { item, values };
   }
 
@@ -156,7 +163,12 @@ export function sentinel1Core(deps: ConnectorDeps): Sentinel1Core {
   }
 
   return {
-    base, reader, sas, readPol, pickFor, search,
+    base,
+    reader,
+    sas,
+    readPol,
+    pickFor,
+    search,
     get searches() {
       return searches;
     },
@@ -184,10 +196,22 @@ export const sentinel1Connector: ConnectorFactory = (deps) => {
     const provenance = { source: SOURCE, ref: item.id, captured_at: new Date(capturedMs).toISOString().replace(/\.\d{3}Z$/, 'Z'), version: COLLECTION };
     const tslot = tslotOf(Math.floor(capturedMs / 1000), req.band.tempo);
     const v = values[pol];
-    if (v.kind !== 'value') return { status: 'absence', reason: 'unavailable_capability', detail: `${pol.toUpperCase()} is ${v.kind === 'outside' ? 'not in' : 'nodata in'} scene ${item.id} at the pixel`, provenance, fn, tslot };
+    if (v.kind !== 'value')
+      return {
+        status: 'absence',
+        reason: 'unavailable_capability',
+        detail: `${pol.toUpperCase()} is ${v.kind === 'outside' ? 'not in' : 'nodata in'} scene ${item.id} at the pixel`,
+        provenance,
+        fn,
+        tslot,
+      };
     if (!(v.value > 0)) return { status: 'absence', reason: 'unavailable_capability', detail: `linear ${pol.toUpperCase()} backscatter ${v.value} ≤ 0 has no dB value`, provenance, fn, tslot };
     return {
-      status: 'value', value: round(10 * Math.log10(v.value), 4), provenance, fn, tslot,
+      status: 'value',
+      value: round(10 * Math.log10(v.value), 4),
+      provenance,
+      fn,
+      tslot,
       args: { scene: item.id, polarisation: pol, linear: float32Text(v.value), pixel: [v.col, v.row], epsg: v.epsg, orbit_state: item.properties['sat:orbit_state'] ?? null },
     };
   }

@@ -85,7 +85,10 @@ function inRing(ring: unknown, lng: number, lat: number): boolean {
  */
 export function coversBox(item: StacItem, box: LatLngBox): boolean {
   const pts: Array<[number, number]> = [
-    [box.min_lng, box.min_lat], [box.max_lng, box.min_lat], [box.min_lng, box.max_lat], [box.max_lng, box.max_lat],
+    [box.min_lng, box.min_lat],
+    [box.max_lng, box.min_lat],
+    [box.min_lng, box.max_lat],
+    [box.max_lng, box.max_lat],
     [(box.min_lng + box.max_lng) / 2, (box.min_lat + box.max_lat) / 2],
   ];
   const g = (item as { geometry?: { type?: string; coordinates?: unknown } }).geometry;
@@ -105,7 +108,12 @@ function noScene(from: number, to: number, seenAny: boolean): BoxSceneChoice {
   const searched = { from: isoSecond(from), to: isoSecond(to) };
   const span = `${searched.from.slice(0, 10)} to ${searched.to.slice(0, 10)}`;
   if (!seenAny) return { kind: 'none', reason: 'no_scene_near_date', detail: `no Sentinel-2 L2A scene over the box centre from ${span}`, searched };
-  return { kind: 'none', reason: 'outside_coverage', detail: `no Sentinel-2 L2A scene from ${span} covers the whole box (the box may straddle two tiles' footprints, or lie at a swath edge)`, searched };
+  return {
+    kind: 'none',
+    reason: 'outside_coverage',
+    detail: `no Sentinel-2 L2A scene from ${span} covers the whole box (the box may straddle two tiles' footprints, or lie at a swath edge)`,
+    searched,
+  };
 }
 
 function sceneOf(item: StacItem): BoxScene {
@@ -113,7 +121,11 @@ function sceneOf(item: StacItem): BoxScene {
   const baseline = item.properties['s2:processing_baseline'] ?? item.properties['sentinel:processing_baseline'];
   const capturedMs = Date.parse(item.properties.datetime);
   return {
-    item, id: item.id, datetime: isoSecond(capturedMs), capturedMs, cloud_cover: typeof cc === 'number' && Number.isFinite(cc) ? cc : null,
+    item,
+    id: item.id,
+    datetime: isoSecond(capturedMs),
+    capturedMs,
+    cloud_cover: typeof cc === 'number' && Number.isFinite(cc) ? cc : null,
     processing_baseline: typeof baseline === 'string' || typeof baseline === 'number' ? String(baseline) : null,
   };
 }
@@ -130,10 +142,7 @@ export function sceneOrder(targetMs: number, centreZone: number, assetKey: strin
     return e !== undefined && e % 100 === centreZone ? 0 : 1;
   };
   return (a: BoxScene, b: BoxScene): number =>
-    (a.cloud_cover ?? 100) - (b.cloud_cover ?? 100) ||
-    Math.abs(a.capturedMs - targetMs) - Math.abs(b.capturedMs - targetMs) ||
-    zone(a) - zone(b) ||
-    (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+    (a.cloud_cover ?? 100) - (b.cloud_cover ?? 100) || Math.abs(a.capturedMs - targetMs) - Math.abs(b.capturedMs - targetMs) || zone(a) - zone(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
 /** Band-over-an-area reads of the Sentinel-2 connector (one per connector, sharing its COG reader). */
@@ -173,7 +182,10 @@ export function sentinel2Raster(client: UpstreamClient, base: string, reader: Co
     const lng = (box.min_lng + box.max_lng) / 2;
     searches++;
     const items = await stacSearch(client, base, { collection: COLLECTION, lat, lng, startMs: from, endMs: to, limit: SEARCH_LIMIT }, o);
-    const covering = items.filter((it) => it.assets[assetKey] !== undefined && coversBox(it, box)).map(sceneOf).filter((s) => Number.isFinite(s.capturedMs));
+    const covering = items
+      .filter((it) => it.assets[assetKey] !== undefined && coversBox(it, box))
+      .map(sceneOf)
+      .filter((s) => Number.isFinite(s.capturedMs));
     return { seen: items.length, covering: covering.sort(sceneOrder(targetMs, utmZoneOf(lng), assetKey)) };
   }
 

@@ -85,14 +85,19 @@ export function sceneInfo(item: StacItem, capturedMs: number, epsg: number | und
  * asset, or no pixel with data in all three bands, is a NoScene (never a black picture).
  */
 export async function readRgbWindows(reader: CogReader, item: StacItem, base: string, at: { lat: number; lng: number }, o: SceneRgbOptions, side = THUMBNAIL_SIDE): Promise<RgbWindows | NoScene> {
-  const reads = await Promise.all(RGB_ASSETS.map(async (a) => {
-    const href = assetUrl(item, a, base);
-    const nodata = item.assets[a]?.['raster:bands']?.[0]?.nodata;
-    const r = await reader.readWindowAt(href, at.lat, at.lng, side, side, {
-      deadline: o.deadline, signal: o.signal, epsgHint: itemEpsg(item, item.assets[a]), nodata: typeof nodata === 'number' ? [nodata] : [],
-    });
-    return { a, href, r };
-  }));
+  const reads = await Promise.all(
+    RGB_ASSETS.map(async (a) => {
+      const href = assetUrl(item, a, base);
+      const nodata = item.assets[a]?.['raster:bands']?.[0]?.nodata;
+      const r = await reader.readWindowAt(href, at.lat, at.lng, side, side, {
+        deadline: o.deadline,
+        signal: o.signal,
+        epsgHint: itemEpsg(item, item.assets[a]),
+        nodata: typeof nodata === 'number' ? [nodata] : [],
+      });
+      return { a, href, r };
+    }),
+  );
   const hrefs = {} as Record<RgbAsset, string>;
   const rules = {} as Record<RgbAsset, ReflectanceRule>;
   const refl = {} as Record<RgbAsset, Float64Array>;

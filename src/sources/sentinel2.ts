@@ -42,7 +42,13 @@ const DAY_MS = 86_400_000;
 
 /** Earth Search v1 asset key of each reflectance band. */
 export const S2_ASSETS: Readonly<Record<string, string>> = {
-  's2.B02': 'blue', 's2.B03': 'green', 's2.B04': 'red', 's2.B05': 'rededge1', 's2.B08': 'nir', 's2.B11': 'swir16', 's2.B12': 'swir22',
+  's2.B02': 'blue',
+  's2.B03': 'green',
+  's2.B04': 'red',
+  's2.B05': 'rededge1',
+  's2.B08': 'nir',
+  's2.B11': 'swir16',
+  's2.B12': 'swir22',
 };
 
 type Refl = Record<string, number>;
@@ -118,7 +124,9 @@ export const sentinel2Connector: ConnectorFactory = (deps) => {
   let searches = 0;
 
   const readOpts = (req: MaterializeRequest, item: StacItem, asset: string): CogReadOptions => ({
-    deadline: req.deadline, signal: req.signal, epsgHint: itemEpsg(item, item.assets[asset]),
+    deadline: req.deadline,
+    signal: req.signal,
+    epsgHint: itemEpsg(item, item.assets[asset]),
   });
 
   /**
@@ -157,10 +165,20 @@ export const sentinel2Connector: ConnectorFactory = (deps) => {
       if (end < start) break;
       first = Math.min(first, start);
       searches++;
-      const items = await stacSearch(deps.client, base, {
-        collection: COLLECTION, lat: req.center.lat, lng: req.center.lng, startMs: start, endMs: end, limit: SEARCH_LIMIT,
-        query: step.cloud < 100 ? { 'eo:cloud_cover': { lt: step.cloud } } : undefined,
-      }, req);
+      const items = await stacSearch(
+        deps.client,
+        base,
+        {
+          collection: COLLECTION,
+          lat: req.center.lat,
+          lng: req.center.lng,
+          startMs: start,
+          endMs: end,
+          limit: SEARCH_LIMIT,
+          query: step.cloud < 100 ? { 'eo:cloud_cover': { lt: step.cloud } } : undefined,
+        },
+        req,
+      );
       const scene = await probe(req, items, seen, budget, prefetch);
       if (scene) return { scene };
       if (budget.left <= 0) break;
@@ -185,21 +203,37 @@ export const sentinel2Connector: ConnectorFactory = (deps) => {
   async function preScene(req: MaterializeRequest, post: Scene): Promise<Scene | undefined> {
     const target = post.capturedMs - 365 * DAY_MS;
     searches++;
-    const items = await stacSearch(deps.client, base, {
-      collection: COLLECTION, lat: req.center.lat, lng: req.center.lng, startMs: target - 30 * DAY_MS, endMs: target + 30 * DAY_MS, limit: 2 * SEARCH_LIMIT,
-      query: { 'eo:cloud_cover': { lt: 80 } },
-    }, req);
+    const items = await stacSearch(
+      deps.client,
+      base,
+      {
+        collection: COLLECTION,
+        lat: req.center.lat,
+        lng: req.center.lng,
+        startMs: target - 30 * DAY_MS,
+        endMs: target + 30 * DAY_MS,
+        limit: 2 * SEARCH_LIMIT,
+        query: { 'eo:cloud_cover': { lt: 80 } },
+      },
+      req,
+    );
     items.sort((a, b) => Math.abs(Date.parse(a.properties.datetime) - target) - Math.abs(Date.parse(b.properties.datetime) - target));
     return probe(req, items, new Set(), { left: MAX_PROBES });
   }
 
   /** Reflectances of `assets` in `scene`, or the reason one of them has no value. */
-  async function reflectances(req: MaterializeRequest, scene: Scene, assets: readonly string[]): Promise<{ refl: Refl; dn: Record<string, number>; rule: ReflectanceRule; pixel?: [number, number] } | { absence: string }> {
-    const reads = await Promise.all(assets.map(async (a) => {
-      const nodata = scene.item.assets[a]?.['raster:bands']?.[0]?.nodata;
-      const o = { ...readOpts(req, scene.item, a), nodata: typeof nodata === 'number' ? [nodata] : [] };
-      return { a, r: await reader.readPoint(assetUrl(scene.item, a, base), req.center.lat, req.center.lng, o) };
-    }));
+  async function reflectances(
+    req: MaterializeRequest,
+    scene: Scene,
+    assets: readonly string[],
+  ): Promise<{ refl: Refl; dn: Record<string, number>; rule: ReflectanceRule; pixel?: [number, number] } | { absence: string }> {
+    const reads = await Promise.all(
+      assets.map(async (a) => {
+        const nodata = scene.item.assets[a]?.['raster:bands']?.[0]?.nodata;
+        const o = { ...readOpts(req, scene.item, a), nodata: typeof nodata === 'number' ? [nodata] : [] };
+        return { a, r: await reader.readPoint(assetUrl(scene.item, a, base), req.center.lat, req.center.lng, o) };
+      }),
+    );
     const refl: Refl = {};
     const dn: Record<string, number> = {};
     let rule: ReflectanceRule | undefined;
@@ -217,7 +251,9 @@ export const sentinel2Connector: ConnectorFactory = (deps) => {
   }
 
   const provenance = (s: Scene) => ({
-    source: SOURCE, ref: s.item.id, captured_at: new Date(s.capturedMs).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    source: SOURCE,
+    ref: s.item.id,
+    captured_at: new Date(s.capturedMs).toISOString().replace(/\.\d{3}Z$/, 'Z'),
     version: String(s.item.properties['s2:processing_baseline'] ?? s.item.properties['sentinel:processing_baseline'] ?? 'unknown'),
   });
 
@@ -237,7 +273,11 @@ export const sentinel2Connector: ConnectorFactory = (deps) => {
       const r = await reflectances(req, scene, [asset]);
       if ('absence' in r) return unavailable(r.absence);
       return {
-        status: 'value', value: r.refl[asset], provenance: provenance(scene), fn, tslot,
+        status: 'value',
+        value: r.refl[asset],
+        provenance: provenance(scene),
+        fn,
+        tslot,
         args: { scene: scene.item.id, asset, dn: r.dn[asset], scale: r.rule.scale, offset: r.rule.offset, offset_rule: r.rule.rule, scl: scene.scl, pixel: r.pixel, epsg: scene.epsg },
       };
     }
@@ -252,7 +292,11 @@ export const sentinel2Connector: ConnectorFactory = (deps) => {
       const nbrPre = nd(before.refl.nir, before.refl.swir22);
       if (typeof nbrPost !== 'number' || typeof nbrPre !== 'number') return unavailable('NBR undefined in the pre or post scene');
       return {
-        status: 'value', value: round(nbrPre - nbrPost, 6), provenance: provenance(scene), fn, tslot,
+        status: 'value',
+        value: round(nbrPre - nbrPost, 6),
+        provenance: provenance(scene),
+        fn,
+        tslot,
         args: { scene: scene.item.id, pre_scene: pre.item.id, nbr_post: round(nbrPost, 6), nbr_pre: round(nbrPre, 6), reflectance_post: post.refl, reflectance_pre: before.refl },
       };
     }
@@ -264,7 +308,11 @@ export const sentinel2Connector: ConnectorFactory = (deps) => {
     if (typeof v !== 'number') return unavailable(v.absence);
     if (!Number.isFinite(v)) return unavailable('index is not finite');
     return {
-      status: 'value', value: round(v, 6), provenance: provenance(scene), fn, tslot,
+      status: 'value',
+      value: round(v, 6),
+      provenance: provenance(scene),
+      fn,
+      tslot,
       args: { scene: scene.item.id, reflectance: r.refl, dn: r.dn, offset_rule: r.rule.rule, scl: scene.scl, pixel: r.pixel, epsg: scene.epsg },
     };
   }

@@ -28,7 +28,10 @@ export const SOIL_PROPERTIES: Readonly<Record<string, { property: string; target
   'soil.bdod_0_30cm': { property: 'bdod', targets: ['kg/dm³', 'kg/dm3'] },
   'soil.nitrogen_0_30cm': { property: 'nitrogen', targets: ['g/kg'] },
 };
-const PROPERTY_QUERY = [...new Set(Object.values(SOIL_PROPERTIES).map((p) => p.property))].sort().map((p) => `property=${p}`).join('&');
+const PROPERTY_QUERY = [...new Set(Object.values(SOIL_PROPERTIES).map((p) => p.property))]
+  .sort()
+  .map((p) => `property=${p}`)
+  .join('&');
 const DEPTH_QUERY = DEPTHS.map((d) => `depth=${d}`).join('&');
 
 /** The 0–30 cm outcome of one band from a parsed query answer. */
@@ -67,7 +70,14 @@ function soilOutcome(req: MaterializeRequest, data: unknown, url: string): Mater
   }
   if (thickness !== 30) throw new FormatMismatch(`${at}: the three layers span ${thickness} cm, not 0-30 cm`);
   if (means.some((m) => m === null)) {
-    return { status: 'absence', reason: 'outside_coverage', provenance, fn, tslot: 0, detail: `SoilGrids has no ${spec.property} prediction at every 0-30 cm depth here (water, ice, urban mask or outside coverage)` };
+    return {
+      status: 'absence',
+      reason: 'outside_coverage',
+      provenance,
+      fn,
+      tslot: 0,
+      detail: `SoilGrids has no ${spec.property} prediction at every 0-30 cm depth here (water, ice, urban mask or outside coverage)`,
+    };
   }
   return {
     status: 'value',

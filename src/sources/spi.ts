@@ -118,13 +118,25 @@ export function spiEra5(deps: ConnectorDeps): Materializer {
         }
         const window = `${iso(w.target.start)}..${iso(w.target.end)}`;
         if (used.length < MIN_BASELINE_YEARS) {
-          return { status: 'absence', reason: 'unavailable_capability', provenance, fn: band.function, tslot: req.tslot,
-            detail: `only ${used.length} of ${w.baseline.length} baseline years (${BASELINE_FIRST_YEAR}-${BASELINE_LAST_YEAR}) have a complete ${WINDOW_DAYS}-day window ending ${iso(w.target.end).slice(5)}; at least ${MIN_BASELINE_YEARS} are needed for the gamma fit (target window ${window})` };
+          return {
+            status: 'absence',
+            reason: 'unavailable_capability',
+            provenance,
+            fn: band.function,
+            tslot: req.tslot,
+            detail: `only ${used.length} of ${w.baseline.length} baseline years (${BASELINE_FIRST_YEAR}-${BASELINE_LAST_YEAR}) have a complete ${WINDOW_DAYS}-day window ending ${iso(w.target.end).slice(5)}; at least ${MIN_BASELINE_YEARS} are needed for the gamma fit (target window ${window})`,
+          };
         }
         const fit = fitGamma(used.map((u) => u.total));
         if (!fit) {
-          return { status: 'absence', reason: 'unavailable_capability', provenance, fn: band.function, tslot: req.tslot,
-            detail: `the ${used.length} baseline totals admit no gamma fit (fewer than 2 non-zero totals, or all equal)` };
+          return {
+            status: 'absence',
+            reason: 'unavailable_capability',
+            provenance,
+            fn: band.function,
+            tslot: req.tslot,
+            detail: `the ${used.length} baseline totals admit no gamma fit (fewer than 2 non-zero totals, or all equal)`,
+          };
         }
         const first = w.baseline.find((b) => b.year === used[0].year)!;
         const last = w.baseline.find((b) => b.year === used.at(-1)!.year)!;
@@ -135,9 +147,18 @@ export function spiEra5(deps: ConnectorDeps): Materializer {
           provenance,
           fn: band.function,
           args: {
-            variable: VARIABLE, window_days: WINDOW_DAYS, window_start: iso(w.target.start), window_end: iso(w.target.end), total_mm: roundTo(total, 3),
-            baseline_from: iso(first.start), baseline_to: iso(last.end), n_years: used.length,
-            alpha: roundTo(fit.alpha, 6), beta: roundTo(fit.beta, 6), q: roundTo(fit.q, 6), clip: SPI_CLIP,
+            variable: VARIABLE,
+            window_days: WINDOW_DAYS,
+            window_start: iso(w.target.start),
+            window_end: iso(w.target.end),
+            total_mm: roundTo(total, 3),
+            baseline_from: iso(first.start),
+            baseline_to: iso(last.end),
+            n_years: used.length,
+            alpha: roundTo(fit.alpha, 6),
+            beta: roundTo(fit.beta, 6),
+            q: roundTo(fit.q, 6),
+            clip: SPI_CLIP,
           },
           tslot: req.tslot,
         };

@@ -49,7 +49,10 @@ export interface MonthlyNormals {
 
 /** Parses an NCSS grid-as-point CSV answer for `variable`; a wrong shape is FormatMismatch. */
 export function parseNcssCsv(text: string, variable: string, url: string): MonthlyNormals {
-  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '');
+  const lines = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
   if (lines.length < 2) throw new FormatMismatch('the CSV has no data rows');
   const header = lines[0].split(',').map((h) => h.trim());
   const name = (h: string) => h.replace(/\[.*$/, '').trim();
@@ -83,7 +86,8 @@ function normalOutcome(req: MaterializeRequest, m: MonthlyNormals): MaterializeO
   }
   const missing = m.values.filter((v) => v === null).length;
   if (missing === 12) return { status: 'absence', reason: 'outside_coverage', provenance, fn, tslot: 0, detail: `TerraClimate has no ${spec.variable} normal here (sea or outside the land grid)` };
-  if (missing > 0) return { status: 'absence', reason: 'unavailable_capability', provenance, fn, tslot: 0, detail: `TerraClimate has ${spec.variable} normals for only ${12 - missing} of 12 months here` };
+  if (missing > 0)
+    return { status: 'absence', reason: 'unavailable_capability', provenance, fn, tslot: 0, detail: `TerraClimate has ${spec.variable} normals for only ${12 - missing} of 12 months here` };
   const months = m.values as number[];
   const [lo, hi] = spec.monthRange;
   const odd = months.find((v) => v < lo || v > hi);
@@ -91,7 +95,12 @@ function normalOutcome(req: MaterializeRequest, m: MonthlyNormals): MaterializeO
   const total = months.reduce((a, b) => a + b, 0);
   const value = spec.combine === 'sum' ? total : total / 12;
   return {
-    status: 'value', value: roundTo(value, 2), unit: req.band.unit, provenance, fn, tslot: 0,
+    status: 'value',
+    value: roundTo(value, 2),
+    unit: req.band.unit,
+    provenance,
+    fn,
+    tslot: 0,
     args: { variable: spec.variable, combine: spec.combine, monthly: months.map((v) => roundTo(v, 2)), period: '1991-2020', upstream_unit: m.unit, footprint: 'TerraClimate grid cell, 1/24 degree' },
   };
 }

@@ -19,7 +19,13 @@ import { allowedUpstreams, sourceBaseUrl } from '../../src/sources/index.js';
 import { buildArchive, FIXTURE_ZOOM, startFtwServer, type FixtureField, type FtwServer } from './fixtures/ftw-pmtiles.js';
 
 const L = 'field-2025-01-01 00:00:00';
-const rect = (w: number, s: number, e: number, n: number): Array<[number, number]> => [[w, s], [e, s], [e, n], [w, n], [w, s]];
+const rect = (w: number, s: number, e: number, n: number): Array<[number, number]> => [
+  [w, s],
+  [e, s],
+  [e, n],
+  [w, n],
+  [w, s],
+];
 // Twelve small fields on a row near 45° N, 5° E, 0.012° apart (a z15 tile is 0.011° wide): a
 // dozen tiles, so leaf directories of four entries make three or four leaves.
 const FIELDS: FixtureField[] = Array.from({ length: 12 }, (_, i) => ({ layer: L, rings: [rect(5 + i * 0.012, 45, 5 + i * 0.012 + 0.001, 45.001)], properties: { id: `f${i}`, confidence: 50 + i } }));
@@ -73,7 +79,10 @@ describe('the fixture archive', () => {
     assert.ok(found >= 12, `${found} tiles`);
     assert.ok(h.leafDirectoryLength !== undefined && h.leafDirectoryLength > 0, 'the root points at leaf directories');
     const meta = (await pm.getMetadata()) as { vector_layers: Array<{ id: string }> };
-    assert.deepEqual(meta.vector_layers.map((l) => l.id), [L]);
+    assert.deepEqual(
+      meta.vector_layers.map((l) => l.id),
+      [L],
+    );
   });
 });
 
@@ -117,7 +126,10 @@ describe('ftw connector', () => {
     try {
       const rs = await Promise.all(Array.from({ length: 8 }, () => read(c)));
       const counts = rs.map((r) => (r.status === 'ok' ? r.pieces.length : -1));
-      assert.ok(counts.every((n) => n > 0 && n === counts[0]), String(counts));
+      assert.ok(
+        counts.every((n) => n > 0 && n === counts[0]),
+        String(counts),
+      );
       const eight = srv.requests.length;
       const once = await read(connector(srv.url));
       assert.equal(once.status, 'ok');
@@ -159,7 +171,10 @@ describe('ftw connector', () => {
       if (r.status === 'ok') {
         assert.ok(r.pieces.length > 0);
         assert.ok(r.archive.version.includes('v2'), r.archive.version);
-        assert.ok(r.pieces.every((p) => p.id?.endsWith('-v2')), 'only polygons of the new archive');
+        assert.ok(
+          r.pieces.every((p) => p.id?.endsWith('-v2')),
+          'only polygons of the new archive',
+        );
       }
     } finally {
       srv.setArchive(buildArchive(FIELDS, { leafSize: 4 }));

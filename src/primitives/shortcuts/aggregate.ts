@@ -123,7 +123,7 @@ export function bandStats(key: string, band: BandEntry | undefined, readings: Re
     const tally = new Map<string, number>();
     for (const v of values) tally.set(String(v), (tally.get(String(v)) ?? 0) + 1);
     // Numeric class ids sort numerically; ties for the mode go to the lowest id (deterministic).
-    const ids = [...tally.keys()].sort((a, b) => (Number(a) - Number(b)) || (a < b ? -1 : a > b ? 1 : 0));
+    const ids = [...tally.keys()].sort((a, b) => Number(a) - Number(b) || (a < b ? -1 : a > b ? 1 : 0));
     const distribution: CategoricalStats['distribution'] = {};
     let mode: string | null = null;
     for (const id of ids) {
@@ -132,7 +132,7 @@ export function bandStats(key: string, band: BandEntry | undefined, readings: Re
       if (mode === null || count > tally.get(mode)!) mode = id;
     }
     const modeValue = mode === null ? null : Number.isFinite(Number(mode)) ? Number(mode) : mode;
-    return { ...counts, kind: 'categorical', mode: modeValue, mode_label: mode === null ? null : band?.classes?.[mode] ?? null, distribution };
+    return { ...counts, kind: 'categorical', mode: modeValue, mode_label: mode === null ? null : (band?.classes?.[mode] ?? null), distribution };
   }
   const xs = (values as number[]).slice().sort((a, b) => a - b);
   if (xs.length === 0) return { ...counts, kind: 'numeric', mean: null, median: null, min: null, max: null, std: null };
@@ -152,7 +152,9 @@ export function bandStats(key: string, band: BandEntry | undefined, readings: Re
 /** Sample-size caveats for a sampled answer. */
 export function samplingCaveats(s: Sampling, read: number): string[] {
   if (s.mode === 'point') return [];
-  const out = [`Statistics are over ${read} cell${read > 1 ? 's' : ''} sampled evenly from the place's polygon_sample_cells (${s.available} offered): a sample of about 10 m cells, not an area average.`];
+  const out = [
+    `Statistics are over ${read} cell${read > 1 ? 's' : ''} sampled evenly from the place's polygon_sample_cells (${s.available} offered): a sample of about 10 m cells, not an area average.`,
+  ];
   if (s.requested > s.available) out.push(`n_cells ${s.requested} asked, but the place offers only ${s.available} sample cells: all of them were read.`);
   if (read < 5) out.push(`Only ${read} cells read: treat the statistics as indicative.`);
   return out;

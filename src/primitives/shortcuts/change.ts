@@ -53,7 +53,8 @@ export async function burnSeverity(ctx: ServiceContext, input: BurnInput, opts: 
   const place = await derivedPlace(ctx, input, opts);
   const cell = place.loc.cell64;
   const ev = new Evidence(ctx, 'burn_severity', opts);
-  const method = 'dNBR = NBR_pre − NBR_post with NBR = (B08 − B12) / (B08 + B12); classes per USGS FIREMON (Key and Benson 2006): < 0.10 unburned, 0.10–0.27 low, 0.27–0.44 moderate-low, 0.44–0.66 moderate-high, > 0.66 high';
+  const method =
+    'dNBR = NBR_pre − NBR_post with NBR = (B08 − B12) / (B08 + B12); classes per USGS FIREMON (Key and Benson 2006): < 0.10 unburned, 0.10–0.27 low, 0.27–0.44 moderate-low, 0.44–0.66 moderate-high, > 0.66 high';
   ev.caveat('Negative dNBR (below about −0.1) can mean regrowth after an earlier fire; it is reported as unburned here. Clouds, smoke, harvest or flooding between the two scenes also change NBR.');
   if (!tslots) {
     // Without explicit dates the stored index is preferred: it pins its own pre scene one year before the post scene.
@@ -70,7 +71,17 @@ export async function burnSeverity(ctx: ServiceContext, input: BurnInput, opts: 
     return { ...(await env0()), status: 'inconclusive', source: null, dnbr: null, severity: null, pre: null, post: null, classes: DNBR_CLASSES, method, reason: pair.reason };
   }
   const d = round(pair.a.value - pair.b.value, 12);
-  return { ...(await env0()), status: 'ok', source: 'indices.nbr', dnbr: d, severity: dnbrClass(d), pre: pair.a, post: pair.b, classes: DNBR_CLASSES, method: `from two signed indices.nbr facts (pre = earlier tslot); ${method}` };
+  return {
+    ...(await env0()),
+    status: 'ok',
+    source: 'indices.nbr',
+    dnbr: d,
+    severity: dnbrClass(d),
+    pre: pair.a,
+    post: pair.b,
+    classes: DNBR_CLASSES,
+    method: `from two signed indices.nbr facts (pre = earlier tslot); ${method}`,
+  };
 }
 
 export interface TwoSlotInput extends PlaceInput {
@@ -116,13 +127,28 @@ function yearSlot(mediumTslot: number): number {
 async function embeddingChange(ev: Evidence, cell: string, ta: number, tb: number): Promise<EmbeddingChange> {
   const ya = yearSlot(ta);
   const yb = yearSlot(tb);
-  if (ya === yb) return { status: 'unavailable', slot_a: ya, slot_b: yb, cosine: null, change: null, reason: `both NDVI slots fall in the same ${TEMPO_UNIT_S.slow / 86_400}-day embedding slot (${ya}): no year-to-year change to measure` };
+  if (ya === yb)
+    return {
+      status: 'unavailable',
+      slot_a: ya,
+      slot_b: yb,
+      cosine: null,
+      change: null,
+      reason: `both NDVI slots fall in the same ${TEMPO_UNIT_S.slow / 86_400}-day embedding slot (${ya}): no year-to-year change to measure`,
+    };
   const fa = await ev.read(cell, EMBEDDING_BAND, ya);
   const fb = await ev.read(cell, EMBEDDING_BAND, yb);
   const va = fa && fa.kind !== 'absence' && isVec(fa.value) ? (fa.value as number[]) : undefined;
   const vb = fb && fb.kind !== 'absence' && isVec(fb.value) ? (fb.value as number[]) : undefined;
   if (!va || !vb || va.length !== vb.length) {
-    return { status: 'unavailable', slot_a: ya, slot_b: yb, cosine: null, change: null, reason: `no ${EMBEDDING_BAND} vector for ${[!va ? `slot ${ya}` : '', !vb ? `slot ${yb}` : ''].filter(Boolean).join(' and ') || 'matching dimensions'} (see materialize_notes)` };
+    return {
+      status: 'unavailable',
+      slot_a: ya,
+      slot_b: yb,
+      cosine: null,
+      change: null,
+      reason: `no ${EMBEDDING_BAND} vector for ${[!va ? `slot ${ya}` : '', !vb ? `slot ${yb}` : ''].filter(Boolean).join(' and ') || 'matching dimensions'} (see materialize_notes)`,
+    };
   }
   const c = cosine(va, vb);
   if (c === null) return { status: 'unavailable', slot_a: ya, slot_b: yb, cosine: null, change: null, reason: 'a zero-length vector has no direction' };
@@ -142,7 +168,9 @@ export async function deforestationAlert(ctx: ServiceContext, input: Deforestati
     ? await embeddingChange(ev, cell, slots[0], slots[1])
     : { status: 'unavailable' as const, slot_a: null, slot_b: null, cosine: null, change: null, reason: 'no NDVI slots to date the embeddings' };
   const method = `alert when NDVI(a) − NDVI(b) ≥ threshold (default ${NDVI_DROP_DEFAULT}), a earlier than b; embedding change = 1 − cosine of the ${EMBEDDING_BAND} vectors of the two years (reported, not part of the alert rule)`;
-  ev.caveat('An NDVI drop also follows harvest, drought, fire, cloud or seasonal senescence: compare slots of the same season, and confirm a clearing with radar (/v1/sar_forest_disturbance) or the embedding change.');
+  ev.caveat(
+    'An NDVI drop also follows harvest, drought, fire, cloud or seasonal senescence: compare slots of the same season, and confirm a clearing with radar (/v1/sar_forest_disturbance) or the embedding change.',
+  );
   const env = await ev.envelope(place, cell);
   if (!pair.ok) return { ...env, status: 'inconclusive', alert: null, threshold, a: null, b: null, ndvi_drop: null, embedding, method, reason: pair.reason };
   const drop = round(pair.a.value - pair.b.value, 12);
@@ -175,7 +203,9 @@ export async function sarForestDisturbance(ctx: ServiceContext, input: SarInput,
   const cell = place.loc.cell64;
   const ev = new Evidence(ctx, 'sar_forest_disturbance', opts);
   const pair = await twoReadings(ev, cell, 's1.vv_db', tslots);
-  ev.caveat('Single-date Sentinel-1 backscatter at 10 m carries speckle of the order of 1 to 2 dB, and rain or soil moisture shifts VV too: one pair of dates is an indication; repeated drops over several dates are stronger evidence.');
+  ev.caveat(
+    'Single-date Sentinel-1 backscatter at 10 m carries speckle of the order of 1 to 2 dB, and rain or soil moisture shifts VV too: one pair of dates is an indication; repeated drops over several dates are stronger evidence.',
+  );
   const env = await ev.envelope(place, cell);
   const method = `disturbance when VV(a) − VV(b) ≥ threshold_db (default ${VV_DROP_DB} dB), a earlier than b, on signed s1.vv_db facts (dB)`;
   if (!pair.ok) return { ...env, status: 'inconclusive', disturbance: null, threshold_db: threshold, a: null, b: null, vv_drop_db: null, method, reason: pair.reason };

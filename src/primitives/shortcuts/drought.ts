@@ -30,7 +30,17 @@ export function spiClass(spi: number): string {
 }
 
 export type AnomalyResult =
-  | { status: 'ok'; z: number; signal: 'drier_than_baseline' | 'wetter_than_baseline' | 'no_clear_difference'; recent_mean_mm: number; baseline_mean_mm: number; baseline_sd_mm: number; n_recent: number; n_baseline: number; recent_tslots: [number, number] }
+  | {
+      status: 'ok';
+      z: number;
+      signal: 'drier_than_baseline' | 'wetter_than_baseline' | 'no_clear_difference';
+      recent_mean_mm: number;
+      baseline_mean_mm: number;
+      baseline_sd_mm: number;
+      n_recent: number;
+      n_baseline: number;
+      recent_tslots: [number, number];
+    }
   | { status: 'inconclusive'; reason: string; observed: number };
 
 function mean(xs: readonly number[]): number {
@@ -42,11 +52,21 @@ function mean(xs: readonly number[]): number {
  * it: z = (mean_recent − mean_baseline) / (sd_baseline / √n_recent), sd with n − 1.
  */
 export function recentAnomaly(points: ReadonlyArray<{ tslot: number; value: number }>, windowDays = RECENT_DAYS, minValues = MIN_HISTORY): AnomalyResult {
-  if (points.length < minValues) return { status: 'inconclusive', reason: `only ${points.length} stored ${CHIRPS_BAND} values at the cell; at least ${minValues} are needed (use /v1/backfill to fill history)`, observed: points.length };
+  if (points.length < minValues)
+    return {
+      status: 'inconclusive',
+      reason: `only ${points.length} stored ${CHIRPS_BAND} values at the cell; at least ${minValues} are needed (use /v1/backfill to fill history)`,
+      observed: points.length,
+    };
   const tmax = Math.max(...points.map((p) => p.tslot));
   const recent = points.filter((p) => p.tslot > tmax - windowDays).map((p) => p.value);
   const base = points.filter((p) => p.tslot <= tmax - windowDays).map((p) => p.value);
-  if (base.length < 2) return { status: 'inconclusive', reason: `the ${points.length} stored values fall almost entirely in the last ${windowDays} days: there is no baseline before the window`, observed: points.length };
+  if (base.length < 2)
+    return {
+      status: 'inconclusive',
+      reason: `the ${points.length} stored values fall almost entirely in the last ${windowDays} days: there is no baseline before the window`,
+      observed: points.length,
+    };
   const mb = mean(base);
   const sd = Math.sqrt(base.reduce((s, x) => s + (x - mb) ** 2, 0) / (base.length - 1));
   if (sd === 0) return { status: 'inconclusive', reason: 'the baseline days have no variance (all equal): a z-score is undefined', observed: points.length };
@@ -89,7 +109,12 @@ export async function spi(ctx: ServiceContext, input: PlaceInput, opts: DerivedO
     const env = await ev.envelope(place, cell);
     const cls = spiClass(v);
     return {
-      ...env, status: 'ok', source: SPI_BAND, spi: v, spi_class: cls, drought: v <= -1,
+      ...env,
+      status: 'ok',
+      source: SPI_BAND,
+      spi: v,
+      spi_class: cls,
+      drought: v <= -1,
       method: `signed ${SPI_BAND} fact: 3-month CHIRPS totals fitted to a gamma distribution and mapped to a standard normal deviate; classes per McKee, Doesken and Kleist (1993)`,
     };
   }
@@ -104,7 +129,9 @@ export async function spi(ctx: ServiceContext, input: PlaceInput, opts: DerivedO
     const env = await ev.envelope(place, cell);
     return { ...env, status: 'inconclusive', source: null, spi: null, spi_class: null, drought: null, anomaly, observed_values: anomaly.observed, method, reason: anomaly.reason };
   }
-  ev.caveat('The fallback z-score treats days as independent; daily rainfall is skewed and autocorrelated, so |z| overstates the evidence compared with a gamma-fitted SPI, and McKee classes are not applied to it.');
+  ev.caveat(
+    'The fallback z-score treats days as independent; daily rainfall is skewed and autocorrelated, so |z| overstates the evidence compared with a gamma-fitted SPI, and McKee classes are not applied to it.',
+  );
   const env = await ev.envelope(place, cell);
   return { ...env, status: 'ok', source: 'chirps_daily_anomaly', spi: null, spi_class: null, drought: null, anomaly, observed_values: points.length, method };
 }

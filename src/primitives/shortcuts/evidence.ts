@@ -44,7 +44,11 @@ export class Evidence {
   readonly cells: string[] = [];
   private cids = new Set<string>();
 
-  constructor(readonly ctx: ServiceContext, readonly name: string, readonly opts: DerivedOpts) {}
+  constructor(
+    readonly ctx: ServiceContext,
+    readonly name: string,
+    readonly opts: DerivedOpts,
+  ) {}
 
   caveat(c: string): void {
     if (!this.caveats.includes(c)) this.caveats.push(c);
@@ -162,9 +166,12 @@ export function tslotPair(ctx: ServiceContext, band: string, a: number | undefin
  * Two readings of one band at a cell: at the given tslots (through recall, which may fetch them),
  * else the two newest stored primary values. Returns the pair or a reason why there is none.
  */
-export async function twoReadings(ev: Evidence, cell: string, band: string, tslots: [number, number] | undefined): Promise<
-  { ok: true; a: { tslot: number; value: number; fact_cid: string }; b: { tslot: number; value: number; fact_cid: string } } | { ok: false; reason: string; observed: number }
-> {
+export async function twoReadings(
+  ev: Evidence,
+  cell: string,
+  band: string,
+  tslots: [number, number] | undefined,
+): Promise<{ ok: true; a: { tslot: number; value: number; fact_cid: string }; b: { tslot: number; value: number; fact_cid: string } } | { ok: false; reason: string; observed: number }> {
   if (tslots) {
     const fa = await ev.read(cell, band, tslots[0]);
     const fb = await ev.read(cell, band, tslots[1]);
@@ -172,7 +179,11 @@ export async function twoReadings(ev: Evidence, cell: string, band: string, tslo
     const vb = numericValue(fb);
     if (va === undefined || vb === undefined) {
       const missing = [va === undefined ? tslots[0] : null, vb === undefined ? tslots[1] : null].filter((x) => x !== null);
-      return { ok: false, reason: `no usable ${band} value at tslot ${missing.join(' and ')} (signed absence or skipped upstream; see materialize_notes)`, observed: [va, vb].filter((x) => x !== undefined).length };
+      return {
+        ok: false,
+        reason: `no usable ${band} value at tslot ${missing.join(' and ')} (signed absence or skipped upstream; see materialize_notes)`,
+        observed: [va, vb].filter((x) => x !== undefined).length,
+      };
     }
     // An upstream may serve the scene nearest the asked slot: the slots actually used are reported.
     const sa = Number(fa!.tslot);

@@ -139,7 +139,8 @@ async function locateName(ctx: ServiceContext, text: string, field: string, inje
     return { ...loc, via: 'cache', selected: { ...loc.selected, kind: 'place', is_high_confidence: r.is_high_confidence ?? false } };
   }
   throw new SvcError('not_yet_implemented', `${field}: place names need the locate primitive, which is not wired on this responder; pass lat and lng`, {
-    field, workaround: 'pass lat and lng (or cell64 where accepted)',
+    field,
+    workaround: 'pass lat and lng (or cell64 where accepted)',
   });
 }
 
@@ -182,7 +183,9 @@ export function placeCaveats(r: ResolvedPlace): string[] {
   if (r.input !== 'place') return [];
   const out: string[] = [];
   if (!r.loc.selected?.is_high_confidence) {
-    out.push(`"${r.query}" resolved with low confidence to ${r.loc.cell64} (${r.loc.label}; ${r.loc.selected?.reason ?? 'no reason given'}): the receipt signs the cells read, not the place name, so a wrong geocode yields a valid signature for the wrong cell — check the place block before trusting the answer.`);
+    out.push(
+      `"${r.query}" resolved with low confidence to ${r.loc.cell64} (${r.loc.label}; ${r.loc.selected?.reason ?? 'no reason given'}): the receipt signs the cells read, not the place name, so a wrong geocode yields a valid signature for the wrong cell — check the place block before trusting the answer.`,
+    );
   } else {
     out.push('The place name is not signed: the receipt covers the cells read; check the place block.');
   }

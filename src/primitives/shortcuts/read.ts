@@ -38,24 +38,57 @@ export interface PlaceShortcutSpec {
 
 /** The band sets of docs/shortcuts.md, "Place shortcuts". */
 export const PLACE_SHORTCUTS: Readonly<Record<PlaceShortcutName, PlaceShortcutSpec>> = {
-  at: { name: 'at', bands: ['indices.ndvi', 'copdem30m.elevation_mean', 'landcover.esa_worldcover_2021', 'weather.temperature_2m'], defaultCells: 1, chooseBands: true, mcp: 'core', summary: 'What is at a place: vegetation, elevation, land cover, recent weather (or the bands you name)' },
+  at: {
+    name: 'at',
+    bands: ['indices.ndvi', 'copdem30m.elevation_mean', 'landcover.esa_worldcover_2021', 'weather.temperature_2m'],
+    defaultCells: 1,
+    chooseBands: true,
+    mcp: 'core',
+    summary: 'What is at a place: vegetation, elevation, land cover, recent weather (or the bands you name)',
+  },
   ndvi: { name: 'ndvi', bands: ['indices.ndvi'], defaultCells: 16, mcp: 'core', summary: 'Vegetation index (NDVI, Sentinel-2, 10 m) at a place' },
-  air: { name: 'air', bands: ['air.pm2_5', 'air.nitrogen_dioxide', 'air.ozone'], defaultCells: 16, mcp: 'core', summary: 'Air quality at a place: fine particles, nitrogen dioxide, ozone (reanalysis, about 0.4 degrees native)' },
+  air: {
+    name: 'air',
+    bands: ['air.pm2_5', 'air.nitrogen_dioxide', 'air.ozone'],
+    defaultCells: 16,
+    mcp: 'core',
+    summary: 'Air quality at a place: fine particles, nitrogen dioxide, ozone (reanalysis, about 0.4 degrees native)',
+  },
   lst: { name: 'lst', bands: ['lst.day_8day', 'lst.night_8day'], defaultCells: 16, mcp: 'full', summary: 'Land-surface temperature day and night (MODIS 8-day, 1 km) at a place' },
   soil: {
     name: 'soil',
     bands: ['soil.bdod_0_30cm', 'soil.clay_0_30cm', 'soil.nitrogen_0_30cm', 'soil.phh2o_0_30cm', 'soil.sand_0_30cm', 'soil.soc_0_30cm'],
-    defaultCells: 16, mcp: 'full', summary: 'Topsoil 0-30 cm (SoilGrids, 250 m) at a place: bulk density, clay, nitrogen, pH, sand, organic carbon',
+    defaultCells: 16,
+    mcp: 'full',
+    summary: 'Topsoil 0-30 cm (SoilGrids, 250 m) at a place: bulk density, clay, nitrogen, pH, sand, organic carbon',
   },
-  water: { name: 'water', bands: ['water.gsw_recurrence', 'water.gsw_occurrence', 's1.vv_db'], defaultCells: 16, mcp: 'full', summary: 'Surface water at a place: JRC recurrence and occurrence, Sentinel-1 VV backscatter' },
-  forest: { name: 'forest', bands: ['forest.treecover2000', 'forest.lossyear', 'forest.gain', 'landcover.esa_worldcover_2021'], defaultCells: 16, mcp: 'full', summary: 'Forest at a place: tree cover 2000, loss year, gain (Hansen GFC) and land cover 2021' },
+  water: {
+    name: 'water',
+    bands: ['water.gsw_recurrence', 'water.gsw_occurrence', 's1.vv_db'],
+    defaultCells: 16,
+    mcp: 'full',
+    summary: 'Surface water at a place: JRC recurrence and occurrence, Sentinel-1 VV backscatter',
+  },
+  forest: {
+    name: 'forest',
+    bands: ['forest.treecover2000', 'forest.lossyear', 'forest.gain', 'landcover.esa_worldcover_2021'],
+    defaultCells: 16,
+    mcp: 'full',
+    summary: 'Forest at a place: tree cover 2000, loss year, gain (Hansen GFC) and land cover 2021',
+  },
   weather: {
     name: 'weather',
     bands: ['weather.temperature_2m', 'weather.precipitation', 'weather.wind_speed_10m', 'weather.relative_humidity_2m', 'weather.cloud_cover'],
-    defaultCells: 16, mcp: 'core', summary: 'Current weather at a place: temperature, precipitation, wind, humidity, cloud cover',
+    defaultCells: 16,
+    mcp: 'core',
+    summary: 'Current weather at a place: temperature, precipitation, wind, humidity, cloud cover',
   },
   elevation: {
-    name: 'elevation', bands: ['copdem30m.elevation_mean'], defaultCells: 16, cell64: true, mcp: 'full',
+    name: 'elevation',
+    bands: ['copdem30m.elevation_mean'],
+    defaultCells: 16,
+    cell64: true,
+    mcp: 'full',
     summary: 'Elevation (Copernicus DEM) at a place or cell; over open water, GEBCO 2024 topobathymetry (negative below sea level)',
     fallback: {
       'copdem30m.elevation_mean': {
@@ -67,7 +100,9 @@ export const PLACE_SHORTCUTS: Readonly<Record<PlaceShortcutName, PlaceShortcutSp
   buildings: {
     name: 'buildings',
     bands: ['overture.building_count_1km', 'overture.building_footprint_fraction_1km', 'overture.place_count_1km', 'overture.road_length_km_1km'],
-    defaultCells: 16, mcp: 'full', summary: 'Buildings, their footprint share, points of interest and road length in the square kilometre around a place (Overture Maps)',
+    defaultCells: 16,
+    mcp: 'full',
+    summary: 'Buildings, their footprint share, points of interest and road length in the square kilometre around a place (Overture Maps)',
   },
 };
 
@@ -130,7 +165,12 @@ async function readGroups(ctx: ServiceContext, name: string, cell: string, group
 
 /** Read one cell, then the spec's fallback bands of those bands whose fact there is a signed absence. */
 async function readCell(
-  ctx: ServiceContext, spec: PlaceShortcutSpec, cell: string, groups: Array<{ bands: string[]; tslot?: number }>, tslot: number | undefined, deadline?: number,
+  ctx: ServiceContext,
+  spec: PlaceShortcutSpec,
+  cell: string,
+  groups: Array<{ bands: string[]; tslot?: number }>,
+  tslot: number | undefined,
+  deadline?: number,
 ): Promise<RecallResult[]> {
   const first = await readGroups(ctx, spec.name, cell, groups, deadline);
   const fallback = spec.fallback;
@@ -143,7 +183,9 @@ async function readCell(
 
 /** Run a place shortcut: locate → recall per sampled cell → aggregate, under one envelope receipt. */
 export async function placeShortcut(
-  ctx: ServiceContext, name: PlaceShortcutName, input: PlaceShortcutInput,
+  ctx: ServiceContext,
+  name: PlaceShortcutName,
+  input: PlaceShortcutInput,
   opts: { deadline?: number; locate?: LocateFn; fromQuery?: boolean } = {},
 ): Promise<PlaceShortcutResult> {
   const spec = PLACE_SHORTCUTS[name];
@@ -151,7 +193,8 @@ export async function placeShortcut(
   const started = performance.now();
   // Cheap checks first, so a bad request never resolves a place or touches upstream.
   const nCells = parseNCells(input.n_cells, opts.fromQuery);
-  if (!spec.chooseBands && (input.band !== undefined || input.bands !== undefined)) throw invalidArgument(input.band !== undefined ? 'band' : 'bands', `/v1/${name} reads a fixed band set; use /v1/at to choose bands`);
+  if (!spec.chooseBands && (input.band !== undefined || input.bands !== undefined))
+    throw invalidArgument(input.band !== undefined ? 'band' : 'bands', `/v1/${name} reads a fixed band set; use /v1/at to choose bands`);
   const bands = (spec.chooseBands ? parseBandList(input.band, input.bands) : undefined) ?? [...spec.bands];
   const { known } = resolveBands(ctx, bands);
   const tslot = input.tslot;
@@ -162,7 +205,8 @@ export async function placeShortcut(
   const groups = tslotGroups(ctx, bands, tslot);
   const deadline = opts.deadline;
   const results = await mapLimit(
-    sampling.cells, READ_CONCURRENCY,
+    sampling.cells,
+    READ_CONCURRENCY,
     (cell) => readCell(ctx, spec, cell, groups, tslot, deadline),
     // Past the deadline no new cell starts: the answer signs what was read and lists the rest.
     () => deadline === undefined || Date.now() < deadline,
@@ -226,11 +270,17 @@ export async function placeShortcut(
 
   const lat = ctx.metrics.latency(name);
   const elapsed = Number((performance.now() - started).toFixed(2));
-  const receipt = issueReceipt(ctx, name, cellsRead, facts.map((f) => f.fact_cid), {
-    merkle_proof: facts[0]?.receipt?.merkle_proof,
-    source_versions: Object.keys(versions).length > 0 ? versions : undefined,
-    cost: { credits: 0, was_cached: allCached && cellsRead.length > 0, latency_p50_ms: lat?.p50_ms ?? elapsed, latency_p99_ms: lat?.p99_ms ?? elapsed },
-  });
+  const receipt = issueReceipt(
+    ctx,
+    name,
+    cellsRead,
+    facts.map((f) => f.fact_cid),
+    {
+      merkle_proof: facts[0]?.receipt?.merkle_proof,
+      source_versions: Object.keys(versions).length > 0 ? versions : undefined,
+      cost: { credits: 0, was_cached: allCached && cellsRead.length > 0, latency_p50_ms: lat?.p50_ms ?? elapsed, latency_p99_ms: lat?.p99_ms ?? elapsed },
+    },
+  );
 
   const out: PlaceShortcutResult = {
     shortcut: name,
@@ -253,8 +303,22 @@ export async function placeShortcut(
       n_cells: cellsRead.length,
       cells_pending: pending,
     };
-    out.stats = Object.fromEntries(bands.map((b) => [b, bandStats(b, ctx.registry.bands.get(b), cellsRead.map((c) => perCell.get(c)?.get(b)))]));
-    for (const f of fallbacks) out.stats[f.band] = bandStats(f.band, ctx.registry.bands.get(f.band), f.cells.map((c) => perCell.get(c)?.get(f.band)));
+    out.stats = Object.fromEntries(
+      bands.map((b) => [
+        b,
+        bandStats(
+          b,
+          ctx.registry.bands.get(b),
+          cellsRead.map((c) => perCell.get(c)?.get(b)),
+        ),
+      ]),
+    );
+    for (const f of fallbacks)
+      out.stats[f.band] = bandStats(
+        f.band,
+        ctx.registry.bands.get(f.band),
+        f.cells.map((c) => perCell.get(c)?.get(f.band)),
+      );
   }
   return out;
 }

@@ -85,7 +85,10 @@ export function riceCh4(p: { area_ha: number; days: number; ef_c: number; sf_w: 
   const ef = p.ef_c * p.sf_w * p.sf_p * sf_o;
   const kg = ef * p.days * p.area_ha;
   return {
-    ef_c: p.ef_c, sf_w: p.sf_w, sf_p: p.sf_p, sf_o: round(sf_o, 12),
+    ef_c: p.ef_c,
+    sf_w: p.sf_w,
+    sf_p: p.sf_p,
+    sf_o: round(sf_o, 12),
     ef_kg_ch4_ha_d: round(ef, 12),
     kg_ch4_per_ha: round(ef * p.days, 12),
     kg_ch4: round(kg, 12),
@@ -108,7 +111,14 @@ function amendments(v: RiceInput['organic_amendment']): Array<{ type: Amendment;
 
 export interface RiceResult extends DerivedEnvelope {
   kind: 'calculation';
-  inputs: { area_ha: number; cultivation_days: number; water_regime: WaterRegime; pre_season_water_regime: PreSeason; organic_amendment: Array<{ type: Amendment; rate_t_ha: number; cfoa: number }>; ef_c: number };
+  inputs: {
+    area_ha: number;
+    cultivation_days: number;
+    water_regime: WaterRegime;
+    pre_season_water_regime: PreSeason;
+    organic_amendment: Array<{ type: Amendment; rate_t_ha: number; cfoa: number }>;
+    ef_c: number;
+  };
   defaults_used: Array<{ parameter: string; value: unknown; factor?: number; source: string }>;
   result: RiceCalc;
   landcover: { class: unknown; label: string | null; is_cropland: boolean | null; fact_cid: string | null } | null;
@@ -122,7 +132,15 @@ export async function riceCh4Op(ctx: ServiceContext, input: RiceInput, opts: Der
   const days = input.cultivation_days;
   const defaults: RiceResult['defaults_used'] = [];
   const water = orDefault(input.water_regime, 'water_regime', SF_W, 'continuously_flooded', defaults, 'continuously flooded, SF_w = 1.00', `${CH}, Table 5.12`);
-  const pre = orDefault(input.pre_season_water_regime, 'pre_season_water_regime', SF_P, 'non_flooded_lt_180d', defaults, 'non-flooded pre-season shorter than 180 days, SF_p = 1.00', `${CH}, Table 5.13`);
+  const pre = orDefault(
+    input.pre_season_water_regime,
+    'pre_season_water_regime',
+    SF_P,
+    'non_flooded_lt_180d',
+    defaults,
+    'non-flooded pre-season shorter than 180 days, SF_p = 1.00',
+    `${CH}, Table 5.13`,
+  );
   const amend = amendments(input.organic_amendment);
   if (amend.length === 0) defaults.push({ parameter: 'organic_amendment', value: [], factor: 1, source: `${CH}, Eq. 5.3 (default: no organic amendment, SF_o = 1)` });
   let efc = EF_C_GLOBAL;
@@ -136,12 +154,15 @@ export async function riceCh4Op(ctx: ServiceContext, input: RiceInput, opts: Der
     const f = await ev.read(place.loc.cell64, 'landcover.esa_worldcover_2021');
     const labels = ctx.registry.bands.get('landcover.esa_worldcover_2021')?.classes ?? {};
     const cls = f && f.kind !== 'absence' ? f.value : null;
-    landcover = { class: cls, label: cls === null ? null : labels[String(cls)] ?? null, is_cropland: cls === null ? null : Number(cls) === 40, fact_cid: f?.fact_cid ?? null };
-    if (landcover.is_cropland === false) ev.caveat(`The land cover at ${place.loc.cell64} is ${landcover.label ?? `class ${String(cls)}`} (ESA WorldCover 2021), not cropland: check that the location is the paddy.`);
+    landcover = { class: cls, label: cls === null ? null : (labels[String(cls)] ?? null), is_cropland: cls === null ? null : Number(cls) === 40, fact_cid: f?.fact_cid ?? null };
+    if (landcover.is_cropland === false)
+      ev.caveat(`The land cover at ${place.loc.cell64} is ${landcover.label ?? `class ${String(cls)}`} (ESA WorldCover 2021), not cropland: check that the location is the paddy.`);
     if (landcover.is_cropland === null) ev.caveat('No land-cover class at the cell: the map neither confirms nor contradicts cropland.');
   }
-  ev.caveat('A calculation over caller-supplied inputs, not an observation: the receipt signs the land-cover fact read (if any), not the area, season or management, which are the caller\'s claims.');
-  ev.caveat('IPCC default factors carry wide uncertainty ranges (see the tables cited); prefer country-specific EF_c (Tier 2) or measurements (Tier 3) where they exist. Soil type and cultivar scaling (SF_s,r) are not applied (taken as 1).');
+  ev.caveat("A calculation over caller-supplied inputs, not an observation: the receipt signs the land-cover fact read (if any), not the area, season or management, which are the caller's claims.");
+  ev.caveat(
+    'IPCC default factors carry wide uncertainty ranges (see the tables cited); prefer country-specific EF_c (Tier 2) or measurements (Tier 3) where they exist. Soil type and cultivar scaling (SF_s,r) are not applied (taken as 1).',
+  );
 
   const result = riceCh4({ area_ha: area, days, ef_c: efc, sf_w: SF_W[water], sf_p: SF_P[pre], amendments: amend });
   const env = await ev.envelope(place, place?.loc.cell64);

@@ -39,7 +39,7 @@ export function terrainMetrics(z: ReadonlyArray<number | undefined>, ns_m: numbe
   const dzdy = (a + 2 * b + c - (g + 2 * h + i)) / (8 * ns_m); // rise to the north
   const grad = Math.hypot(dzdx, dzdy);
   const slope = (Math.atan(grad) * 180) / Math.PI;
-  const aspect = grad === 0 ? null : (((Math.atan2(-dzdx, -dzdy) * 180) / Math.PI) + 360) % 360;
+  const aspect = grad === 0 ? null : ((Math.atan2(-dzdx, -dzdy) * 180) / Math.PI + 360) % 360;
   const ring = [a, b, c, d, f, g, h, i];
   const tri = Math.sqrt(ring.reduce((s, x) => s + (x - e) ** 2, 0));
   const tpi = e - ring.reduce((s, x) => s + x, 0) / ring.length;
@@ -63,7 +63,9 @@ export async function terrain(ctx: ServiceContext, input: PlaceInput, opts: Deri
   const z = facts.map(numericValue);
   const { ns_m, ew_m } = pitchMetres(cellCenter(cell).lat);
   const m = terrainMetrics(z, ns_m, ew_m);
-  ev.caveat('The DEM behind copdem30m.elevation_mean is coarser (about 30 to 90 m) than the 9.55 m cell pitch, so the 3×3 neighbourhood (about 29 m across) often reads one DEM pixel or the provider\'s interpolation: a flat answer does not prove flat ground, and slopes describe the DEM surface, not the exact site.');
+  ev.caveat(
+    "The DEM behind copdem30m.elevation_mean is coarser (about 30 to 90 m) than the 9.55 m cell pitch, so the 3×3 neighbourhood (about 29 m across) often reads one DEM pixel or the provider's interpolation: a flat answer does not prove flat ground, and slopes describe the DEM surface, not the exact site.",
+  );
   ev.caveat('TRI and TPI depend on the neighbourhood size (here one cell pitch): compare them only with values computed at the same spacing.');
   const env = await ev.envelope(place, cell);
   return {

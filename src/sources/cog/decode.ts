@@ -21,8 +21,17 @@ export const SUPPORTED_COMPRESSIONS: Readonly<Record<number, string>> = { 1: 'no
 
 /** Names of codes met in GeoTIFFs that this reader refuses (shown in the refusal). */
 const REFUSED_NAMES: Record<number, string> = {
-  2: 'CCITT RLE', 3: 'CCITT Group 3', 4: 'CCITT Group 4', 6: 'old JPEG', 7: 'JPEG', 34712: 'JPEG 2000', 34887: 'LERC',
-  34925: 'LZMA', 50001: 'WEBP', 50002: 'JPEG-XL', 52546: 'JPEG-XL',
+  2: 'CCITT RLE',
+  3: 'CCITT Group 3',
+  4: 'CCITT Group 4',
+  6: 'old JPEG',
+  7: 'JPEG',
+  34712: 'JPEG 2000',
+  34887: 'LERC',
+  34925: 'LZMA',
+  50001: 'WEBP',
+  50002: 'JPEG-XL',
+  52546: 'JPEG-XL',
 };
 
 /** A compression code with its name, as errors and docs show it: `34887 (LERC)`. */
@@ -196,9 +205,12 @@ export function packBitsDecode(input: Uint8Array, expected: number): Uint8Array 
 /** Decompressed bytes of one block. */
 export function decompress(h: TiffHeader, raw: Uint8Array, expected: number): Uint8Array {
   switch (h.compression) {
-    case 1: return raw;
-    case 5: return lzwDecode(raw, expected);
-    case 8: case 32946:
+    case 1:
+      return raw;
+    case 5:
+      return lzwDecode(raw, expected);
+    case 8:
+    case 32946:
       try {
         return new Uint8Array(inflateSync(raw));
       } catch {
@@ -208,8 +220,10 @@ export function decompress(h: TiffHeader, raw: Uint8Array, expected: number): Ui
           throw formatError(`DEFLATE stream corrupt (${(e as Error).message})`);
         }
       }
-    case 32773: return packBitsDecode(raw, expected);
-    case 50000: return zstdDecode(raw, expected);
+    case 32773:
+      return packBitsDecode(raw, expected);
+    case 50000:
+      return zstdDecode(raw, expected);
     default:
       throw formatError(`unsupported TIFF compression ${compressionName(h.compression)}`);
   }
@@ -294,13 +308,14 @@ export function decodeBlock(h: TiffHeader, raw: Uint8Array, rows: number): Sampl
   if (le === HOST_LE || bytesPer === 1) {
     // Same byte order as this machine: one copy into the typed array's own buffer.
     new Uint8Array(out.buffer, out.byteOffset, expected).set(bytes.subarray(0, expected));
-  } else for (let i = 0; i < n; i++) {
-    const p = i * bytesPer;
-    if (h.sampleFormat === 3) out[i] = bytesPer === 4 ? dv.getFloat32(p, le) : dv.getFloat64(p, le);
-    else if (bytesPer === 1) out[i] = h.sampleFormat === 2 ? dv.getInt8(p) : dv.getUint8(p);
-    else if (bytesPer === 2) out[i] = h.sampleFormat === 2 ? dv.getInt16(p, le) : dv.getUint16(p, le);
-    else out[i] = h.sampleFormat === 2 ? dv.getInt32(p, le) : dv.getUint32(p, le);
-  }
+  } else
+    for (let i = 0; i < n; i++) {
+      const p = i * bytesPer;
+      if (h.sampleFormat === 3) out[i] = bytesPer === 4 ? dv.getFloat32(p, le) : dv.getFloat64(p, le);
+      else if (bytesPer === 1) out[i] = h.sampleFormat === 2 ? dv.getInt8(p) : dv.getUint8(p);
+      else if (bytesPer === 2) out[i] = h.sampleFormat === 2 ? dv.getInt16(p, le) : dv.getUint16(p, le);
+      else out[i] = h.sampleFormat === 2 ? dv.getInt32(p, le) : dv.getUint32(p, le);
+    }
   if (h.predictor === 2) {
     if (h.sampleFormat === 3) throw formatError('horizontal predictor on floating-point samples');
     // Each sample is stored as the difference from the same sample of the pixel to its left;

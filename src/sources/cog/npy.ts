@@ -40,7 +40,11 @@ export function parseNpyHeader(bytes: Uint8Array): NpyHeader {
   if (!descr || !fortran || shapeText === undefined) throw formatError('.npy header dictionary lacks descr, fortran_order or shape');
   // Column-major arrays would scatter one pixel's channels across the file.
   if (fortran === 'True') throw formatError('.npy array is in Fortran order; a pixel read needs C order');
-  const shape = shapeText.split(',').map((s) => s.trim()).filter(Boolean).map(Number);
+  const shape = shapeText
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map(Number);
   if (shape.some((n) => !Number.isSafeInteger(n) || n < 0)) throw formatError(`.npy shape (${shapeText}) is not a tuple of sizes`);
   const m = /^([<>|=]?)([iuf])(\d+)$/.exec(descr);
   if (!m) throw formatError(`.npy dtype ${descr} is not a plain number type`);
@@ -76,7 +80,10 @@ export class NpyReader {
   private readonly headers = new BoundedCache<string, NpyHeader>('npy_headers', { max: 512 });
   private readonly flight = new Map<string, Promise<NpyHeader | null>>();
 
-  constructor(private readonly client: UpstreamClient, private readonly headBytes = 4096) {}
+  constructor(
+    private readonly client: UpstreamClient,
+    private readonly headBytes = 4096,
+  ) {}
 
   /** The header of `url`, or null when the file does not exist. */
   async header(url: string, o: NpyReadOptions = {}): Promise<NpyHeader | null> {

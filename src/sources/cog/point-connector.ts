@@ -9,9 +9,7 @@ import { failureOutcome } from './outcome.js';
 import { CogReader } from './reader.js';
 
 /** Where the band's value for a request lives, or why no file can hold it. */
-export type Located =
-  | { url: string; ref: string; captured_at?: string; tslot?: number }
-  | { absence: AbsenceReason; detail: string };
+export type Located = { url: string; ref: string; captured_at?: string; tslot?: number } | { absence: AbsenceReason; detail: string };
 
 /** What distinguishes one tile-per-area connector from another. */
 export interface PointSampleSpec {
@@ -48,7 +46,10 @@ export function pointSampleConnector(deps: ConnectorDeps, spec: PointSampleSpec,
       const extra = where.tslot === undefined ? {} : { tslot: where.tslot };
       try {
         const r = await reader.readPoint(where.url, req.center.lat, req.center.lng, {
-          deadline: req.deadline, signal: req.signal, missingOk: true, nodata: spec.nodata?.(req.band.key),
+          deadline: req.deadline,
+          signal: req.signal,
+          missingOk: true,
+          nodata: spec.nodata?.(req.band.key),
         });
         if (r.kind === 'missing') {
           if ('skip' in spec.missing) return { status: 'error', reason: `source_fetch_failed: ${spec.missing.skip} (${where.ref}: HTTP 404)` };

@@ -39,15 +39,10 @@ export type PointRead =
   | { kind: 'missing' };
 
 /** Where a WGS 84 point falls in a file: its header, CRS and pixel (null: outside the image). */
-export type Located =
-  | { kind: 'located'; header: CogHeader; epsg: number; pixel: { col: number; row: number } | null }
-  | { kind: 'missing' };
+export type Located = { kind: 'located'; header: CogHeader; epsg: number; pixel: { col: number; row: number } | null } | { kind: 'missing' };
 
 /** The result of a window read centred on a point. */
-export type WindowAt =
-  | { kind: 'window'; read: WindowRead; center: { col: number; row: number } }
-  | { kind: 'outside'; epsg: number }
-  | { kind: 'missing' };
+export type WindowAt = { kind: 'window'; read: WindowRead; center: { col: number; row: number } } | { kind: 'outside'; epsg: number } | { kind: 'missing' };
 
 /** A parsed header with its georeferencing (computed once per file). */
 export interface CogHeader {
@@ -90,7 +85,10 @@ export class CogReader {
   readonly stats: CogReaderStats = { headerHits: 0, headerFetches: 0, blockHits: 0, blockFetches: 0 };
   private readonly o: Required<CogReaderOptions>;
 
-  constructor(private readonly client: UpstreamClient, opts: CogReaderOptions = {}) {
+  constructor(
+    private readonly client: UpstreamClient,
+    opts: CogReaderOptions = {},
+  ) {
     this.o = {
       headerBytes: opts.headerBytes ?? 16_384,
       headerEntries: opts.headerEntries ?? 256,
@@ -183,10 +181,12 @@ export class CogReader {
     }
     let p = this.blockFlight.get(key);
     if (!p) {
-      p = this.fetchBlock(t, url, index, o).then((s) => {
-        this.blocks.set(key, s);
-        return s;
-      }).finally(() => this.blockFlight.delete(key));
+      p = this.fetchBlock(t, url, index, o)
+        .then((s) => {
+          this.blocks.set(key, s);
+          return s;
+        })
+        .finally(() => this.blockFlight.delete(key));
       this.blockFlight.set(key, p);
     }
     return p;
@@ -227,10 +227,7 @@ export class CogReader {
     if (mask) await prepareDecoder(mask.compression);
     const indexes = blocksCovering(h.tiff, w);
     const maskIndexes = mask ? blocksCovering(mask, w) : [];
-    const [samples, maskSamples] = await Promise.all([
-      Promise.all(indexes.map((i) => this.block(h, url, i, o))),
-      Promise.all(maskIndexes.map((i) => this.block(h, url, i, o, true))),
-    ]);
+    const [samples, maskSamples] = await Promise.all([Promise.all(indexes.map((i) => this.block(h, url, i, o))), Promise.all(maskIndexes.map((i) => this.block(h, url, i, o, true)))]);
     const masked = mask ? { header: mask, blocks: new Map(maskIndexes.map((i, k) => [i, maskSamples[k]])) } : undefined;
     return assembleWindow(h.tiff, w, new Map(indexes.map((i, k) => [i, samples[k]])), epsg, o.nodata, masked);
   }

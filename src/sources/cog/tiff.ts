@@ -21,7 +21,11 @@ export function formatError(message: string): UpstreamError {
 export class ByteSource {
   private chunks: Array<{ start: number; bytes: Uint8Array }>;
 
-  constructor(head: Uint8Array, private readonly readAhead = 16_384, private readonly maxChunks = 8) {
+  constructor(
+    head: Uint8Array,
+    private readonly readAhead = 16_384,
+    private readonly maxChunks = 8,
+  ) {
     this.chunks = [{ start: 0, bytes: head }];
   }
 
@@ -49,28 +53,63 @@ const TYPE_SIZE: Record<number, number> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 
 
 /** Tag numbers this reader uses (TIFF 6.0, GeoTIFF 1.1, GDAL). */
 export const TAG = {
-  NewSubfileType: 254, ImageWidth: 256, ImageLength: 257, BitsPerSample: 258, Compression: 259, StripOffsets: 273, SamplesPerPixel: 277,
-  RowsPerStrip: 278, StripByteCounts: 279, PlanarConfiguration: 284, Predictor: 317, TileWidth: 322, TileLength: 323,
-  TileOffsets: 324, TileByteCounts: 325, SampleFormat: 339, ModelPixelScale: 33550, ModelTiepoint: 33922,
-  ModelTransformation: 34264, GeoKeyDirectory: 34735, GeoDoubleParams: 34736, GeoAsciiParams: 34737, GdalNodata: 42113,
+  NewSubfileType: 254,
+  ImageWidth: 256,
+  ImageLength: 257,
+  BitsPerSample: 258,
+  Compression: 259,
+  StripOffsets: 273,
+  SamplesPerPixel: 277,
+  RowsPerStrip: 278,
+  StripByteCounts: 279,
+  PlanarConfiguration: 284,
+  Predictor: 317,
+  TileWidth: 322,
+  TileLength: 323,
+  TileOffsets: 324,
+  TileByteCounts: 325,
+  SampleFormat: 339,
+  ModelPixelScale: 33550,
+  ModelTiepoint: 33922,
+  ModelTransformation: 34264,
+  GeoKeyDirectory: 34735,
+  GeoDoubleParams: 34736,
+  GeoAsciiParams: 34737,
+  GdalNodata: 42113,
 } as const;
 
 /** Read one value of TIFF field type `type` at `pos`. */
 function readValue(dv: DataView, pos: number, type: number, le: boolean): number {
   switch (type) {
-    case 1: case 2: case 7: return dv.getUint8(pos);
-    case 6: return dv.getInt8(pos);
-    case 3: return dv.getUint16(pos, le);
-    case 8: return dv.getInt16(pos, le);
-    case 4: return dv.getUint32(pos, le);
-    case 9: return dv.getInt32(pos, le);
-    case 5: return dv.getUint32(pos, le) / dv.getUint32(pos + 4, le);
-    case 10: return dv.getInt32(pos, le) / dv.getInt32(pos + 4, le);
-    case 11: return dv.getFloat32(pos, le);
-    case 12: return dv.getFloat64(pos, le);
-    case 16: case 18: return Number(dv.getBigUint64(pos, le));
-    case 17: return Number(dv.getBigInt64(pos, le));
-    default: throw formatError(`unknown TIFF field type ${type}`);
+    case 1:
+    case 2:
+    case 7:
+      return dv.getUint8(pos);
+    case 6:
+      return dv.getInt8(pos);
+    case 3:
+      return dv.getUint16(pos, le);
+    case 8:
+      return dv.getInt16(pos, le);
+    case 4:
+      return dv.getUint32(pos, le);
+    case 9:
+      return dv.getInt32(pos, le);
+    case 5:
+      return dv.getUint32(pos, le) / dv.getUint32(pos + 4, le);
+    case 10:
+      return dv.getInt32(pos, le) / dv.getInt32(pos + 4, le);
+    case 11:
+      return dv.getFloat32(pos, le);
+    case 12:
+      return dv.getFloat64(pos, le);
+    case 16:
+    case 18:
+      return Number(dv.getBigUint64(pos, le));
+    case 17:
+      return Number(dv.getBigInt64(pos, le));
+    default:
+      throw formatError(`unknown TIFF field type ${type}`);
   }
 }
 
@@ -240,7 +279,24 @@ async function readIfd(source: ByteSource, fetch: RangeFetcher, ifdOffset: numbe
 }
 
 /** The fields of TiffHeader that describe one IFD's pixels and blocks. */
-type Layout = Pick<TiffHeader, 'width' | 'height' | 'tiled' | 'blockWidth' | 'blockHeight' | 'blocksAcross' | 'blocksDown' | 'samplesPerPixel' | 'bitsPerSample' | 'sampleFormat' | 'planar' | 'compression' | 'predictor' | 'offsets' | 'byteCounts'>;
+type Layout = Pick<
+  TiffHeader,
+  | 'width'
+  | 'height'
+  | 'tiled'
+  | 'blockWidth'
+  | 'blockHeight'
+  | 'blocksAcross'
+  | 'blocksDown'
+  | 'samplesPerPixel'
+  | 'bitsPerSample'
+  | 'sampleFormat'
+  | 'planar'
+  | 'compression'
+  | 'predictor'
+  | 'offsets'
+  | 'byteCounts'
+>;
 
 async function layoutOf(ifd: Ifd): Promise<Layout> {
   const width = await ifd.scalar(TAG.ImageWidth);
@@ -263,8 +319,21 @@ async function layoutOf(ifd: Ifd): Promise<Layout> {
     throw formatError(`IFD lists ${offsets.count} offsets and ${byteCounts.count} byte counts for ${perPlane} blocks per plane`);
   }
   return {
-    width, height, tiled, blockWidth, blockHeight, blocksAcross, blocksDown, samplesPerPixel, bitsPerSample: bps[0], sampleFormat: formats[0], planar,
-    compression: await ifd.scalar(TAG.Compression, 1), predictor: await ifd.scalar(TAG.Predictor, 1), offsets, byteCounts,
+    width,
+    height,
+    tiled,
+    blockWidth,
+    blockHeight,
+    blocksAcross,
+    blocksDown,
+    samplesPerPixel,
+    bitsPerSample: bps[0],
+    sampleFormat: formats[0],
+    planar,
+    compression: await ifd.scalar(TAG.Compression, 1),
+    predictor: await ifd.scalar(TAG.Predictor, 1),
+    offsets,
+    byteCounts,
   };
 }
 

@@ -97,7 +97,7 @@ export function assembleWindow(t: TiffHeader, w: PixelWindow, blocks: ReadonlyMa
     for (let row = r0; row < r1; row++) {
       const by = Math.floor(row / t.blockHeight);
       const inRow = row - by * t.blockHeight;
-      for (let col = c0; col < c1;) {
+      for (let col = c0; col < c1; ) {
         const bx = Math.floor(col / t.blockWidth);
         const runEnd = Math.min(c1, (bx + 1) * t.blockWidth);
         const samples = blocks.get(by * t.blocksAcross + bx);
@@ -129,7 +129,7 @@ function applyMask(m: MaskBlocks, w: PixelWindow, [c0, r0, c1, r1]: [number, num
   for (let row = r0; row < r1; row++) {
     const by = Math.floor(row / t.blockHeight);
     const inRow = row - by * t.blockHeight;
-    for (let col = c0; col < c1;) {
+    for (let col = c0; col < c1; ) {
       const bx = Math.floor(col / t.blockWidth);
       const runEnd = Math.min(c1, (bx + 1) * t.blockWidth);
       const samples = m.blocks.get(by * t.blocksAcross + bx);

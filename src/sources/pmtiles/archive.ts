@@ -225,12 +225,14 @@ export async function readTiles(cache: Cache, source: Source, header: Header, wa
   }
   const bodies = new Map<number, Uint8Array>();
   for (let i = 0; i < runs.length; i += RUNS_AT_ONCE) {
-    await Promise.all(runs.slice(i, i + RUNS_AT_ONCE).map(async (run) => {
-      const res = await source.getBytes(run.offset, run.end - run.offset, undefined, header.etag);
-      const buf = new Uint8Array(res.data);
-      if (buf.length !== run.end - run.offset) throw pmtilesFormat(`asked for ${run.end - run.offset} bytes at ${run.offset}, got ${buf.length}`);
-      for (const r of ranges) if (r.offset >= run.offset && r.offset + r.length <= run.end) bodies.set(r.offset, buf.subarray(r.offset - run.offset, r.offset - run.offset + r.length));
-    }));
+    await Promise.all(
+      runs.slice(i, i + RUNS_AT_ONCE).map(async (run) => {
+        const res = await source.getBytes(run.offset, run.end - run.offset, undefined, header.etag);
+        const buf = new Uint8Array(res.data);
+        if (buf.length !== run.end - run.offset) throw pmtilesFormat(`asked for ${run.end - run.offset} bytes at ${run.offset}, got ${buf.length}`);
+        for (const r of ranges) if (r.offset >= run.offset && r.offset + r.length <= run.end) bodies.set(r.offset, buf.subarray(r.offset - run.offset, r.offset - run.offset + r.length));
+      }),
+    );
   }
   const inflated = new Map<number, Uint8Array>();
   return want.map((t, i) => {

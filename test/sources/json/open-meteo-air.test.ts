@@ -19,9 +19,14 @@ describe('openMeteoAir', () => {
     const cell = cellOf(48.85, 2.35);
     const outs = await Promise.all(Object.keys(AIR_CURRENT).map((b) => c.materialize(requestFor(cell, b))));
     assert.equal(fx.count(PATHS.air), 1);
-    assert.deepEqual(outs.map((o) => (o.status === 'value' ? [o.value, o.unit, o.provenance.version] : o.status)), [
-      [8.3, 'ug_m3', 'cams-europe/global'], [12.1, 'ug_m3', 'cams-europe/global'], [61, 'ug_m3', 'cams-europe/global'],
-    ]);
+    assert.deepEqual(
+      outs.map((o) => (o.status === 'value' ? [o.value, o.unit, o.provenance.version] : o.status)),
+      [
+        [8.3, 'ug_m3', 'cams-europe/global'],
+        [12.1, 'ug_m3', 'cams-europe/global'],
+        [61, 'ug_m3', 'cams-europe/global'],
+      ],
+    );
     assert.equal(fx.requests[0].query.get('current'), 'pm2_5,nitrogen_dioxide,ozone');
   });
 

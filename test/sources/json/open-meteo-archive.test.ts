@@ -24,10 +24,18 @@ describe('openMeteoArchive', () => {
       const outs = await Promise.all(Object.keys(ARCHIVE_DAILY).map((b) => c.materialize(requestFor(cell, b, { tslot }))));
       assert.equal(fx.count(PATHS.archive), 1, 'the five bands of one cell and day share one request');
       const q = fx.requests[0].query;
-      assert.deepEqual(q.get('daily')!.split(',').sort(), Object.values(ARCHIVE_DAILY).map((d) => d.variable).sort());
+      assert.deepEqual(
+        q.get('daily')!.split(',').sort(),
+        Object.values(ARCHIVE_DAILY)
+          .map((d) => d.variable)
+          .sort(),
+      );
       assert.equal(q.get('timezone'), 'UTC');
       const d = Number(dayOf(tslot).slice(8, 10));
-      assert.deepEqual(outs.map((o) => (o.status === 'value' ? o.value : o.status)), [10 + d / 10, d % 3 === 0 ? 0 : 1.5, 4.2, 70, 55]);
+      assert.deepEqual(
+        outs.map((o) => (o.status === 'value' ? o.value : o.status)),
+        [10 + d / 10, d % 3 === 0 ? 0 : 1.5, 4.2, 70, 55],
+      );
       const wind = outs[2];
       assert.ok(wind.status === 'value' && (wind.args as Record<string, unknown>).variable === 'wind_speed_10m_mean');
     });
@@ -68,7 +76,10 @@ describe('openMeteoArchive', () => {
       assert.equal(fx.count(PATHS.archive), 1);
       assert.equal(fx.requests[0].query.get('start_date'), dayOf(start));
       assert.equal(fx.requests[0].query.get('end_date'), dayOf(end));
-      assert.deepEqual(steps.map((s) => s.tslot), Array.from({ length: 30 }, (_, i) => start + i));
+      assert.deepEqual(
+        steps.map((s) => s.tslot),
+        Array.from({ length: 30 }, (_, i) => start + i),
+      );
       for (const s of steps.slice(0, -1)) assert.equal(s.outcome.status === 'value' && s.outcome.value, Number(dayOf(s.tslot).slice(8, 10)));
       assert.equal(steps.at(-1)!.outcome.status, 'error', 'the unpublished day is skipped, not signed');
     });
@@ -79,7 +90,10 @@ describe('openMeteoArchive', () => {
       const today = currentTslot('fast');
       fx.behave(PATHS.archive, { status: 500 });
       const steps = await c.fetchRange(cellOf(30, 31), band, today - 3, today, { deadline: Date.now() + 5000 });
-      assert.deepEqual(steps.map((s) => s.tslot), [today - 3, today - 2, today - 1]);
+      assert.deepEqual(
+        steps.map((s) => s.tslot),
+        [today - 3, today - 2, today - 1],
+      );
       assert.ok(steps.every((s) => s.outcome.status === 'error' && /HTTP 500/.test(s.outcome.reason)));
     });
   });

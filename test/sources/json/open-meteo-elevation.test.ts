@@ -90,7 +90,10 @@ describe('openMeteoElevation', () => {
       const outs = await Promise.all(cells.map((cell) => c.materialize(requestFor(cell, BAND))));
       assert.ok(outs.every((o) => o.status === 'value'));
       assert.equal(fx.count(PATHS.elevation), 2);
-      assert.deepEqual(fx.requests.map((r) => r.query.get('latitude')!.split(',').length).sort((a, b) => a - b), [50, 100]);
+      assert.deepEqual(
+        fx.requests.map((r) => r.query.get('latitude')!.split(',').length).sort((a, b) => a - b),
+        [50, 100],
+      );
     });
 
     it('requests far apart in time are separate calls', async () => {

@@ -15,8 +15,7 @@ before(async () => {
 after(async () => fx.close());
 beforeEach(() => fx.reset());
 
-const values = (outs: Awaited<ReturnType<ReturnType<typeof openMeteoForecast>['materialize']>>[]) =>
-  outs.map((o) => (o.status === 'value' ? [o.value, o.unit] : [o.status]));
+const values = (outs: Awaited<ReturnType<ReturnType<typeof openMeteoForecast>['materialize']>>[]) => outs.map((o) => (o.status === 'value' ? [o.value, o.unit] : [o.status]));
 
 describe('openMeteoForecast', () => {
   describe('when the present is asked', () => {
@@ -26,7 +25,13 @@ describe('openMeteoForecast', () => {
       const outs = await Promise.all(BANDS.map((b) => c.materialize(requestFor(cell, b))));
       assert.equal(fx.count(PATHS.forecast), 1, 'one request for five bands');
       assert.equal(c.presentCalls, 1);
-      assert.deepEqual(values(outs), [[21.4, 'degC'], [0.2, 'mm'], [3.5, 'm_s'], [64, 'percent'], [75, 'percent']]);
+      assert.deepEqual(values(outs), [
+        [21.4, 'degC'],
+        [0.2, 'mm'],
+        [3.5, 'm_s'],
+        [64, 'percent'],
+        [75, 'percent'],
+      ]);
       const q = fx.requests[0].query;
       assert.deepEqual(q.get('current')!.split(',').sort(), Object.values(FORECAST_CURRENT).sort());
       assert.equal(q.get('timezone'), 'UTC');
@@ -98,9 +103,19 @@ describe('openMeteoForecast', () => {
 describe('unitConverter', () => {
   it('maps provider unit labels to band units and refuses unknown pairs', () => {
     const table: Array<[string, string, number, number | null]> = [
-      ['°C', 'degC', 20, 20], ['°F', 'degC', 212, 100], ['K', 'degC', 273.15, 0], ['mm', 'mm', 1.2, 1.2], ['inch', 'mm', 1, 25.4],
-      ['km/h', 'm_s', 36, 10], ['m/s', 'm_s', 3, 3], ['kn', 'm_s', 3600, 1852], ['%', 'percent', 50, 50],
-      ['μg/m³', 'ug_m3', 8, 8], ['µg/m³', 'ug_m3', 8, 8], ['ppm', 'ug_m3', 1, null], ['°C', 'mm', 1, null],
+      ['°C', 'degC', 20, 20],
+      ['°F', 'degC', 212, 100],
+      ['K', 'degC', 273.15, 0],
+      ['mm', 'mm', 1.2, 1.2],
+      ['inch', 'mm', 1, 25.4],
+      ['km/h', 'm_s', 36, 10],
+      ['m/s', 'm_s', 3, 3],
+      ['kn', 'm_s', 3600, 1852],
+      ['%', 'percent', 50, 50],
+      ['μg/m³', 'ug_m3', 8, 8],
+      ['µg/m³', 'ug_m3', 8, 8],
+      ['ppm', 'ug_m3', 1, null],
+      ['°C', 'mm', 1, null],
     ];
     for (const [i, [from, to, v, want]] of table.entries()) {
       const f = unitConverter(from, to);

@@ -32,9 +32,18 @@ describe('ornlModis', () => {
       const night = await c.materialize(requestFor(cell, 'lst.night_8day'));
       assert.deepEqual(day.status === 'value' && [day.value, day.unit], [18.19, 'degC'], '14567 × 0.02 − 273.15');
       assert.deepEqual(night.status === 'value' && [night.value, night.unit], [4.85, 'degC'], '13900 × 0.02 − 273.15');
-      assert.equal(fx.count(PATHS.modis, (q) => q.get('band') === 'LST_Day_1km'), 1);
-      assert.equal(fx.count(PATHS.modis, (q) => q.get('band') === 'QC_Day'), 1);
-      assert.equal(fx.count(PATHS.modis, (q) => q.get('band') === 'LST_Night_1km'), 1);
+      assert.equal(
+        fx.count(PATHS.modis, (q) => q.get('band') === 'LST_Day_1km'),
+        1,
+      );
+      assert.equal(
+        fx.count(PATHS.modis, (q) => q.get('band') === 'QC_Day'),
+        1,
+      );
+      assert.equal(
+        fx.count(PATHS.modis, (q) => q.get('band') === 'LST_Night_1km'),
+        1,
+      );
       const q = fx.requests[0].query;
       assert.equal(q.get('kmAboveBelow'), '0');
       assert.equal(q.get('kmLeftRight'), '0');
@@ -83,7 +92,14 @@ describe('ornlModis', () => {
 
     it('QC gates: not produced (cloud) and LST error above 2 K are absences; other quality within 2 K is a value', async () => {
       const c = ornlModis(fixtureDeps(fx));
-      const cases: Array<[number, string]> = [[0b10, 'absence'], [0b11, 'absence'], [0b1000_0001, 'absence'], [0b1100_0000, 'absence'], [0b0100_0001, 'value'], [0, 'value']];
+      const cases: Array<[number, string]> = [
+        [0b10, 'absence'],
+        [0b11, 'absence'],
+        [0b1000_0001, 'absence'],
+        [0b1100_0000, 'absence'],
+        [0b0100_0001, 'value'],
+        [0, 'value'],
+      ];
       for (const [i, [qc, want]] of cases.entries()) {
         fx.data.modis = (dataset) => (dataset.startsWith('QC_') ? qc : 15000);
         const out = await c.materialize(requestFor(cellOf(3, 3 + i), 'lst.day_8day', { tslot: currentTslot('medium') - 4 }));

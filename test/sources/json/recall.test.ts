@@ -13,7 +13,7 @@ const ALL = ['copdem30m.elevation_mean', ...WEATHER, ...AIR, ...SOIL, 'lst.day_8
 let fx: JsonUpstreams;
 let t: TestApp;
 let n = 0;
-const freshCell = () => P.cellOf(-20 + (n++) * 0.013, 25.5);
+const freshCell = () => P.cellOf(-20 + n++ * 0.013, 25.5);
 
 before(async () => {
   fx = await startJsonUpstreams();
@@ -38,7 +38,11 @@ describe('POST /v1/recall over the JSON connectors', () => {
       const cell = freshCell();
       const r = await recall({ cell, bands: ALL });
       assert.equal(r.status, 200, JSON.stringify(r.body));
-      assert.deepEqual(r.body.materialize_notes.filter((x: any) => x.status !== 'materialized'), [], 'every band materialized');
+      assert.deepEqual(
+        r.body.materialize_notes.filter((x: any) => x.status !== 'materialized'),
+        [],
+        'every band materialized',
+      );
       assert.deepEqual(r.body.facts.map((f: any) => f.band).sort(), [...ALL].sort());
       assert.ok(verifies(r.body.receipt));
       const byBand = Object.fromEntries(r.body.facts.map((f: any) => [f.band, f]));
@@ -57,7 +61,10 @@ describe('POST /v1/recall over the JSON connectors', () => {
         const stored = await t.service.store.getFact(f.fact_cid);
         const entry = (await t.service.store.log.entry(stored!.log_index))!;
         const decoded = P.decodeCanonical(entry) as { facts: Record<string, unknown>[] };
-        assert.ok(decoded.facts.some((b) => P.factCid(b) === f.fact_cid), `${f.band}: body in its log entry`);
+        assert.ok(
+          decoded.facts.some((b) => P.factCid(b) === f.fact_cid),
+          `${f.band}: body in its log entry`,
+        );
         const path = await t.service.store.log.inclusionProof(stored!.log_index, head.tree_size);
         assert.ok(P.verifyInclusion(stored!.log_index, head.tree_size, P.leafHash(entry), path, root), `${f.band}: entry included in the head`);
       }

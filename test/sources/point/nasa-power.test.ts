@@ -17,9 +17,14 @@ describe('nasaPower', () => {
     const c = nasaPower(pointDeps(fx));
     const cell = cellOf(52.52, 13.4);
     const outs = await Promise.all(Object.keys(POWER_BANDS).map((b) => c.materialize(requestFor(cell, b))));
-    assert.deepEqual(outs.map((o) => (o.status === 'value' ? [o.value, o.unit, o.tslot] : o.status)), [
-      [3.13, 'kWh_m2_day', 0], [4.47, 'kWh_m2_day', 0], [0.62, 'kWh_m2_day', 0],
-    ]);
+    assert.deepEqual(
+      outs.map((o) => (o.status === 'value' ? [o.value, o.unit, o.tslot] : o.status)),
+      [
+        [3.13, 'kWh_m2_day', 0],
+        [4.47, 'kWh_m2_day', 0],
+        [0.62, 'kWh_m2_day', 0],
+      ],
+    );
     assert.equal(outs[2].status === 'value' && outs[2].args?.month, 'DEC');
     assert.match(String(outs[0].status === 'value' && outs[0].args?.period), /2001 - December 2020/);
     assert.equal(fx.count(POINT_PATHS.power), 1);

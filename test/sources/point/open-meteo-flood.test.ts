@@ -62,7 +62,10 @@ describe('openMeteoFlood', () => {
       fx.data.discharge = (day) => Number(day.slice(8, 10));
       const steps = await c.fetchRange(cellOf(45, 5), entry, end - 4, end, { deadline: Date.now() + 5000 });
       assert.equal(steps.length, 5);
-      assert.deepEqual(steps.map((s) => (s.outcome.status === 'value' ? s.outcome.value : s.outcome.status)), steps.map((s) => Number(dayOf(s.tslot).slice(8, 10))));
+      assert.deepEqual(
+        steps.map((s) => (s.outcome.status === 'value' ? s.outcome.value : s.outcome.status)),
+        steps.map((s) => Number(dayOf(s.tslot).slice(8, 10))),
+      );
       assert.equal(fx.count(POINT_PATHS.flood), 1);
     });
   });
@@ -71,10 +74,7 @@ describe('openMeteoFlood', () => {
     it('mean and max of the 10958 daily values, both bands from one request', async () => {
       const c = openMeteoFlood(pointDeps(fx));
       const cell = cellOf(47.5, 19.05);
-      const [mean, max] = await Promise.all([
-        c.materialize(requestFor(cell, 'river.discharge_mean_1991_2020')),
-        c.materialize(requestFor(cell, 'river.discharge_max_1991_2020')),
-      ]);
+      const [mean, max] = await Promise.all([c.materialize(requestFor(cell, 'river.discharge_mean_1991_2020')), c.materialize(requestFor(cell, 'river.discharge_max_1991_2020'))]);
       // 30 days of 900 (every 15 June), 10928 days of 40.
       assert.ok(mean.status === 'value' && max.status === 'value');
       assert.equal(mean.value, Math.round(((30 * 900 + 10928 * 40) / 10958) * 1000) / 1000);

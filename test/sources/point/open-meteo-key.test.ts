@@ -47,8 +47,10 @@ describe('SVC_OPEN_METEO_API_KEY', () => {
     const keyed = loadConfig({ SVC_OPEN_METEO_API_KEY: KEY });
     const free = loadConfig({});
     const want: Record<string, string> = {
-      open_meteo: 'https://customer-api.open-meteo.com', open_meteo_archive: 'https://customer-archive-api.open-meteo.com',
-      open_meteo_air: 'https://customer-air-quality-api.open-meteo.com', open_meteo_flood: 'https://customer-flood-api.open-meteo.com',
+      open_meteo: 'https://customer-api.open-meteo.com',
+      open_meteo_archive: 'https://customer-archive-api.open-meteo.com',
+      open_meteo_air: 'https://customer-air-quality-api.open-meteo.com',
+      open_meteo_flood: 'https://customer-flood-api.open-meteo.com',
       open_meteo_marine: 'https://customer-marine-api.open-meteo.com',
     };
     for (const [k, url] of Object.entries(want)) {
@@ -76,7 +78,9 @@ describe('SVC_OPEN_METEO_API_KEY', () => {
     const pointD = withKey(pointDeps(px));
     const today = currentTslot('fast');
     const cases: Array<[Materializer, string, number]> = [
-      ...JSON_CONNECTORS.map((f) => f(jsonDeps)).filter((c) => c.key.startsWith('open_meteo')).map((c) => [c, c.bands[0], c.key === 'open_meteo_archive' ? today - 10 : currentTslot(jsonDeps.registry.bands.get(c.bands[0])!.tempo)] as [Materializer, string, number]),
+      ...JSON_CONNECTORS.map((f) => f(jsonDeps))
+        .filter((c) => c.key.startsWith('open_meteo'))
+        .map((c) => [c, c.bands[0], c.key === 'open_meteo_archive' ? today - 10 : currentTslot(jsonDeps.registry.bands.get(c.bands[0])!.tempo)] as [Materializer, string, number]),
       [spiEra5(jsonDeps), 'precip.spi_3m', currentTslot('medium') - 2],
       [openMeteoFlood(pointD), 'river.discharge', today - 3],
       [openMeteoFlood(pointD), 'river.discharge_mean_1991_2020', 0],
@@ -86,7 +90,8 @@ describe('SVC_OPEN_METEO_API_KEY', () => {
     for (const [c, band, tslot] of cases) {
       const out = await c.materialize(requestFor(cellOf(44.1, 4.2), band, { tslot }));
       assert.notEqual(out.status, 'error', `${c.key} ${band}: ${out.status === 'error' ? out.reason : ''}`);
-      if (out.status === 'value' || out.status === 'absence') assert.ok(!JSON.stringify(out.provenance).includes(KEY) && !(out.provenance.ref ?? '').includes('apikey'), `${c.key}: ${out.provenance.ref}`);
+      if (out.status === 'value' || out.status === 'absence')
+        assert.ok(!JSON.stringify(out.provenance).includes(KEY) && !(out.provenance.ref ?? '').includes('apikey'), `${c.key}: ${out.provenance.ref}`);
       seen.add(c.key);
     }
     assert.deepEqual([...seen].sort(), ['open_meteo', 'open_meteo_air', 'open_meteo_archive', 'open_meteo_flood', 'open_meteo_marine']);

@@ -18,7 +18,15 @@ describe('openMeteoMarine', () => {
     const c = openMeteoMarine(pointDeps(fx));
     const cell = cellOf(43.48, -1.56);
     const outs = await Promise.all(Object.keys(MARINE_CURRENT).map((b) => c.materialize(requestFor(cell, b))));
-    assert.deepEqual(outs.map((o) => (o.status === 'value' ? [o.value, o.unit] : o.status)), [[1.24, 'm'], [7.5, 's'], [245, 'deg'], [17.3, 'degC']]);
+    assert.deepEqual(
+      outs.map((o) => (o.status === 'value' ? [o.value, o.unit] : o.status)),
+      [
+        [1.24, 'm'],
+        [7.5, 's'],
+        [245, 'deg'],
+        [17.3, 'degC'],
+      ],
+    );
     assert.equal(fx.count(POINT_PATHS.marine), 1, 'the four bands of a cell share one request');
     const q = fx.requests[0].query;
     assert.deepEqual([q.get('current'), q.get('timezone')], ['wave_height,wave_period,wave_direction,sea_surface_temperature', 'UTC']);

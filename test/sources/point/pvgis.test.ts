@@ -30,7 +30,7 @@ describe('pvgis', () => {
     fx.data.pvgis = { error: 'Location over the sea. Please, select another location' };
     const out = await c.materialize(requestFor(cellOf(40, -30), PVGIS_BAND));
     assert.deepEqual([out.status, out.status === 'absence' && out.reason], ['absence', 'outside_coverage']);
-    assert.match(out.status === 'absence' ? out.detail ?? '' : '', /over the sea/);
+    assert.match(out.status === 'absence' ? (out.detail ?? '') : '', /over the sea/);
   });
 
   it('another 400 message is a refusal (error, nothing signed); a 5xx is an error', async () => {

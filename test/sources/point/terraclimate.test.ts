@@ -21,9 +21,14 @@ describe('terraclimate', () => {
     const cell = cellOf(50.11, 8.68);
     const outs = await Promise.all(Object.keys(TERRACLIMATE_BANDS).map((b) => c.materialize(requestFor(cell, b))));
     const d = fx.data.terraclimate as Record<string, number[]>;
-    assert.deepEqual(outs.map((o) => (o.status === 'value' ? [o.value, o.unit, o.tslot] : o.status)), [
-      [r2(sum(d.ppt)), 'mm_yr', 0], [r2(sum(d.tmax) / 12), 'degC', 0], [r2(sum(d.tmin) / 12), 'degC', 0],
-    ]);
+    assert.deepEqual(
+      outs.map((o) => (o.status === 'value' ? [o.value, o.unit, o.tslot] : o.status)),
+      [
+        [r2(sum(d.ppt)), 'mm_yr', 0],
+        [r2(sum(d.tmax) / 12), 'degC', 0],
+        [r2(sum(d.tmin) / 12), 'degC', 0],
+      ],
+    );
     assert.equal(outs[0].status === 'value' && (outs[0].args?.monthly as number[]).length, 12);
     for (const v of ['ppt', 'tmax', 'tmin']) {
       assert.equal(fx.count(POINT_PATHS.terraclimate(v)), 1, v);

@@ -16,9 +16,7 @@ import { geoPixel, worldCover } from '../fixtures/raster-scenes.js';
 import { gdalAvailable, gdalTranslate, type RasterSpec } from '../fixtures/raster-tiff.js';
 import { depsFor, requestAt } from './harness.js';
 
-const GDAL_SKIP = !gdalAvailable() && process.env.SVC_TEST_REQUIRE_SERVICES !== '1'
-  ? 'gdal_translate (Debian gdal-bin) is not installed: these COGs are made with it'
-  : false;
+const GDAL_SKIP = !gdalAvailable() && process.env.SVC_TEST_REQUIRE_SERVICES !== '1' ? 'gdal_translate (Debian gdal-bin) is not installed: these COGs are made with it' : false;
 
 let up: RasterUpstreams;
 const url = (p: string) => `${up.origin}${p}`;
@@ -26,11 +24,23 @@ const fresh = () => new CogReader(depsFor(up).client);
 const isFormat = (e: unknown): e is UpstreamError => e instanceof UpstreamError && e.kind === 'format';
 
 const u16utm: RasterSpec = {
-  width: 600, height: 500, type: 'u16', epsg: 32633, origin: [497437, 4985513], pixel: [10, 10], nodata: 0,
+  width: 600,
+  height: 500,
+  type: 'u16',
+  epsg: 32633,
+  origin: [497437, 4985513],
+  pixel: [10, 10],
+  nodata: 0,
   values: (c, r) => (r === 7 && c === 9 ? 0 : 1000 + ((c * 7 + r * 13) % 4000)),
 };
 const f32geo: RasterSpec = {
-  width: 300, height: 200, type: 'f32', epsg: 4326, origin: [0, 50], pixel: [0.05, 0.05], nodata: -9999,
+  width: 300,
+  height: 200,
+  type: 'f32',
+  epsg: 4326,
+  origin: [0, 50],
+  pixel: [0.05, 0.05],
+  nodata: -9999,
   values: (c, r) => (c < 10 ? -9999 : ((c * 3 + r) % 50) * 0.25 + 0.1),
 };
 const i16south: RasterSpec = { width: 300, height: 200, type: 'i16', epsg: 32733, origin: [400000, 9000000], pixel: [20, 20], values: (c, r) => ((c * 37 + r * 91) % 60000) - 30000 };
@@ -183,7 +193,13 @@ describe('ZSTD frame checks', () => {
 
   it('a frame declaring more bytes than the block holds is a format error, not a bigger buffer', async () => {
     await prepareDecoder(50000);
-    assert.throws(() => zstdDecode(Uint8Array.from([0x28, 0xb5, 0x2f, 0xfd, 0x60, 0x00, 0x01, 0, 0, 0]), 100), (e: unknown) => isFormat(e) && /declares 512 bytes/.test(e.message));
-    assert.throws(() => zstdDecode(Uint8Array.from([0x28, 0xb5, 0x2f, 0xfd, 0x20, 50, 1, 2, 3]), 100), (e: unknown) => isFormat(e) && /ZSTD stream corrupt/.test(e.message));
+    assert.throws(
+      () => zstdDecode(Uint8Array.from([0x28, 0xb5, 0x2f, 0xfd, 0x60, 0x00, 0x01, 0, 0, 0]), 100),
+      (e: unknown) => isFormat(e) && /declares 512 bytes/.test(e.message),
+    );
+    assert.throws(
+      () => zstdDecode(Uint8Array.from([0x28, 0xb5, 0x2f, 0xfd, 0x20, 50, 1, 2, 3]), 100),
+      (e: unknown) => isFormat(e) && /ZSTD stream corrupt/.test(e.message),
+    );
   });
 });

@@ -15,11 +15,23 @@ let url: (path: string) => string;
 const fresh = (o: ConstructorParameters<typeof CogReader>[1] = {}) => new CogReader(depsFor(up).client, o);
 
 const u16utm: RasterSpec = {
-  width: 600, height: 500, type: 'u16', epsg: 32633, origin: [497437, 4985513], pixel: [10, 10], nodata: 0,
+  width: 600,
+  height: 500,
+  type: 'u16',
+  epsg: 32633,
+  origin: [497437, 4985513],
+  pixel: [10, 10],
+  nodata: 0,
   values: (c, r) => (r === 7 && c === 9 ? 0 : 1000 + ((c * 7 + r * 13) % 4000)),
 };
 const f32geo: RasterSpec = {
-  width: 300, height: 200, type: 'f32', epsg: 4326, origin: [0, 50], pixel: [0.05, 0.05], nodata: -9999,
+  width: 300,
+  height: 200,
+  type: 'f32',
+  epsg: 4326,
+  origin: [0, 50],
+  pixel: [0.05, 0.05],
+  nodata: -9999,
   values: (c, r) => (c < 10 ? -9999 : ((c * 3 + r) % 50) * 0.25),
 };
 const i16south: RasterSpec = { width: 300, height: 200, type: 'i16', epsg: 32733, origin: [400000, 9000000], pixel: [20, 20], values: (c, r) => ((c * 37 + r * 91) % 60000) - 30000 };
@@ -35,7 +47,11 @@ function variants(): Array<{ name: string; spec: RasterSpec; bytes: () => Uint8A
     v.push({ name: `writer tiled uncompressed BE ${tag}`, spec, bytes: () => writeGeoTiff(spec, { block: 128, littleEndian: false }) });
     v.push({ name: `writer strips DEFLATE BE ${tag}`, spec, bytes: () => writeGeoTiff(spec, { block: 0, rowsPerStrip: 9, compression: 8, littleEndian: false }) });
     if (gdalAvailable()) {
-      v.push({ name: `gdal COG DEFLATE ${spec.type === 'f32' ? 'FLOATING_POINT' : 'STANDARD'} predictor ${tag}`, spec, bytes: () => gdalTranslate(spec, ['-of', 'COG', '-co', 'BLOCKSIZE=256', '-co', 'COMPRESS=DEFLATE', '-co', 'PREDICTOR=YES']) });
+      v.push({
+        name: `gdal COG DEFLATE ${spec.type === 'f32' ? 'FLOATING_POINT' : 'STANDARD'} predictor ${tag}`,
+        spec,
+        bytes: () => gdalTranslate(spec, ['-of', 'COG', '-co', 'BLOCKSIZE=256', '-co', 'COMPRESS=DEFLATE', '-co', 'PREDICTOR=YES']),
+      });
       v.push({ name: `gdal GTiff LZW strips ${tag}`, spec, bytes: () => gdalTranslate(spec, ['-of', 'GTiff', '-co', 'COMPRESS=LZW']) });
       v.push({ name: `gdal BigTIFF COG LZW ${tag}`, spec, bytes: () => gdalTranslate(spec, ['-of', 'COG', '-co', 'BIGTIFF=YES', '-co', 'COMPRESS=LZW', '-co', 'BLOCKSIZE=128']) });
       v.push({ name: `gdal GTiff PackBits tiled ${tag}`, spec, bytes: () => gdalTranslate(spec, ['-of', 'GTiff', '-co', 'COMPRESS=PACKBITS', '-co', 'TILED=YES']) });
@@ -129,7 +145,7 @@ describe('CogReader', () => {
       assert.deepEqual(await reader.readPoint(url('/look/u16.tif'), 46, 15), { kind: 'outside', epsg: 32633 });
       const { lat, lng } = centreOf(u16utm, 9, 7);
       assert.deepEqual(await reader.readPoint(url('/look/u16.tif'), lat, lng), { kind: 'nodata', raw: 0, col: 9, row: 7, epsg: 32633 });
-      const extra = await reader.readPoint(url('/look/u16.tif'), ...Object.values(centreOf(u16utm, 1, 1)) as [number, number], { nodata: [1000 + 7 + 13] });
+      const extra = await reader.readPoint(url('/look/u16.tif'), ...(Object.values(centreOf(u16utm, 1, 1)) as [number, number]), { nodata: [1000 + 7 + 13] });
       assert.equal(extra.kind, 'nodata', 'caller-declared nodata values count too');
     });
 
@@ -147,7 +163,10 @@ describe('CogReader', () => {
       up.reset();
       const first = await reader.readPoint(url('/cache/a.tif'), 47.995, 15.005);
       assert.equal(first.kind, 'value');
-      assert.deepEqual(up.requests.map((r) => r.range), ['bytes=0-16383', up.requests[1].range]);
+      assert.deepEqual(
+        up.requests.map((r) => r.range),
+        ['bytes=0-16383', up.requests[1].range],
+      );
       assert.equal(up.count('/cache/a.tif'), 2);
       await reader.readPoint(url('/cache/a.tif'), 47.985, 15.015);
       assert.equal(up.count('/cache/a.tif'), 2, 'same block: no request');
@@ -171,7 +190,10 @@ describe('CogReader', () => {
       up.reset();
       await reader.readPoint(url('/cache/signed.tif?sig=old'), 47.995, 15.005, { cacheKey: 'signed' });
       await reader.readPoint(url('/cache/signed.tif?sig=new'), 46.5, 16.5, { cacheKey: 'signed' });
-      assert.deepEqual(up.requests.map((r) => r.query), ['?sig=old', '?sig=old', '?sig=new']);
+      assert.deepEqual(
+        up.requests.map((r) => r.query),
+        ['?sig=old', '?sig=old', '?sig=new'],
+      );
     });
 
     it('the header cache is a bounded LRU', async () => {
@@ -194,7 +216,10 @@ describe('CogReader', () => {
       const { lat, lng } = centreOf(spec, 2000, 1500);
       assert.deepEqual(await reader.readPoint(url('/cache/many-tiles.tif'), lat, lng), { kind: 'value', value: (2000 * 3 + 1500 * 5) % 256, col: 2000, row: 1500, epsg: 4326 });
       assert.equal(up.count('/cache/many-tiles.tif'), 4, 'head, offset entry, byte-count entry, block');
-      assert.ok(up.requests.every((r) => r.range && /^bytes=\d+-\d+$/.test(r.range)), 'never the whole file');
+      assert.ok(
+        up.requests.every((r) => r.range && /^bytes=\d+-\d+$/.test(r.range)),
+        'never the whole file',
+      );
     });
   });
 
@@ -250,7 +275,10 @@ describe('CogReader', () => {
 
     it('LZW: a corrupt code is a format error', () => {
       const input = Uint8Array.from([0x80, 0x7f, 0xff, 0xff, 0xff]);
-      assert.throws(() => lzwDecode(input, 100), (e: unknown) => e instanceof UpstreamError && e.kind === 'format');
+      assert.throws(
+        () => lzwDecode(input, 100),
+        (e: unknown) => e instanceof UpstreamError && e.kind === 'format',
+      );
     });
   });
 });

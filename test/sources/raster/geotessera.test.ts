@@ -49,8 +49,18 @@ describe('geoTesseraConnector', () => {
     it('reads only the .npy headers, the 128 bytes of the pixel and its 4-byte scale', async () => {
       await at('geotessera', 45.05, 15.05);
       const npyReads = up.requests.filter((r) => r.path.endsWith('.npy'));
-      const spans = npyReads.map((r) => r.range!.match(/bytes=(\d+)-(\d+)/)!.slice(1).map(Number)).map(([a, b]) => b - a + 1);
-      assert.deepEqual(spans.sort((a, b) => a - b), [4, 128, 4096, 4096]);
+      const spans = npyReads
+        .map((r) =>
+          r
+            .range!.match(/bytes=(\d+)-(\d+)/)!
+            .slice(1)
+            .map(Number),
+        )
+        .map(([a, b]) => b - a + 1);
+      assert.deepEqual(
+        spans.sort((a, b) => a - b),
+        [4, 128, 4096, 4096],
+      );
       assert.equal(up.requests.length, 5, 'two npy headers, the landmask header, two element reads');
     });
 
@@ -113,33 +123,47 @@ describe('GeoTessera naming', () => {
 
 describe('signBits', () => {
   it('equals the explicit Sylvester–Hadamard product H·D·v', () => {
-    fc.assert(fc.property(fc.array(fc.integer({ min: -127, max: 127 }), { minLength: 128, maxLength: 128 }), (v) => {
-      const y = Array.from({ length: 128 }, (_, i) => {
-        let s = 0;
-        for (let j = 0; j < 128; j++) {
-          let parity = 0;
-          for (let b = i & j; b; b &= b - 1) parity ^= 1;
-          s += (parity ? -1 : 1) * ROTATION_SIGNS[j] * v[j];
-        }
-        return s;
-      });
-      assert.deepEqual(signBits(v), y.map((x) => (x > 0 ? 1 : 0)));
-    }), { numRuns: 50 });
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: -127, max: 127 }), { minLength: 128, maxLength: 128 }), (v) => {
+        const y = Array.from({ length: 128 }, (_, i) => {
+          let s = 0;
+          for (let j = 0; j < 128; j++) {
+            let parity = 0;
+            for (let b = i & j; b; b &= b - 1) parity ^= 1;
+            s += (parity ? -1 : 1) * ROTATION_SIGNS[j] * v[j];
+          }
+          return s;
+        });
+        assert.deepEqual(
+          signBits(v),
+          y.map((x) => (x > 0 ? 1 : 0)),
+        );
+      }),
+      { numRuns: 50 },
+    );
   });
 
   it('is scale-invariant and does not mutate its input', () => {
-    fc.assert(fc.property(fc.array(fc.integer({ min: -127, max: 127 }), { minLength: 128, maxLength: 128 }), fc.double({ min: 0.001, max: 10, noNaN: true }), (v, s) => {
-      const copy = [...v];
-      const a = signBits(v);
-      assert.deepEqual(v, copy);
-      // Integer inputs scaled by a power of two stay exact in floating point.
-      assert.deepEqual(signBits(v.map((x) => x * 2 ** Math.round(Math.log2(s)))), a);
-    }), { numRuns: 50 });
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: -127, max: 127 }), { minLength: 128, maxLength: 128 }), fc.double({ min: 0.001, max: 10, noNaN: true }), (v, s) => {
+        const copy = [...v];
+        const a = signBits(v);
+        assert.deepEqual(v, copy);
+        // Integer inputs scaled by a power of two stay exact in floating point.
+        assert.deepEqual(signBits(v.map((x) => x * 2 ** Math.round(Math.log2(s)))), a);
+      }),
+      { numRuns: 50 },
+    );
   });
 
   it('the rotation signs are a fixed constant (BLAKE3-seeded; pinned)', () => {
     assert.equal(ROTATION_SIGNS.length, 128);
-    assert.deepEqual(ROTATION_SIGNS.slice(0, 16).map((s) => (s < 0 ? 1 : 0)).join(''), PINNED_FIRST_16);
+    assert.deepEqual(
+      ROTATION_SIGNS.slice(0, 16)
+        .map((s) => (s < 0 ? 1 : 0))
+        .join(''),
+      PINNED_FIRST_16,
+    );
     assert.equal(ROTATION_SIGNS.filter((s) => s < 0).length, 56);
   });
 });
@@ -162,8 +186,14 @@ describe('parseNpyHeader', () => {
     const at = text.indexOf('False');
     const fortran = Uint8Array.from(c);
     fortran.set(new TextEncoder().encode('True '), at);
-    assert.throws(() => parseNpyHeader(fortran), (e: unknown) => e instanceof UpstreamError && e.kind === 'format' && /Fortran/.test(e.message));
-    assert.throws(() => parseNpyHeader(npyFile('|O', [2], new Uint8Array(16))), (e: unknown) => e instanceof UpstreamError && e.kind === 'format');
+    assert.throws(
+      () => parseNpyHeader(fortran),
+      (e: unknown) => e instanceof UpstreamError && e.kind === 'format' && /Fortran/.test(e.message),
+    );
+    assert.throws(
+      () => parseNpyHeader(npyFile('|O', [2], new Uint8Array(16))),
+      (e: unknown) => e instanceof UpstreamError && e.kind === 'format',
+    );
   });
 });
 

@@ -22,8 +22,12 @@ export function requestAt(band: string, lat: number, lng: number, tslot?: number
   if (!entry) throw new Error(`band ${band} is not registered`);
   const cell = cellOf(lat, lng);
   return {
-    cell, band: entry, tslot: tslot ?? currentTslot(entry.tempo), center: cellCenter(cell),
-    signal: new AbortController().signal, deadline: Date.now() + budgetMs,
+    cell,
+    band: entry,
+    tslot: tslot ?? currentTslot(entry.tempo),
+    center: cellCenter(cell),
+    signal: new AbortController().signal,
+    deadline: Date.now() + budgetMs,
   };
 }
 

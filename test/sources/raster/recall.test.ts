@@ -47,7 +47,11 @@ describe('POST /v1/recall over the raster connectors', () => {
       assert.ok(verifies(fact.receipt), `${fact.band} receipt`);
     }
     assert.ok(verifies(r.body.receipt));
-    assert.deepEqual(r.body.materialize_notes.map((n: any) => [n.band, n.status, n.ok]).sort(), [['indices.ndvi', 'materialized', true], ['s2.B04', 'materialized', true], ['s2.B08', 'materialized', true]]);
+    assert.deepEqual(r.body.materialize_notes.map((n: any) => [n.band, n.status, n.ok]).sort(), [
+      ['indices.ndvi', 'materialized', true],
+      ['s2.B04', 'materialized', true],
+      ['s2.B08', 'materialized', true],
+    ]);
     // Facts minted in one turn may share a log entry (batched appends): the log grew, by at most one entry per fact.
     const grown = (await t.service.store.log.size()) - size;
     assert.ok(grown >= 1 && grown <= 3, `log grew by ${grown}`);
@@ -77,7 +81,10 @@ describe('POST /v1/recall over the raster connectors', () => {
     }
     assert.equal(typeof f['landcover.esa_worldcover_2021'].value, 'number');
     const radar = await recall({ cell: P.cellOf(S2_POINTS.west.lat, S2_POINTS.west.lng), bands: ['s1.vv_db', 's1.vh_db'], tslot: S2_TSLOT });
-    assert.deepEqual(radar.body.facts.map((x: any) => [x.band, x.kind, typeof x.value]).sort(), [['s1.vh_db', 'primary', 'number'], ['s1.vv_db', 'primary', 'number']]);
+    assert.deepEqual(radar.body.facts.map((x: any) => [x.band, x.kind, typeof x.value]).sort(), [
+      ['s1.vh_db', 'primary', 'number'],
+      ['s1.vv_db', 'primary', 'number'],
+    ]);
     const rain = await recall({ cell: P.cellOf(44.98, 15.02), bands: ['precip.chirps_daily_mm'], tslot: CHIRPS_TSLOT });
     assert.equal(rain.body.facts[0].kind, 'primary');
     assert.equal(rain.body.facts[0].tslot, CHIRPS_TSLOT);

@@ -92,7 +92,7 @@ describe('CogReader.window', () => {
     assert.equal(reader.stats.blockHits, hits + 4);
   });
 
-  it('the caller\'s nodata values mask matching samples, keeping the raw value', async () => {
+  it("the caller's nodata values mask matching samples, keeping the raw value", async () => {
     const dn = s2Dn(1, 'red', 5, 5);
     const w = await windowOf({ col0: 0, row0: 0, width: 10, height: 10 }, [dn]);
     for (let k = 0; k < 100; k++) {
@@ -110,7 +110,7 @@ describe('CogReader.window', () => {
 });
 
 describe('CogReader.readWindowAt', () => {
-  it('centres the window on the pixel holding the point (index size/2) in the file\'s UTM grid', async () => {
+  it("centres the window on the pixel holding the point (index size/2) in the file's UTM grid", async () => {
     const p = s2PointAt(129, 140);
     const r = await reader.readWindowAt(RED(), p.lat, p.lng, 256, 256);
     assert.equal(r.kind, 'window');
@@ -135,7 +135,7 @@ describe('sentinel2Connector.sceneRgb', () => {
     s2 = sentinel2Connector(depsFor(up)) as Sentinel2Connector;
   });
 
-  it('uses the point reads\' scene (one search for both) and converts DN to reflectance with its rule', async () => {
+  it("uses the point reads' scene (one search for both) and converts DN to reflectance with its rule", async () => {
     const cell = cellAt(S2_POINTS.west);
     const center = cellCenter(cell);
     const point = await s2.materialize({ cell, band: depsFor(up).registry.bands.get('s2.B04')!, tslot: S2_TSLOT, center, signal: new AbortController().signal, deadline: Date.now() + 5000 });
@@ -149,8 +149,18 @@ describe('sentinel2Connector.sceneRgb', () => {
     assert.deepEqual([r.rgb.col0, r.rgb.row0, r.rgb.width, r.rgb.height], [col - 128, row - 128, 256, 256]);
     const k = 128 * 256 + 128;
     assert.equal(r.rgb.red[k], (point as { value: number }).value);
-    for (const [asset, raster] of [['red', r.rgb.red], ['green', r.rgb.green], ['blue', r.rgb.blue]] as const) {
-      for (const [x, y] of [[0, 0], [255, 0], [128, 128], [17, 203], [255, 255]]) {
+    for (const [asset, raster] of [
+      ['red', r.rgb.red],
+      ['green', r.rgb.green],
+      ['blue', r.rgb.blue],
+    ] as const) {
+      for (const [x, y] of [
+        [0, 0],
+        [255, 0],
+        [128, 128],
+        [17, 203],
+        [255, 255],
+      ]) {
         const want = s2Dn(1, asset, r.rgb.col0 + x, r.rgb.row0 + y) * 0.0001 - 0.1;
         assert.ok(Math.abs(raster[y * 256 + x] - want) < 1e-12, `${asset} ${x},${y}`);
       }
@@ -181,7 +191,7 @@ describe('sentinel2Connector.sceneRgb', () => {
     assert.equal(r.rgb.valid, (256 - edge) * 256);
   });
 
-  it('no scene over the cell: outside_coverage, with the point path\'s detail', async () => {
+  it("no scene over the cell: outside_coverage, with the point path's detail", async () => {
     const cell = cellAt(S2_POINTS.ocean);
     const r = await s2.sceneRgb(cell, cellCenter(cell), opts());
     assert.equal(r.kind, 'none');

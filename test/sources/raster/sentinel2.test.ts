@@ -53,8 +53,11 @@ describe('sentinel2Connector', () => {
       await s2.materialize(req);
       const { datetime, ...body } = JSON.parse(up.requests.find((r) => r.method === 'POST')!.body!);
       assert.deepEqual(body, {
-        collections: ['sentinel-2-l2a'], intersects: { type: 'Point', coordinates: [req.center.lng, req.center.lat] },
-        query: { 'eo:cloud_cover': { lt: 20 } }, sortby: [{ field: 'properties.datetime', direction: 'desc' }], limit: 10,
+        collections: ['sentinel-2-l2a'],
+        intersects: { type: 'Point', coordinates: [req.center.lng, req.center.lat] },
+        query: { 'eo:cloud_cover': { lt: 20 } },
+        sortby: [{ field: 'properties.datetime', direction: 'desc' }],
+        limit: 10,
       });
       // The tslot's 30 days from 2026-11-03, ending now at the latest.
       const [from, to] = datetime.split('/');
@@ -64,7 +67,11 @@ describe('sentinel2Connector', () => {
     });
 
     it('reads 20 m assets (B05, B11, B12) on their own grid', async () => {
-      for (const [band, asset] of [['s2.B05', 'rededge1'], ['s2.B11', 'swir16'], ['s2.B12', 'swir22']]) {
+      for (const [band, asset] of [
+        ['s2.B05', 'rededge1'],
+        ['s2.B11', 'swir16'],
+        ['s2.B12', 'swir22'],
+      ]) {
         const o = value(await at(band, S2_POINTS.west));
         assert.equal(o.value, r6(dn(1, asset, S2_POINTS.west, 20) * 0.0001 - 0.1), band);
       }
@@ -108,7 +115,14 @@ describe('sentinel2Connector', () => {
       assert.equal(o.value, r6(dn(0, 'red', S2_POINTS.east, 10) * 0.0001 - 0.1));
       assert.equal(searches(), 3);
       const bodies = up.requests.filter((r) => r.method === 'POST').map((r) => JSON.parse(r.body!));
-      assert.deepEqual(bodies.map((b) => [b.query['eo:cloud_cover'].lt, b.datetime.slice(0, 10)]), [[20, '2026-11-03'], [50, '2026-11-03'], [80, '2026-10-04']]);
+      assert.deepEqual(
+        bodies.map((b) => [b.query['eo:cloud_cover'].lt, b.datetime.slice(0, 10)]),
+        [
+          [20, '2026-11-03'],
+          [50, '2026-11-03'],
+          [80, '2026-10-04'],
+        ],
+      );
     });
 
     it('SCL 0/1/3/8/9/10 in every scene of every widened window: signed absence unavailable_capability, no value', async () => {
@@ -131,9 +145,14 @@ describe('sentinel2Connector', () => {
       const r = reflB(S2_POINTS.west);
       const nd = (a: number, b: number) => r6((a - b) / (a + b));
       const want: Record<string, number> = {
-        'indices.ndvi': nd(r.nir, r.red), 'indices.ndwi': nd(r.green, r.nir), 'indices.mndwi': nd(r.green, r.swir16),
-        'indices.nbr': nd(r.nir, r.swir22), 'indices.ndmi': nd(r.nir, r.swir16), 'indices.ndbi': nd(r.swir16, r.nir),
-        'indices.ndci': nd(r.rededge1, r.red), 'indices.ndsi': nd(r.green, r.swir16),
+        'indices.ndvi': nd(r.nir, r.red),
+        'indices.ndwi': nd(r.green, r.nir),
+        'indices.mndwi': nd(r.green, r.swir16),
+        'indices.nbr': nd(r.nir, r.swir22),
+        'indices.ndmi': nd(r.nir, r.swir16),
+        'indices.ndbi': nd(r.swir16, r.nir),
+        'indices.ndci': nd(r.rededge1, r.red),
+        'indices.ndsi': nd(r.green, r.swir16),
         'indices.evi': r6((2.5 * (r.nir - r.red)) / (r.nir + 6 * r.red - 7.5 * r.blue + 1)),
         'indices.savi': r6((1.5 * (r.nir - r.red)) / (r.nir + r.red + 0.5)),
         'indices.bsi': r6((r.swir16 + r.red - (r.nir + r.blue)) / (r.swir16 + r.red + r.nir + r.blue)),

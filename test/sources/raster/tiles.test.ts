@@ -45,7 +45,11 @@ describe('tile names', () => {
 describe('worldCoverConnector', () => {
   it('reads the class at the cell centre from the N45E015 tile', async () => {
     const c = make(worldCoverConnector);
-    for (const [lat, lng] of [[46.123, 16.456], [45.504, 17.991], [47.5, 15.2]]) {
+    for (const [lat, lng] of [
+      [46.123, 16.456],
+      [45.504, 17.991],
+      [47.5, 15.2],
+    ]) {
       const o = value(await run(c, 'landcover.esa_worldcover_2021', lat, lng));
       assert.equal(o.value, expected(worldCover, 'landcover.esa_worldcover_2021', lat, lng), `${lat},${lng}`);
       assert.equal(o.provenance.ref, 'ESA_WorldCover_10m_2021_v200_N45E015_Map.tif');
@@ -84,8 +88,16 @@ describe('jrcGswConnector', () => {
 describe('hansenGfcConnector', () => {
   it('reads treecover2000, lossyear and gain from LZW strip GeoTIFFs, and 0 is a real value', async () => {
     const c = make(hansenGfcConnector);
-    for (const [band, layer] of [['forest.treecover2000', 'treecover2000'], ['forest.lossyear', 'lossyear'], ['forest.gain', 'gain']]) {
-      for (const [lat, lng] of [[45.05, 15.05], [44.23, 11.87], [49.95, 10.05]]) {
+    for (const [band, layer] of [
+      ['forest.treecover2000', 'treecover2000'],
+      ['forest.lossyear', 'lossyear'],
+      ['forest.gain', 'gain'],
+    ]) {
+      for (const [lat, lng] of [
+        [45.05, 15.05],
+        [44.23, 11.87],
+        [49.95, 10.05],
+      ]) {
         const o = value(await run(c, band, lat, lng));
         assert.equal(o.value, expected(hansen[layer], band, lat, lng), `${band} at ${lat},${lng}`);
       }
@@ -106,7 +118,11 @@ describe('hansenGfcConnector', () => {
 describe('jrcGfc2020Connector', () => {
   it('1/0 from the single global COG; nodata south of 60°S is outside_coverage', async () => {
     const c = make(jrcGfc2020Connector);
-    for (const [lat, lng] of [[45.05, 15.05], [-3.3, -60.2], [10.7, 100.9]]) {
+    for (const [lat, lng] of [
+      [45.05, 15.05],
+      [-3.3, -60.2],
+      [10.7, 100.9],
+    ]) {
       assert.equal(value(await run(c, 'forest.jrc_gfc2020', lat, lng)).value, expected(gfc2020, 'forest.jrc_gfc2020', lat, lng));
     }
     absence(await run(c, 'forest.jrc_gfc2020', -75, 10), 'outside_coverage');

@@ -53,7 +53,11 @@ describe('POST /v1/spi', () => {
     const at = { lat: 3.33333, lng: 4.44444 };
     const cell = P.cellOf(at.lat, at.lng);
     const day = P.currentTslot('fast') - 10;
-    await attest(t, op, Array.from({ length: 5 }, (_, i) => ({ kind: 'primary', cell, band: 'precip.chirps_daily_mm', tslot: day - i, value: 2 + i, unit: 'mm' })));
+    await attest(
+      t,
+      op,
+      Array.from({ length: 5 }, (_, i) => ({ kind: 'primary', cell, band: 'precip.chirps_daily_mm', tslot: day - i, value: 2 + i, unit: 'mm' })),
+    );
     const r = await post(t, '/v1/spi', at);
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.status, 'inconclusive');
@@ -120,7 +124,10 @@ describe('POST /v1/burn_severity', () => {
     const g = await post(t, '/v1/burn_severity', { ...at, tslot_pre: med - 8, tslot_post: med - 2 });
     assert.equal(g.status, 200, JSON.stringify(g.body));
     assert.equal(g.body.severity, 'moderate_high');
-    assert.deepEqual(g.body.facts.map((f: any) => f.fact_cid), cids);
+    assert.deepEqual(
+      g.body.facts.map((f: any) => f.fact_cid),
+      cids,
+    );
     signed(g.body);
   });
 
@@ -208,7 +215,10 @@ describe('POST /v1/rice_ch4', () => {
     assert.ok(Math.abs(r.body.result.ef_kg_ch4_ha_d - 2.370299) < 1e-6);
     assert.ok(Math.abs(r.body.result.kg_ch4 - 28443.59) < 0.01);
     assert.ok(Math.abs(r.body.result.gg_ch4 - 0.02844359) < 1e-8);
-    assert.deepEqual(r.body.defaults_used.map((d: any) => d.parameter), ['ef_c']);
+    assert.deepEqual(
+      r.body.defaults_used.map((d: any) => d.parameter),
+      ['ef_c'],
+    );
     assert.match(r.body.defaults_used[0].source, /Table 5\.11/);
     assert.equal(r.body.landcover.is_cropland, true);
     assert.equal(r.body.landcover.label, 'Cropland');
@@ -236,7 +246,17 @@ describe('POST /v1/rice_ch4', () => {
   });
 
   it('pure Eq. 5.1: several amendments add inside SF_o', () => {
-    const r = riceCh4({ area_ha: 2, days: 10, ef_c: 1, sf_w: 1, sf_p: 1, amendments: [{ rate_t_ha: 1, cfoa: 1 }, { rate_t_ha: 10, cfoa: 0.2 }] });
+    const r = riceCh4({
+      area_ha: 2,
+      days: 10,
+      ef_c: 1,
+      sf_w: 1,
+      sf_p: 1,
+      amendments: [
+        { rate_t_ha: 1, cfoa: 1 },
+        { rate_t_ha: 10, cfoa: 0.2 },
+      ],
+    });
     assert.ok(Math.abs(r.sf_o - 4 ** 0.59) < 1e-9);
     assert.ok(Math.abs(r.kg_ch4 - 20 * 4 ** 0.59) < 1e-9);
   });

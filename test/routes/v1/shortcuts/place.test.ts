@@ -11,28 +11,29 @@ let t: TestApp;
 let fake: FakeConnector;
 
 /** A value derived from the cell centre, so every cell answers differently but reproducibly. */
-const fromCentre = (req: MaterializeRequest) => Number((((req.center.lat * 7 + req.center.lng * 3) % 1 + 1) % 1).toFixed(6));
+const fromCentre = (req: MaterializeRequest) => Number(((((req.center.lat * 7 + req.center.lng * 3) % 1) + 1) % 1).toFixed(6));
 const value = (v: number) => ({ status: 'value' as const, value: v, provenance: { source: 'fake', captured_at: '2026-11-20T00:00:00Z' }, fn: 'fake@1' });
 
 before(async () => {
-  fake = fakeConnector(
-    ['indices.ndvi', 'copdem30m.elevation_mean', 'landcover.esa_worldcover_2021', 'weather.temperature_2m', 'soil.clay_0_30cm', 'air.pm2_5', 'air.nitrogen_dioxide', 'air.ozone'],
-    {
-      'indices.ndvi': (req) => value(fromCentre(req)),
-      'copdem30m.elevation_mean': (req) => value(100 + fromCentre(req) * 10),
-      'landcover.esa_worldcover_2021': () => value(40),
-      'weather.temperature_2m': (req) => value(20 + fromCentre(req)),
-      'soil.clay_0_30cm': () => value(31),
-      'air.ozone': () => ({ status: 'absence', reason: 'unavailable_capability', provenance: { source: 'fake' }, fn: 'fake@1' }),
-    },
-  );
+  fake = fakeConnector(['indices.ndvi', 'copdem30m.elevation_mean', 'landcover.esa_worldcover_2021', 'weather.temperature_2m', 'soil.clay_0_30cm', 'air.pm2_5', 'air.nitrogen_dioxide', 'air.ozone'], {
+    'indices.ndvi': (req) => value(fromCentre(req)),
+    'copdem30m.elevation_mean': (req) => value(100 + fromCentre(req) * 10),
+    'landcover.esa_worldcover_2021': () => value(40),
+    'weather.temperature_2m': (req) => value(20 + fromCentre(req)),
+    'soil.clay_0_30cm': () => value(31),
+    'air.ozone': () => ({ status: 'absence', reason: 'unavailable_capability', provenance: { source: 'fake' }, fn: 'fake@1' }),
+  });
   t = await build({}, {}, { materializers: [fake] });
 });
 after(async () => t.close());
 
 function receiptCoversFacts(body: any): void {
   assert.ok(verifies(t, body.receipt), 'envelope receipt verifies offline');
-  assert.deepEqual(body.receipt.fact_cids, body.facts.map((f: any) => f.fact_cid), 'receipt covers exactly the facts returned');
+  assert.deepEqual(
+    body.receipt.fact_cids,
+    body.facts.map((f: any) => f.fact_cid),
+    'receipt covers exactly the facts returned',
+  );
   for (const f of body.facts) assert.ok(verifies(t, f.receipt), 'each fact keeps its own receipt');
 }
 
@@ -67,7 +68,10 @@ describe('place shortcuts at a point (lat/lng)', () => {
     assert.equal(a.status, 200, JSON.stringify(a.body));
     const b = await get(t.app, '/v1/elevation?lat=-3.21098&lon=101.23456');
     assert.equal(b.status, 200, JSON.stringify(b.body));
-    assert.deepEqual(b.body.facts.map((f: any) => f.fact_cid), a.body.facts.map((f: any) => f.fact_cid));
+    assert.deepEqual(
+      b.body.facts.map((f: any) => f.fact_cid),
+      a.body.facts.map((f: any) => f.fact_cid),
+    );
     assert.deepEqual(b.body.receipt.cells, a.body.receipt.cells);
     receiptCoversFacts(b.body);
     assert.deepEqual(b.body.materialize_notes, [], 'the second read is warm');
@@ -80,7 +84,10 @@ describe('place shortcuts at a point (lat/lng)', () => {
     assert.equal(r.body.cell, cell);
     assert.equal(r.body.facts[0].band, 'copdem30m.elevation_mean');
     const g = await get(t.app, `/v1/elevation?cell64=${cell}`);
-    assert.deepEqual(g.body.facts.map((f: any) => f.fact_cid), r.body.facts.map((f: any) => f.fact_cid));
+    assert.deepEqual(
+      g.body.facts.map((f: any) => f.fact_cid),
+      r.body.facts.map((f: any) => f.fact_cid),
+    );
   });
 
   it('/v1/at reads the default set: vegetation, elevation, land cover, temperature', async () => {
@@ -171,13 +178,15 @@ describe('shortcut contract', () => {
     const tools = (await get(t.app, '/v1/tools')).body.tools as Array<{ name: string; mcp: unknown; method: string }>;
     const by = new Map(tools.map((x) => [x.name, x]));
     for (const n of ['at', 'weather', 'air', 'ndvi']) assert.equal(by.get(`svc_${n}`)?.mcp, 'core', n);
-    for (const n of ['elevation', 'lst', 'soil', 'water', 'forest', 'buildings', 'terrain', 'spi', 'burn_severity', 'deforestation_alert', 'sar_forest_disturbance', 'rice_ch4']) assert.equal(by.get(`svc_${n}`)?.mcp, 'full', n);
+    for (const n of ['elevation', 'lst', 'soil', 'water', 'forest', 'buildings', 'terrain', 'spi', 'burn_severity', 'deforestation_alert', 'sar_forest_disturbance', 'rice_ch4'])
+      assert.equal(by.get(`svc_${n}`)?.mcp, 'full', n);
     assert.equal(by.get('svc_ndvi_get')?.mcp, false);
   });
 
   it('svc_ndvi over MCP dispatches the same handler', async () => {
     const r = await t.app.inject({
-      method: 'POST', url: '/mcp/full',
+      method: 'POST',
+      url: '/mcp/full',
       headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
       payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_ndvi', arguments: { lat: 12.34567, lng: 45.67891 } } },
     });

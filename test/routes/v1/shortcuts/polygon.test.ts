@@ -50,17 +50,14 @@ function locateResp(over: Partial<LocateResp> = {}): LocateResp {
 const locate = (resp: LocateResp) => async () => resp;
 
 before(async () => {
-  const fake = fakeConnector(
-    ['indices.ndvi', 'landcover.esa_worldcover_2021', 'forest.treecover2000', 'forest.gain', 'air.pm2_5', 'air.ozone', 'copdem30m.elevation_mean', 'weather.temperature_2m'],
-    {
-      'indices.ndvi': (req) => val(Number((0.1 + (index.get(req.cell) ?? 0) * 0.03).toFixed(4))),
-      'landcover.esa_worldcover_2021': (req) => val(classOf(req.cell)),
-      'forest.treecover2000': (req) => val((index.get(req.cell) ?? 0) * 5),
-      'forest.gain': () => val(0),
-      'air.ozone': (req) => (ozoneAbsent(req.cell) ? { status: 'absence', reason: 'unavailable_capability', provenance: { source: 'fake' }, fn: 'fake@1' } : val(60 + (index.get(req.cell) ?? 0))),
-      'air.pm2_5': () => val(12.5),
-    },
-  );
+  const fake = fakeConnector(['indices.ndvi', 'landcover.esa_worldcover_2021', 'forest.treecover2000', 'forest.gain', 'air.pm2_5', 'air.ozone', 'copdem30m.elevation_mean', 'weather.temperature_2m'], {
+    'indices.ndvi': (req) => val(Number((0.1 + (index.get(req.cell) ?? 0) * 0.03).toFixed(4))),
+    'landcover.esa_worldcover_2021': (req) => val(classOf(req.cell)),
+    'forest.treecover2000': (req) => val((index.get(req.cell) ?? 0) * 5),
+    'forest.gain': () => val(0),
+    'air.ozone': (req) => (ozoneAbsent(req.cell) ? { status: 'absence', reason: 'unavailable_capability', provenance: { source: 'fake' }, fn: 'fake@1' } : val(60 + (index.get(req.cell) ?? 0))),
+    'air.pm2_5': () => val(12.5),
+  });
   t = await build({}, {}, { materializers: [fake] });
 });
 after(async () => t.close());
@@ -74,7 +71,11 @@ describe('polygon mode (locate returns an extent)', () => {
     assert.equal(r.polygon?.n_cells, 16);
     assert.equal(r.polygon?.source, 'admin2_table');
     assert.deepEqual(r.receipt.cells, expected, 'the receipt signs every sampled cell');
-    assert.deepEqual(r.receipt.fact_cids, r.facts.map((f) => f.fact_cid), 'and every fact used');
+    assert.deepEqual(
+      r.receipt.fact_cids,
+      r.facts.map((f) => f.fact_cid),
+      'and every fact used',
+    );
     assert.equal(r.receipt.primitive, 'svc.ndvi');
     assert.ok(verifies(t, r.receipt));
     assert.equal(r.facts.length, 16);
@@ -191,7 +192,11 @@ describe('aggregation units', () => {
     assert.equal(parseNCells(1), 1);
     assert.equal(parseNCells(64), 64);
     assert.equal(parseNCells('7', true), 7);
-    for (const bad of [0, 65, 'x', 2.5, '7', [], {}]) assert.throws(() => parseNCells(bad), (e: any) => e.code === 'invalid_argument' && e.httpStatus === 400);
+    for (const bad of [0, 65, 'x', 2.5, '7', [], {}])
+      assert.throws(
+        () => parseNCells(bad),
+        (e: any) => e.code === 'invalid_argument' && e.httpStatus === 400,
+      );
   });
 
   it('sampleCells: default count, fewer available, point fallback', () => {
@@ -203,11 +208,15 @@ describe('aggregation units', () => {
 
   it('bandStats: numeric with absences, categorical ties, vector, empty', () => {
     const num = bandStats('x', { value_kind: 'scalar', unit: 'm' } as any, [
-      { cell: 'a', kind: 'primary', value: 1 }, { cell: 'b', kind: 'absence', value: null }, { cell: 'c', kind: 'primary', value: 3 }, undefined,
+      { cell: 'a', kind: 'primary', value: 1 },
+      { cell: 'b', kind: 'absence', value: null },
+      { cell: 'c', kind: 'primary', value: 3 },
+      undefined,
     ]);
     assert.deepEqual({ ...num }, { band: 'x', unit: 'm', n: 2, n_absent: 1, n_missing: 1, kind: 'numeric', mean: 2, median: 2, min: 1, max: 3, std: 1 });
     const cat = bandStats('lc', { value_kind: 'categorical', unit: 'class', classes: { 10: 'Tree cover', 40: 'Cropland' } } as any, [
-      { cell: 'a', kind: 'primary', value: 40 }, { cell: 'b', kind: 'primary', value: 10 },
+      { cell: 'a', kind: 'primary', value: 40 },
+      { cell: 'b', kind: 'primary', value: 10 },
     ]);
     assert.equal(cat.kind === 'categorical' && cat.mode, 10, 'ties go to the lowest class id');
     const empty = bandStats('y', undefined, [{ cell: 'a', kind: 'absence', value: null }]);

@@ -46,15 +46,27 @@ describe('POST /v1/terrain', () => {
     const z = r.body.neighbourhood.map((n: any) => n.elevation_m);
     const tri = Math.sqrt(z.filter((_: number, i: number) => i !== 4).reduce((s: number, x: number) => s + (x - z[4]) ** 2, 0));
     assert.ok(Math.abs(r.body.tri_m - tri) < 1e-6);
-    assert.deepEqual(r.body.neighbourhood.map((n: any) => n.position), ['NW', 'N', 'NE', 'W', 'C', 'E', 'SW', 'S', 'SE']);
+    assert.deepEqual(
+      r.body.neighbourhood.map((n: any) => n.position),
+      ['NW', 'N', 'NE', 'W', 'C', 'E', 'SW', 'S', 'SE'],
+    );
     const cells = P.stencil(P.cellOf(PLANE.lat, PLANE.lng));
-    assert.deepEqual(r.body.neighbourhood.map((n: any) => n.cell), cells);
+    assert.deepEqual(
+      r.body.neighbourhood.map((n: any) => n.cell),
+      cells,
+    );
     // The receipt signs the 9 cells and the 9 elevation facts the numbers come from.
     assert.ok(verifies(t, r.body.receipt));
     assert.equal(r.body.receipt.primitive, 'svc.terrain');
     assert.deepEqual(r.body.receipt.cells, cells);
-    assert.deepEqual(r.body.receipt.fact_cids, r.body.neighbourhood.map((n: any) => n.fact_cid));
-    assert.deepEqual(r.body.receipt.fact_cids, r.body.facts.map((f: any) => f.fact_cid));
+    assert.deepEqual(
+      r.body.receipt.fact_cids,
+      r.body.neighbourhood.map((n: any) => n.fact_cid),
+    );
+    assert.deepEqual(
+      r.body.receipt.fact_cids,
+      r.body.facts.map((f: any) => f.fact_cid),
+    );
     assert.ok(r.body.caveats.some((c: string) => /coarser/.test(c)));
   });
 
