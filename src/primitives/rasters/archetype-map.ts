@@ -17,7 +17,7 @@ import { BoundedCache } from '../../lib/cache.js';
 import { Pool } from '../../lib/pool.js';
 import type { StoredFact } from '../../store/contract.js';
 import { issueReceipt, type ServiceContext } from '../context/context.js';
-import type { Affine, LatLngBox } from './geometry.js';
+import type { Affine, GriddedArtifact, LatLngBox } from './geometry.js';
 import { encodeGrid, GRID_MEDIA_TYPE } from './grid-format.js';
 import { KMEANS_MAX_ITERATIONS, kmeans, kmeansSeed } from './archetype-kmeans.js';
 import { regionOfSigned, resolveRegion, type PlaceBlock, type Region, type RegionRequest, type SignedRegion } from './archetype-region.js';
@@ -77,24 +77,13 @@ export interface ArchetypeRecord {
 type RegionBlock = { kind: SignedRegion['kind']; bbox: LatLngBox; place?: PlaceBlock };
 type FieldRef = { token: string; derivation_cid: string; artifact_cid: string };
 
-export interface ArchetypeMapAnswer {
+export interface ArchetypeMapAnswer extends GriddedArtifact {
   status: 'map';
   token: string;
   aoi_cid: string;
   region: RegionBlock;
   year: number;
   k: number;
-  derivation_cid: string;
-  record: string;
-  artifact_cid: string;
-  artifact_url: string;
-  media_type: string;
-  bytes: number;
-  width: number;
-  height: number;
-  epsg: number;
-  geotransform: Affine;
-  pixel_size_m: number;
   nodata: 'NaN';
   archetypes: Archetype[];
   region_pixels: number;

@@ -35,7 +35,7 @@ import {
   type SliceAbsenceReason,
 } from './cube-recipe.js';
 import { isRecordOf, keepRecord } from './derivation.js';
-import { aoiCid, canonicalBox, windowGeotransform, windowOfBox, type Affine, type LatLngBox } from './geometry.js';
+import { aoiCid, canonicalBox, windowGeotransform, windowOfBox, type GriddedArtifact, type LatLngBox } from './geometry.js';
 import { MAX_PIXELS_PER_SIDE, NATIVE_RESOLUTION_M, type RasterBand } from './recipe.js';
 import { checkDeadline, S2_ASSETS, S2_SOURCE, sentinel2RasterOf, upstreamFailure } from './upstream.js';
 
@@ -61,25 +61,14 @@ export type CubeSliceAnswer =
   | { tslot: number; starts_at: string; ends_at: string; state: 'present'; plane: number; scene: SliceScene }
   | { tslot: number; starts_at: string; ends_at: string; state: 'absent'; absence: { reason: SliceAbsenceReason; detail: string; scene?: string } };
 
-export interface BandCubeCube {
+export interface BandCubeCube extends GriddedArtifact {
   status: 'cube';
   token: string;
   aoi_cid: string;
   band: string;
   tslots: { lo: number; hi: number; tempo: string };
-  derivation_cid: string;
-  record: string;
-  artifact_cid: string;
-  artifact_url: string;
-  media_type: string;
-  bytes: number;
-  width: number;
-  height: number;
   /** Planes in the artifact (slots with a slice). */
   planes: number;
-  epsg: number;
-  geotransform: Affine;
-  pixel_size_m: number;
   nodata: 'NaN';
   bbox: LatLngBox;
   slices: CubeSliceAnswer[];

@@ -15,7 +15,7 @@ import { tslotOf } from '../../protocol/tslot.js';
 import { Pool } from '../../lib/pool.js';
 import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { BAND_RASTER_RECIPE, keepDerivation, type BandRasterRecord } from './derivation.js';
-import { aoiCid, canonicalBox, cellAnchors, windowGeotransform, windowOfBox, type Affine, type CellAnchors, type LatLngBox } from './geometry.js';
+import { aoiCid, canonicalBox, cellAnchors, windowGeotransform, windowOfBox, type GriddedArtifact, type CellAnchors, type LatLngBox } from './geometry.js';
 import { GRID_MEDIA_TYPE } from './grid-format.js';
 import { makeGrid, MAX_PIXELS_PER_SIDE, NATIVE_RESOLUTION_M, RASTERS_AT_ONCE, type RasterBand } from './recipe.js';
 import { checkDeadline, S2_ASSETS, S2_SOURCE, sentinel2RasterOf, upstreamFailure } from './upstream.js';
@@ -35,24 +35,12 @@ interface SceneAnswer {
   href: string;
 }
 
-export interface BandRasterRaster {
+export interface BandRasterRaster extends GriddedArtifact {
   status: 'raster';
   token: string;
   aoi_cid: string;
   band: string;
   tslot: number;
-  derivation_cid: string;
-  /** The record as an svc:fact: handle (POST /v1/memory_token/resolve, /v1/fetch). */
-  record: string;
-  artifact_cid: string;
-  artifact_url: string;
-  media_type: string;
-  bytes: number;
-  width: number;
-  height: number;
-  epsg: number;
-  geotransform: Affine;
-  pixel_size_m: number;
   nodata: 'NaN';
   bbox: LatLngBox;
   scene: SceneAnswer;

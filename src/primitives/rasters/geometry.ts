@@ -13,6 +13,22 @@ import type { LatLngBox } from '../../sources/sentinel2-raster.js';
 export type { LatLngBox } from '../../sources/sentinel2-raster.js';
 export type Affine = readonly [number, number, number, number, number, number];
 
+/** What every answer carrying a gridded artifact says of it: its derivation, where to fetch it, how it is georeferenced. */
+export interface GriddedArtifact {
+  derivation_cid: string;
+  /** The derivation record as an svc:fact: handle (POST /v1/memory_token/resolve, /v1/fetch). */
+  record: string;
+  artifact_cid: string;
+  artifact_url: string;
+  media_type: string;
+  bytes: number;
+  width: number;
+  height: number;
+  epsg: number;
+  geotransform: Affine;
+  pixel_size_m: number;
+}
+
 /** Decimals a box coordinate keeps (1e-7 degrees, about 1 cm): the canonical box. */
 export const BOX_DECIMALS = 7;
 /** Points per box edge projected into the grid to find the window (a UTM image of a lat/lng box has curved edges). */

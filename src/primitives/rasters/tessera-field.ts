@@ -17,7 +17,7 @@ import { tesseraTile, type GeoTesseraConnector } from '../../sources/geotessera.
 import { TESSERA_DIM, type TesseraArea, type TesseraTile } from '../../sources/geotessera-area.js';
 import type { StoredFact } from '../../store/contract.js';
 import { issueReceipt, type ServiceContext } from '../context/context.js';
-import { aoiCid, canonicalBox, windowGeotransform, windowOfBox, type Affine, type LatLngBox } from './geometry.js';
+import { aoiCid, canonicalBox, windowGeotransform, windowOfBox, type GriddedArtifact, type LatLngBox } from './geometry.js';
 import { assembleField, type FieldGrid } from './tessera-assemble.js';
 import { decodeField, encodeField, FIELD_MEDIA_TYPE, type EmbeddingField } from './tessera-format.js';
 import { areaToken, isRecordOf, keepRecord, TESSERA_FIELD_RECIPE, TESSERA_SOURCE, type FieldRecord } from './tessera-record.js';
@@ -37,22 +37,11 @@ export interface TesseraFieldRequest {
   year: number;
 }
 
-export interface FieldAnswer {
+export interface FieldAnswer extends GriddedArtifact {
   status: 'field';
   token: string;
   aoi_cid: string;
   year: number;
-  derivation_cid: string;
-  record: string;
-  artifact_cid: string;
-  artifact_url: string;
-  media_type: string;
-  bytes: number;
-  width: number;
-  height: number;
-  epsg: number;
-  geotransform: Affine;
-  pixel_size_m: number;
   channels: number;
   scales_per_pixel: number;
   valid_pixels: number;
