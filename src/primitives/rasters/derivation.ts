@@ -91,7 +91,7 @@ export function keepDerivation(ctx: ServiceContext, value: BandRasterRecord): Pr
 }
 
 /** Whether a stored fact is a record of the band `raster.derivation` made by `recipe`. */
-export function isRecordOf(f: StoredFact | null, recipe: string): boolean {
+export function isRecordOf<T = unknown>(f: StoredFact | null, recipe: string): f is StoredFact & { body: { value: T } } {
   if (!f || f.band !== DERIVATION_BAND) return false;
   const v = f.body.value as { recipe?: unknown } | null;
   return typeof v === 'object' && v !== null && v.recipe === recipe;

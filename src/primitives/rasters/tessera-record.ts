@@ -9,12 +9,10 @@
  * `<prefix>:archetypes:<aoi_cid>:<k>:<derivation_cid>` an archetype map; each resolves (and
  * rebuilds an evicted artifact) at its own route.
  */
-import { anchorId, contentId } from '../../protocol/cid.js';
 import { invalidArgument } from '../../protocol/errors.js';
 import type { StoredFact } from '../../store/contract.js';
-import { mintedBody, mintFacts } from '../write/attest.js';
 import type { ServiceContext } from '../context/context.js';
-import { DERIVATION_BAND } from './derivation.js';
+import { isRecordOf, keepRecord as keepDerivationRecord } from './derivation.js';
 import type { Affine, LatLngBox } from './geometry.js';
 
 export const TESSERA_FIELD_RECIPE = 'tessera_field@1';
@@ -58,36 +56,12 @@ export interface FieldRecord {
   source_versions: Record<string, string>;
 }
 
-/** The signed record for `value`: an existing one with the same value, else a fresh one through the write path. */
-export async function keepRecord(ctx: ServiceContext, value: { recipe: string } & Record<string, unknown>, primitive: string, args: Record<string, unknown>): Promise<StoredFact> {
-  const subject = `svc:entity:${anchorId(value)}`;
-  const cid = contentId(value);
-  const prior = await ctx.store.latest({ cell: subject, bands: [DERIVATION_BAND], tslot: 0, scope: null });
-  // Only a responder key (level L3) writes the band, so any such record was signed by a responder of this deployment.
-  const same = prior.find((f) => contentId(f.body.value) === cid);
-  if (same) return same;
-  const body = mintedBody(ctx, {
-    kind: 'primary',
-    cell: subject,
-    band: DERIVATION_BAND,
-    tslot: 0,
-    value,
-    unit: 'record',
-    provenance: `${ctx.config.prefix}.${primitive}`,
-    derivation: { fn: value.recipe, sources: [TESSERA_SOURCE], args },
-  });
-  const res = await mintFacts(ctx, [body], primitive);
-  const stored = await ctx.store.getFact(res.fact_cids[0]);
-  if (!stored) throw new Error(`internal: derivation record ${res.fact_cids[0]} was accepted but cannot be read back`);
-  return stored;
+/** The signed record for `value` (derivation.ts keepRecord): recipe and source named by the value. */
+export function keepRecord(ctx: ServiceContext, value: { recipe: string } & Record<string, unknown>, primitive: string, args: Record<string, unknown>): Promise<StoredFact> {
+  return keepDerivationRecord(ctx, value, { primitive, fn: value.recipe, sources: [TESSERA_SOURCE], args });
 }
 
-/** Whether a stored fact is a derivation record of `recipe`. */
-export function isRecordOf<T>(f: StoredFact | null, recipe: string): f is StoredFact & { body: { value: T } } {
-  if (!f || f.band !== DERIVATION_BAND) return false;
-  const v = f.body.value as { recipe?: unknown } | null;
-  return typeof v === 'object' && v !== null && v.recipe === recipe;
-}
+export { isRecordOf };
 
 const AOI = /^[a-z2-7]{26}$/;
 const CID = /^[a-z2-7]{52}$/;
