@@ -89,6 +89,14 @@ const VALUES: Record<string, number> = {
   'landcover.esa_worldcover_2021': 50,
   'indices.ndbi': -0.1,
 };
+// The other bands the benched topics read (the registry grows): a value inside each band's range.
+for (const topic of ['weather', 'flood']) {
+  for (const b of reg.topics.get(topic)!.bands) {
+    if (b in VALUES) continue;
+    const [lo, hi] = reg.bands.get(b)?.value_range ?? [null, null];
+    VALUES[b] = lo !== null && hi !== null ? (lo + hi) / 2 : lo !== null ? lo + 1 : hi !== null ? hi - 1 : 1;
+  }
+}
 const outcome = (b: string) => ({ status: 'value' as const, value: VALUES[b], provenance: { source: 'fake', captured_at: '2026-11-20T10:00:00Z' }, fn: 'fake@1' });
 const instant = fakeConnector(Object.keys(VALUES), Object.fromEntries(Object.keys(VALUES).map((b) => [b, () => outcome(b)])));
 
