@@ -128,7 +128,7 @@ export const cubeResolveOp = defineOperation({
   run: (ctx, input, call) => resolveCube(ctx, input, call),
 });
 
-const BundleMember = Closed({
+const BundleItem = Closed({
   token: RasterToken,
   derivation_cid: b32,
   aoi_cid: Type.String(),
@@ -170,7 +170,7 @@ export const rasterBundleOp = defineOperation({
       derivation_cid: b32,
       record: Type.String({ description: 'the signed set record as an svc:fact: handle' }),
       count: Type.Integer({ minimum: RASTER_BUNDLE_LIMITS.min, maximum: RASTER_BUNDLE_LIMITS.max }),
-      members: Type.Array(BundleMember, { minItems: RASTER_BUNDLE_LIMITS.min, maxItems: RASTER_BUNDLE_LIMITS.max }),
+      members: Type.Array(BundleItem, { minItems: RASTER_BUNDLE_LIMITS.min, maxItems: RASTER_BUNDLE_LIMITS.max }),
     }),
     Signed({
       status: Type.Literal('absence'),

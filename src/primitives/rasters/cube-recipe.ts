@@ -16,7 +16,7 @@ export const BAND_CUBE_RECIPE = 'band_cube@1';
 export const MAX_CUBE_SLICES = 12;
 /** Cubes one process makes at once (each reads up to RASTERS_AT_ONCE windows at a time); more wait. */
 export const CUBES_AT_ONCE = 2;
-/** Cubes a process remembers having made (their choices → record), so a repeat reads no pixel. */
+/** Cubes a process has made (their choices → record), so a repeat reads no pixel. */
 export const MADE_CUBES_KEPT = 256;
 
 /** Why a time slot has no slice. */

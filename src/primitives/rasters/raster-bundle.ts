@@ -33,7 +33,7 @@ export interface RasterBundleRequest {
 }
 
 /** A member as the record lists it. */
-export interface BundleMemberRecord {
+export interface BundleItemRecord {
   derivation_cid: string;
   token: string;
   aoi_cid: string;
@@ -50,11 +50,11 @@ export interface RasterBundleRecord {
   aoi: LatLngBox;
   aoi_cid: string;
   /** By derivation_cid. */
-  members: BundleMemberRecord[];
+  members: BundleItemRecord[];
   source_versions: Record<string, string>;
 }
 
-export interface BundleMemberAnswer {
+export interface BundleItemAnswer {
   token: string;
   derivation_cid: string;
   aoi_cid: string;
@@ -69,7 +69,7 @@ export interface BundleMemberAnswer {
 }
 
 export type RasterBundleAnswer =
-  | { status: 'rasterset'; token: string; set_cid: string; aoi_cid: string; bbox: LatLngBox; derivation_cid: string; record: string; count: number; members: BundleMemberAnswer[]; receipt: Receipt }
+  | { status: 'rasterset'; token: string; set_cid: string; aoi_cid: string; bbox: LatLngBox; derivation_cid: string; record: string; count: number; members: BundleItemAnswer[]; receipt: Receipt }
   | { status: 'absence'; absences: Array<{ index: number; aoi_cid: string; band: string; reason: string; detail: string }>; receipt: Receipt };
 
 export interface RasterBundleResolveAnswer {
@@ -174,7 +174,7 @@ export async function rasterBundle(ctx: ServiceContext, input: RasterBundleReque
   }
   const members = [...byCid.values()].sort((a, b) => (a.fact.fact_cid < b.fact.fact_cid ? -1 : 1));
   const prefix = ctx.config.prefix;
-  const memberRecords: BundleMemberRecord[] = members.map(({ fact }) => {
+  const memberRecords: BundleItemRecord[] = members.map(({ fact }) => {
     const v = fact.body.value;
     return {
       derivation_cid: fact.fact_cid,
