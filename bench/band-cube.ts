@@ -13,8 +13,9 @@
  *  - the CPU time of the process over the cold request and the rebuild, the figure that holds on
  *    a loaded machine (wall times there include waiting for a core).
  */
-import { S2_GRID, s2Item, type S2ItemDef } from '../test/sources/fixtures/raster-scenes.js';
-import { gdalAvailable, gdalTranslate, writeGeoTiff, type RasterSpec } from '../test/sources/fixtures/raster-tiff.js';
+import { s2Item, type S2ItemDef } from '../test/sources/fixtures/raster-scenes.js';
+import { gdalAvailable } from '../test/sources/fixtures/raster-tiff.js';
+import { redCog, SIDE, TILE } from './red-cog.js';
 import { startRasterUpstreams } from '../test/sources/fixtures/raster-upstreams.js';
 import { build, type TestApp } from '../test/support/app.js';
 import { pixelBox, RASTER_NOW, servedBytes } from '../test/support/rasters.js';
@@ -22,10 +23,6 @@ import { median } from './load.js';
 
 const DELAY = Number(process.env.BENCH_DELAY_MS ?? 100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const SIDE = 4096;
-const TILE = 1024;
-/** The fixture grid's pixel (0, 0) is pixel (OFFSET, OFFSET) of each file: the box (fixture pixels 128..383) straddles the four tiles. */
-const OFFSET = 768;
 const ms = (x: number) => Number(x.toFixed(1));
 
 /** One scene per slot 687..692, mid-slot, clearer than every fixture item. */
@@ -40,26 +37,6 @@ const ITEMS: S2ItemDef[] = ['2026-06-20', '2026-07-20', '2026-08-19', '2026-09-1
   proj: 'properties',
 }));
 const path = (d: S2ItemDef) => `/sentinel-cogs/sentinel-s2-l2a-cogs/33/T/WL/${d.datetime.slice(0, 4)}/${Number(d.datetime.slice(5, 7))}/${d.id}/B04.tif`;
-
-/** A smooth field plus noise in the low bits, so DEFLATE compresses it about as little as real reflectance. */
-function redCog(): Uint8Array {
-  const spec: RasterSpec = {
-    width: SIDE,
-    height: SIDE,
-    type: 'u16',
-    epsg: 32633,
-    pixel: [10, 10],
-    nodata: 0,
-    origin: [S2_GRID.origin[0] - OFFSET * 10, S2_GRID.origin[1] + OFFSET * 10],
-    values: (c, r) => {
-      let h = (c * 374761393 + r * 668265263) | 0;
-      h = Math.imul(h ^ (h >>> 13), 1274126177);
-      return 1001 + ((c * 7 + r * 13) % 3000) + ((h >>> 20) & 255);
-    },
-  };
-  if (gdalAvailable()) return gdalTranslate(spec, ['-of', 'COG', '-co', `BLOCKSIZE=${TILE}`, '-co', 'COMPRESS=DEFLATE', '-co', 'PREDICTOR=2']);
-  return writeGeoTiff(spec, { block: TILE, compression: 8, predictor: 2 });
-}
 
 async function main(): Promise<void> {
   const up = await startRasterUpstreams(['s2']);

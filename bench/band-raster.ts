@@ -19,8 +19,8 @@ import { openService } from '../src/service.js';
 import { GRID_MEDIA_TYPE } from '../src/primitives/rasters/grid-format.js';
 import { build, type TestApp } from '../test/support/app.js';
 import { startRasterUpstreams } from '../test/sources/fixtures/raster-upstreams.js';
-import { S2_GRID } from '../test/sources/fixtures/raster-scenes.js';
-import { gdalAvailable, gdalTranslate, writeGeoTiff, type RasterSpec } from '../test/sources/fixtures/raster-tiff.js';
+import { gdalAvailable } from '../test/sources/fixtures/raster-tiff.js';
+import { redCog, SIDE, TILE } from './red-cog.js';
 import { pixelBox, RASTER_NOW, s2AssetPath, servedBytes } from '../test/support/rasters.js';
 import { canPinCores } from './harness.js';
 import { LoadGenerator, median, pairedRounds } from './load.js';
@@ -28,38 +28,14 @@ import { LoadGenerator, median, pairedRounds } from './load.js';
 const DELAY = Number(process.env.BENCH_DELAY_MS ?? 100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
-const SIDE = 4096;
-const TILE = 1024;
-/** The footprint's pixel (0, 0) is pixel (OFFSET, OFFSET) of the file: the 512 window straddles four tiles. */
-const OFFSET = 768;
 
 const ms = (x: number) => Number(x.toFixed(1));
-
-/** Pixels of the bench COG: a smooth field plus noise in the low bits, so DEFLATE compresses it as little as real reflectance. */
-function bigRed(): Uint8Array {
-  const spec: RasterSpec = {
-    width: SIDE,
-    height: SIDE,
-    type: 'u16',
-    epsg: 32633,
-    pixel: [10, 10],
-    nodata: 0,
-    origin: [S2_GRID.origin[0] - OFFSET * 10, S2_GRID.origin[1] + OFFSET * 10],
-    values: (c, r) => {
-      let h = (c * 374761393 + r * 668265263) | 0;
-      h = Math.imul(h ^ (h >>> 13), 1274126177);
-      return 1001 + ((c * 7 + r * 13) % 3000) + ((h >>> 20) & 255);
-    },
-  };
-  if (gdalAvailable()) return gdalTranslate(spec, ['-of', 'COG', '-co', `BLOCKSIZE=${TILE}`, '-co', 'COMPRESS=DEFLATE', '-co', 'PREDICTOR=2']);
-  return writeGeoTiff(spec, { block: TILE, compression: 8, predictor: 2 });
-}
 
 async function main(): Promise<void> {
   const up = await startRasterUpstreams(['s2']);
   const red = s2AssetPath(1, 'B04');
   const t0 = performance.now();
-  up.files.set(red, bigRed());
+  up.files.set(red, redCog());
   const fileBytes = up.files.get(red)!.length;
   const madeMs = performance.now() - t0;
   const box = pixelBox(0, 0, 511, 511);
