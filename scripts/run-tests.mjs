@@ -44,8 +44,8 @@ const all = run(files, {});
 console.log(`test wall time (all suites, ${process.env.SVC_TEST_DRIVER ?? 'sqlite'} routes): ${all.secs.toFixed(0)} s for ${files.length} files`);
 let status = all.status;
 // The route and MCP suites once more over PostgreSQL, when a server is configured.
-// Files that build their own PostgreSQL (+ Redis) deployment already run it in the first pass.
-const OWN_POSTGRES = ['deployment-postgres-redis.test.ts', 'memory-scenario.test.ts'];
+// A file that builds its own PostgreSQL + Redis deployment for every test already ran it in the first pass.
+const OWN_POSTGRES = ['deployment-postgres-redis.test.ts'];
 const routeFiles = files.filter((f) => /^test[\\/](routes|mcp)[\\/]/.test(f) && !OWN_POSTGRES.some((n) => f.endsWith(n)));
 if (process.env.SVC_TEST_DATABASE_URL && process.env.SVC_TEST_DRIVER !== 'postgres' && routeFiles.length > 0) {
   dropRouteSchemas();

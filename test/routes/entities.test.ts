@@ -127,6 +127,28 @@ describe('POST /v1/entity', () => {
   });
 });
 
+describe('two responders in one process', () => {
+  it('each stores its own record when both mint the same entity at once (in-flight mints are per store)', async () => {
+    const other = await build({ attesterKeys: [a.publicKey] });
+    try {
+      const body = { kind: 'field', name: 'Two responders field', geometry: { cell: FIELD_CELL } };
+      const [x, y] = await Promise.all([
+        t.app.inject({ method: 'POST', url: '/v1/entity', payload: body }),
+        other.app.inject({ method: 'POST', url: '/v1/entity', payload: body }),
+      ]);
+      assert.equal(x.statusCode, 200, x.body);
+      assert.equal(y.statusCode, 200, y.body);
+      assert.equal(x.json().entity_cid, y.json().entity_cid);
+      for (const app of [t, other]) {
+        const w = await app.app.inject({ method: 'POST', url: '/v1/entity/alias', payload: a.batch([alias(x.json().entity_cid, 'the twin field')], app.service.manifests) as object });
+        assert.equal(w.statusCode, 200, w.body);
+      }
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 describe('aliases and resolve', () => {
   let meadow: string;
   let pasture: string;

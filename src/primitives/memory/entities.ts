@@ -192,8 +192,15 @@ export interface EntityAnswer {
 
 // New entities are metered per client address like new bundles (anonymous, idempotent writes).
 const quotaOf = quotaPerOwner<ServiceContext>((ctx) => new AddressQuota(ctx.config.bundleQuota, 'entities'));
-// Mints in flight per (scope, entity): concurrent identical requests share one record.
-const minting = new Map<string, Promise<StoredFact>>();
+// Mints in flight per store and (scope, entity): concurrent identical requests to one store share
+// one record. Per store, because two responders in one process (tests, embedders) must never
+// answer one's mint with the other's record, which their own store then lacks.
+const mintingByStore = new WeakMap<object, Map<string, Promise<StoredFact>>>();
+function mintsInFlight(ctx: ServiceContext): Map<string, Promise<StoredFact>> {
+  let m = mintingByStore.get(ctx.store);
+  if (!m) mintingByStore.set(ctx.store, (m = new Map()));
+  return m;
+}
 
 /** Mint `value` in `scope` unless it is stored already; a new record is charged to `ip`. */
 async function ensureRecord(ctx: ServiceContext, value: EntityValue, scope: Scope | undefined, ip: string | undefined): Promise<{ fact: StoredFact; created: boolean }> {
@@ -201,6 +208,7 @@ async function ensureRecord(ctx: ServiceContext, value: EntityValue, scope: Scop
   const found = await entityRecord(ctx, cid, scope ?? null);
   if (found) return { fact: found, created: false };
   const key = `${scopeKey(scope)}|${cid}`;
+  const minting = mintsInFlight(ctx);
   const pending = minting.get(key);
   if (pending) return { fact: await pending, created: false };
   const body = entityBody(ctx, value, scope);
