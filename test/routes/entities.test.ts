@@ -132,10 +132,7 @@ describe('two responders in one process', () => {
     const other = await build({ attesterKeys: [a.publicKey] });
     try {
       const body = { kind: 'field', name: 'Two responders field', geometry: { cell: FIELD_CELL } };
-      const [x, y] = await Promise.all([
-        t.app.inject({ method: 'POST', url: '/v1/entity', payload: body }),
-        other.app.inject({ method: 'POST', url: '/v1/entity', payload: body }),
-      ]);
+      const [x, y] = await Promise.all([t.app.inject({ method: 'POST', url: '/v1/entity', payload: body }), other.app.inject({ method: 'POST', url: '/v1/entity', payload: body })]);
       assert.equal(x.statusCode, 200, x.body);
       assert.equal(y.statusCode, 200, y.body);
       assert.equal(x.json().entity_cid, y.json().entity_cid);
