@@ -89,9 +89,11 @@ const VALUES: Record<string, number> = {
   'landcover.esa_worldcover_2021': 50,
   'indices.ndbi': -0.1,
 };
-// The other bands the benched topics read (the registry grows): a value inside each band's range.
-for (const topic of ['weather', 'flood']) {
-  for (const b of reg.topics.get(topic)!.bands) {
+// Every other scalar band a topic reads (the registry grows): a value inside each band's range,
+// so composite questions read all their topics.
+for (const topic of reg.topicList) {
+  for (const b of topic.bands) {
+    if (reg.bands.get(b)?.value_kind === 'vector' || reg.bands.get(b)?.value_kind === 'categorical') continue;
     if (b in VALUES) continue;
     const [lo, hi] = reg.bands.get(b)?.value_range ?? [null, null];
     VALUES[b] = lo !== null && hi !== null ? (lo + hi) / 2 : lo !== null ? lo + 1 : hi !== null ? hi - 1 : 1;
@@ -138,9 +140,20 @@ const SIZE_QUESTIONS = [
   'Where are the floods in Bangladesh?',
   'Where do you have data?',
   'How green is Brazil?',
+  // Composite questions: the telling bands of up to four topics under one receipt.
+  'Is Lyon a safe place to buy a flat?',
+  'Is Seville a climate refuge?',
+  'Is Marseille healthy for someone with asthma?',
+  'Is Biarritz at risk from storms and waves, is it safe to buy a house?',
+  'What are the coasts like at Biarritz?',
 ];
 const sizes: Record<string, number> = {};
-for (const q of SIZE_QUESTIONS) sizes[q] = Buffer.byteLength((await inject(warm, '/v1/ask', { q })).body);
+const overCap: string[] = [];
+for (const q of SIZE_QUESTIONS) {
+  const { body } = await inject(warm, '/v1/ask', { q });
+  sizes[q] = Buffer.byteLength(body);
+  if (String((JSON.parse(body).trimmed as string[] | undefined)?.at(-1)).startsWith('still over')) overCap.push(q);
+}
 const verboseCountry = Buffer.byteLength((await inject(warm, '/v1/ask', { q: SIZE_QUESTIONS[0], verbose: true })).body);
 await warm.close();
 
@@ -192,7 +205,7 @@ console.log(
         wall_over_one_delay_p50: r3(percentiles(coldMs).p50_ms / DELAY_MS),
         target_wall_ms: 350,
       },
-      reply_bytes_verbose_false: { cap: ASK_REPLY_CAP_BYTES, max: Math.max(...Object.values(sizes)), by_question: sizes, country_verbose_true: verboseCountry },
+      reply_bytes_verbose_false: { cap: ASK_REPLY_CAP_BYTES, max: Math.max(...Object.values(sizes)), over_cap: overCap, by_question: sizes, country_verbose_true: verboseCountry },
     },
     null,
     2,

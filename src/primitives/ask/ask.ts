@@ -27,6 +27,7 @@ import { requestScope } from '../scopes/request.js';
 import { hunt, type HuntResult } from '../hunt/hunt.js';
 import { HUNT_MAX_AREA_KM2 } from '../hunt/region.js';
 import { boxAreaKm2, boxCentre, boxWidth } from '../../geo/geometry.js';
+import { compositePlan, planBands, type CompositePlan } from './composite.js';
 import { compositeSteps, dedupe, hasExtent, huntSteps, imageSteps, topicalSteps } from './steps.js';
 import { changeAnswer, corpusAnswer, huntAnswer, huntResultAnswer, outOfScopeAnswer, similarAnswer, topicalAnswer, type Composed } from './templates.js';
 import type { TimeWindow } from './time.js';
@@ -125,7 +126,10 @@ export async function ask(ctx: ServiceContext, req: AskRequest, opts: { deadline
   let corpus: Awaited<ReturnType<typeof readCorpus>> | undefined;
   let attestedHere: string[] = [];
   let huntRun: HuntResult | undefined;
-  if (cell && topic && r.intent === 'topical') g = await readTopic(ctx, cell, [...topic.bands], u.time, deadline);
+  // A composite question reads the telling bands of each topic it spans in one recall (composite.ts).
+  const plan: CompositePlan | null = topic && r.intent === 'topical' ? compositePlan(ctx.registry, topic, r.composite) : null;
+  const routedBands = plan ? plan.routed : [...(topic?.bands ?? [])];
+  if (cell && topic && r.intent === 'topical') g = await readTopic(ctx, cell, plan ? planBands(plan) : routedBands, u.time, deadline);
   else if (cell && r.intent === 'similar') g = await readSimilar(ctx, cell, deadline);
   else if (cell && topic && r.intent === 'change') g = await readChange(ctx, cell, [...topic.bands], u.time, deadline);
   else if (r.intent === 'hunt' && r.hunt && loc?.polygon_bbox && hasExtent(loc)) huntRun = await runHunt(ctx, r.hunt.event, loc, deadline, g);
@@ -137,14 +141,14 @@ export async function ask(ctx: ServiceContext, req: AskRequest, opts: { deadline
   const inScope = r.intent !== 'out_of_scope' && r.intent !== 'corpus';
   const algorithms = topic && inScope ? algorithmsFor(ctx.registry, [topic.key], g.facts, cell !== undefined && r.intent !== 'hunt') : [];
   const have = new Set(g.facts.map((f) => String(f.band)));
-  const missing = topic && r.intent === 'topical' && cell ? topic.bands.filter((b) => !have.has(b)) : [];
+  const missing = topic && r.intent === 'topical' && cell ? routedBands.filter((b) => !have.has(b)) : [];
 
   // Next steps, by intent.
   let steps: NextStep[] = [...g.steps];
   if (r.intent === 'topical' && topic && loc) {
     const huntEvent = ctx.registry.huntEventList.find((e) => e.algorithm && ctx.registry.algorithms.get(e.algorithm)?.topic === topic.key)?.event;
     steps.push(...topicalSteps({ ctx, q: req.q, topic, loc, query: place.query, missing, notes: g.notes, algorithms, huntEvent }));
-    if (r.composite) steps.push(...compositeSteps(ctx, loc.cell64, topic, r.composite.topics, r.composite.frame));
+    if (plan && r.composite) steps.push(...compositeSteps(ctx, loc.cell64, planBands(plan), [topic.key, ...plan.others.map((o) => o.topic.key)], r.composite.frame));
   } else if (r.intent === 'hunt' && r.hunt && huntRun) {
     steps.push(...huntRun.next_steps);
   } else if (r.intent === 'hunt' && r.hunt) {
@@ -172,7 +176,7 @@ export async function ask(ctx: ServiceContext, req: AskRequest, opts: { deadline
     cost: { credits: 0, was_cached: g.notes.every((n) => n.status !== 'materialized'), latency_p50_ms: lat?.p50_ms ?? ms, latency_p99_ms: lat?.p99_ms ?? ms },
   });
 
-  const composed = compose(ctx, u, r, topic, place, placeError, g, algorithms, missing, corpus, attestedHere, loc, huntRun);
+  const composed = compose(ctx, u, r, topic, place, placeError, g, algorithms, missing, corpus, attestedHere, loc, huntRun, plan);
   const caveats = unique([
     ...g.caveats,
     ...(loc && place.source !== 'cell' && place.source !== 'latlng'
@@ -260,6 +264,7 @@ function compose(
   attestedHere: string[],
   loc: LocateResp | null,
   huntRun: HuntResult | undefined,
+  plan: CompositePlan | null,
 ): Composed {
   const reg = ctx.registry;
   switch (r.intent) {
@@ -298,6 +303,7 @@ function compose(
         timeMode: g.timeMode,
         routing: r,
         extent: loc !== null && hasExtent(loc),
+        plan,
       });
   }
 }

@@ -103,17 +103,33 @@ export interface CompositeFrame {
   cues: readonly string[];
   /** The topics the frame asks about, the default first. */
   topics: readonly string[];
+  /**
+   * The telling bands of each topic, first first: a composite answer reads three of the routed
+   * topic and two of each other (composite.ts); a topic not listed reads its first scalar bands.
+   */
+  reads?: Readonly<Record<string, readonly string[]>>;
 }
 export const COMPOSITE_FRAMES: readonly CompositeFrame[] = [
   {
     key: 'health',
     cues: ['health', 'healthy', 'unhealthy', 'health risk*', 'asthma*', 'lung*', 'respiratory', 'heatstroke', 'heat stroke', 'allerg*', 'elderly', 'vulnerable'],
     topics: ['air_quality', 'urban_heat', 'weather'],
+    reads: {
+      air_quality: ['air.pm2_5', 'air.nitrogen_dioxide', 'air.ozone'],
+      urban_heat: ['lst.day_8day', 'lst.night_8day', 'indices.ndvi'],
+      weather: ['weather.temperature_2m', 'weather.relative_humidity_2m', 'weather.wind_speed_10m'],
+    },
   },
   {
     key: 'climate',
     cues: ['climate', 'climat*', 'climate change', 'climate-wise', 'climate wise', 'climate refuge', 'climate haven', 'global warming', 'planet warm*', 'warming planet', 'coming decades', 'future climate'],
     topics: ['drought', 'urban_heat', 'precipitation', 'flood'],
+    reads: {
+      drought: ['climate.koppen_geiger_1991_2020', 'climate.normal_tmax_annual', 'precip.spi_3m'],
+      urban_heat: ['lst.day_8day', 'lst.night_8day', 'builtup.wsf2019_fraction_1km'],
+      precipitation: ['climate.normal_precip_annual', 'precip.spi_3m', 'precip.chirps_daily_mm'],
+      flood: ['river.discharge_max_1991_2020', 'water.gsw_occurrence', 'copdem30m.elevation_mean'],
+    },
   },
   {
     key: 'hazard',
@@ -123,11 +139,21 @@ export const COMPOSITE_FRAMES: readonly CompositeFrame[] = [
       'buy* * property', 'buy* * land', 'buy* * chalet', 'buy* * cottage', 'home buyer*', 'homebuyer*', 'safe investment', 'property', 'properties',
     ],
     topics: ['flood', 'coastal', 'landslide', 'fire', 'urban_heat', 'snow_ice', 'terrain'],
+    reads: {
+      flood: ['water.gsw_occurrence', 'river.discharge_max_1991_2020', 'copdem30m.elevation_mean'],
+      coastal: ['copdem30m.elevation_mean', 'marine.wave_height', 'water.gsw_occurrence'],
+      landslide: ['s1.vv_change_db', 'copdem30m.elevation_mean', 'precip.chirps_daily_mm'],
+      fire: ['fire.active_count_10km', 'fire.nearest_km', 'indices.ndvi'],
+      urban_heat: ['lst.day_8day', 'builtup.wsf2019_fraction_1km', 'lst.night_8day'],
+      snow_ice: ['indices.ndsi', 'copdem30m.elevation_mean', 'lst.day_8day'],
+      terrain: ['copdem30m.elevation_mean', 'gebco.elevation_m'],
+    },
   },
   {
     key: 'solar',
     cues: ['solar', 'rooftop*', 'photovoltaic*', 'pv', 'solar panel*'],
     topics: ['weather', 'terrain'],
+    reads: { weather: ['solar.ghi_annual_mean', 'solar.pv_yield_kwh_per_kwp', 'weather.cloud_cover'], terrain: ['copdem30m.elevation_mean'] },
   },
 ];
 

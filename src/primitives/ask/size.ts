@@ -6,18 +6,16 @@
  * is never cut, and `trimmed` names every cut.
  */
 import type { LocateResp } from '../../geo/types.js';
+import { withFactMeta } from '../facts/fact-meta.js';
 
 /** The cap of a non-verbose reply, in bytes of JSON (docs/ask.md, "Size"). */
 export const ASK_REPLY_CAP_BYTES = 25_000;
-/** Room kept for what the REST adapter adds after the primitive (fact_meta: about 300 bytes a fact). */
-const FACT_META_BYTES = 320;
 const FORMULA_CHARS = 120;
 
 type Reply = Record<string, any>;
 
 function sizeOf(r: Reply): number {
-  const facts = (r.facts?.facts?.length ?? 0) as number;
-  return Buffer.byteLength(JSON.stringify(r)) + facts * FACT_META_BYTES;
+  return Buffer.byteLength(JSON.stringify(r));
 }
 
 /** The LocateResp without its boundary and with short lists (what a non-verbose reply carries). */
@@ -36,7 +34,11 @@ function slimPlace(loc: LocateResp, topics: readonly string[]): Record<string, u
 /** Shape a reply for verbose:false: always-on trims, then cuts until it fits the cap. */
 export function fitReply(reply: Reply, topics: readonly string[]): Reply {
   const trimmed: string[] = [];
-  const r: Reply = { ...reply };
+  // fact_meta is attached here rather than by the REST adapter, so the cap counts it exactly and
+  // the last cut below can shorten it (the adapter keeps a map the reply already has).
+  const r: Reply = withFactMeta({ ...reply });
+  // The list of cuts is part of the reply, so it is counted as it grows.
+  r.trimmed = trimmed;
   if (r.place_resolved) {
     r.place_resolved = slimPlace(r.place_resolved as LocateResp, topics);
     trimmed.push("place_resolved: boundary polygon, long lists and other topics' inventory");
@@ -96,12 +98,57 @@ export function fitReply(reply: Reply, topics: readonly string[]): Reply {
         if (x.topic_inventory) x.topic_inventory = x.topic_inventory.map((t: any) => ({ key: t.key, title: t.title }));
       },
     ],
+    [
+      'materialize_notes of bands fetched as asked (their facts are served; every other note is kept)',
+      (x) => {
+        x.materialize_notes = x.materialize_notes.filter((n: any) => !(n.status === 'materialized' && n.ok === true));
+      },
+    ],
+    [
+      'state.record (state_resolve with state.token returns it, and record_cid checks it)',
+      (x) => {
+        if (x.state?.persisted) {
+          const { record: _r, ...rest } = x.state;
+          x.state = rest;
+        }
+      },
+    ],
+    [
+      'next_steps beyond 6',
+      (x) => {
+        if (x.next_steps.length > 6) x.next_steps = x.next_steps.slice(0, 6);
+      },
+    ],
+    [
+      'place_resolved lists emptied: names, neighbour and sample cells, alternatives (locate gives them)',
+      (x) => {
+        const p = x.place_resolved;
+        if (p && typeof p.cell64 === 'string') x.place_resolved = { ...p, localized_names: {}, neighborhood_cells: [], polygon_sample_cells: [], alternatives: [], data_at_this_cell: {} };
+      },
+    ],
+    [
+      'fact_meta beyond attester, attester_role and log_index (GET /v1/fact/<cid> shows the whole)',
+      (x) => {
+        if (x.fact_meta)
+          x.fact_meta = Object.fromEntries(
+            Object.entries(x.fact_meta as Record<string, any>).map(([cid, m]) => [cid, { attester: m.attester, attester_role: m.attester_role, log_index: m.log_index }]),
+          );
+      },
+    ],
+    [
+      "fact_meta emptied (each fact's signer field names its key; GET /v1/fact/<cid> has the rest)",
+      (x) => {
+        if (x.fact_meta) x.fact_meta = {};
+      },
+    ],
   ];
   for (const [what, cut] of cuts) {
     if (sizeOf(r) <= ASK_REPLY_CAP_BYTES) break;
     cut(r);
     trimmed.push(what);
   }
-  r.trimmed = trimmed;
+  // Facts and their receipts are the answer's evidence: a reply of many facts may stay over the
+  // cap, and says so rather than dropping any.
+  if (sizeOf(r) > ASK_REPLY_CAP_BYTES) trimmed.push(`still over ${ASK_REPLY_CAP_BYTES} bytes: signed facts and their receipts are never cut`);
   return r;
 }

@@ -77,12 +77,12 @@ export function topicalSteps(x: TopicalSteps): NextStep[] {
 }
 
 /**
- * Next steps of a composite question (router.ts, `composite`): the answer reads the routed topic;
- * each other topic the question asks about gets one recall of its bands at the same cell (those
- * not already read), so the caller can complete the picture with literal calls.
+ * Next steps of a composite question (router.ts, `composite`): the answer reads the routed topic
+ * and the telling bands of the others (composite.ts); each other topic gets one recall of the rest
+ * of its bands at the same cell, so the caller can complete the picture with literal calls.
  */
-export function compositeSteps(ctx: ServiceContext, cell: string, routed: TopicEntry, others: readonly string[], frame: string): NextStep[] {
-  const read = new Set(routed.bands);
+export function compositeSteps(ctx: ServiceContext, cell: string, alreadyRead: readonly string[], others: readonly string[], frame: string): NextStep[] {
+  const read = new Set(alreadyRead);
   const steps: NextStep[] = [];
   for (const key of others) {
     const t = ctx.registry.topics.get(key);

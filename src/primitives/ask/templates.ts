@@ -17,6 +17,7 @@ import type { MaterializeNote } from '../context/materialize-note.js';
 import type { AlgorithmForQuestion } from './evaluate.js';
 import { formatNumber, sourceName } from './format.js';
 import { interpret } from './interpret.js';
+import type { CompositePlan } from './composite.js';
 import type { RouteResult } from './router.js';
 import type { TimeWindow } from './time.js';
 import type { HuntResult } from '../hunt/hunt.js';
@@ -181,6 +182,8 @@ export interface TopicalInput {
   timeMode: 'current' | 'history' | null;
   routing: RouteResult;
   extent: boolean;
+  /** A composite question's reads (composite.ts): the routed topic's telling bands and each other topic's. */
+  plan?: CompositePlan | null;
 }
 
 /** A place-anchored topical answer. */
@@ -191,7 +194,7 @@ export function topicalAnswer(x: TopicalInput): Composed {
     d.note(`Give place, cell or lat and lng to read ${x.topic.bands.join(', ')}`);
     return d.done();
   }
-  const topicBands = new Set(x.topic.bands);
+  const topicBands = new Set(x.plan?.routed ?? x.topic.bands);
   const shown = x.facts.filter((f) => topicBands.has(String(f.band)));
   if (shown.length === 0) d.lead(`${x.topic.title} for `, ...placeParts(x.loc, true), ": none of the topic's bands are materialized at this cell yet");
   else d.lead(`${x.topic.title} for `, ...placeParts(x.loc, true));
@@ -208,17 +211,42 @@ export function topicalAnswer(x: TopicalInput): Composed {
   const c = confidenceClause(x.loc, x.query);
   if (c) d.note(c);
   if (x.routing.negated) d.note('The question is phrased with a negation; the readings above answer it either way');
-  const comp = compositeClause(x.reg, x.topic, x.routing);
+  const used = [...shown, ...otherTopics(d, x, new Set(shown.map((f) => String(f.band))))];
+  const comp = compositeClause(x.topic, x.routing, x.plan);
   if (comp) d.note(comp);
-  return d.done(shown);
+  return d.done(used);
 }
 
-/** A composite question: which topic this answer reads and which others next_steps reads. */
-function compositeClause(reg: Registry, topic: TopicEntry, routing: RouteResult): string | undefined {
+/**
+ * The other topics of a composite question, each under its title: the facts read for it (a band
+ * an earlier topic showed is not repeated) and what is missing, with why. Returns the facts shown.
+ */
+function otherTopics(d: Doc, x: TopicalInput, shownBands: Set<string>): ServedFact[] {
+  const used: ServedFact[] = [];
+  for (const o of x.plan?.others ?? []) {
+    const title = o.topic.title;
+    const missing: string[] = [];
+    for (const b of o.bands) {
+      const f = x.facts.find((ff) => ff.band === b);
+      if (!f) missing.push(b);
+      else if (!shownBands.has(b)) {
+        d.item(`${title}: `, ...factParts(x.reg, f));
+        shownBands.add(b);
+        used.push(f);
+      }
+    }
+    const miss = missingClause(x.reg, missing, x.notes);
+    if (miss) d.note(`${title}: ${miss.charAt(0).toLowerCase()}${miss.slice(1)}`);
+  }
+  return used;
+}
+
+/** A composite question: what this answer reads of each topic, and that next_steps reads the rest. */
+function compositeClause(topic: TopicEntry, routing: RouteResult, plan: CompositePlan | null | undefined): string | undefined {
   const c = routing.composite;
-  if (!c || c.topics.length === 0) return undefined;
-  const titles = c.topics.map((k) => reg.topics.get(k)?.title.toLowerCase() ?? k).join('; ');
-  return `This question spans several topics (${c.frame}): this answer reads ${topic.title.toLowerCase()}; next_steps reads ${titles} at the same cell`;
+  if (!c || !plan) return undefined;
+  const titles = [topic, ...plan.others.map((o) => o.topic)].map((t) => t.title.toLowerCase()).join('; ');
+  return `This question spans several topics (${c.frame}): this answer reads the telling bands of ${titles}, all under one receipt; next_steps reads the rest of each topic at the same cell`;
 }
 
 /** A hunt question: the hunt primitive is not served yet, said plainly (no hotspots invented). */

@@ -54,10 +54,13 @@ export function recordFactMeta(served: object, meta: FactMeta): void {
 
 /**
  * The response with a root `fact_meta` map (fact_cid → metadata) for every served fact it
- * carries, however deeply nested; a response without served facts is returned untouched.
+ * carries, however deeply nested; a response without served facts, or with a `fact_meta` of its
+ * own, is returned untouched.
  */
 export function withFactMeta<T>(result: T): T {
   if (typeof result !== 'object' || result === null || Array.isArray(result)) return result;
+  // A result that set its own map (a trimmed /v1/ask reply: size.ts) keeps it.
+  if ((result as { fact_meta?: unknown }).fact_meta !== undefined) return result;
   const found: Record<string, FactMeta> = {};
   let n = 0;
   const visit = (x: unknown, depth: number): void => {
