@@ -51,7 +51,7 @@ export const SIMILAR_PATTERNS: readonly string[] = [
 export const CHANGE_PATTERNS: readonly string[] = [
   'what * changed', 'how * changed', 'has * changed', 'have * changed', 'what * change', 'changes since', 'change since', 'changed since',
   'before and after', 'what * different', 'how different', 'what is new', 'evolved', 'how * evolve*', 'how did * * change', 'has * * changed',
-  'anything * built', 'been built', 'newly built', 'new construction',
+  'anything * built', 'been built', 'newly built', 'new construction', 'has * grown', 'did * grow', 'how much * grown',
 ];
 
 /**
@@ -73,6 +73,8 @@ export const OFF_TOPIC: { always: ReadonlySet<string>; unless_strong: ReadonlySe
     'capital', 'history', 'historical', 'language', 'languages', 'currency', 'price', 'prices', 'cost', 'rent', 'stock',
     'stocks', 'salary', 'tax', 'taxes', 'visa', 'crime', 'safe', 'safety', 'timezone', 'founded', 'famous', 'tourist', 'tourists', 'visit', 'train',
     'bus', 'airport', 'plane', 'distance', 'far', 'drive', 'route', 'directions', 'phone', 'university', 'school', 'team', 'score', 'buy', 'sell',
+    // Hazards no band here measures: a question about them is refused rather than answered from flood data.
+    'earthquake', 'earthquakes', 'seismic', 'volcano', 'volcanoes', 'volcanic', 'eruption', 'eruptions',
   ]),
   phrases: ['who is', 'who was', 'who won', 'write a', 'write me', 'tell me a', 'what time is it', 'time zone', 'how do i get', 'how to get', 'meaning of life', 'how are you'],
 };
@@ -122,7 +124,7 @@ export const COMPOSITE_FRAMES: readonly CompositeFrame[] = [
   },
   {
     key: 'climate',
-    cues: ['climate', 'climat*', 'climate change', 'climate-wise', 'climate wise', 'climate refuge', 'climate haven', 'global warming', 'planet warm*', 'warming planet', 'coming decades', 'future climate'],
+    cues: ['climate', 'climat*', 'climate change', 'climate-wise', 'climate wise', 'climate refuge', 'climate haven', 'global warming', 'planet warm*', 'warming planet', 'coming decades', 'future climate', 'too hot to live', 'liveable', 'livable', 'habitable', 'by 2050', 'in 2050', 'by 2100'],
     topics: ['drought', 'urban_heat', 'precipitation', 'flood'],
     reads: {
       drought: ['climate.koppen_geiger_1991_2020', 'climate.normal_tmax_annual', 'precip.spi_3m'],

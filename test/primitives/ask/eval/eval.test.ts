@@ -16,8 +16,8 @@ const res = evaluateSet(reg, NOW, items);
 const tuning = summarize(res.tuning);
 const heldOut = summarize(res.held_out);
 
-/** Floors on the tuning half: achieved 97.4 % topic and 100 % place when set. */
-const TUNING_TOPIC_FLOOR = 0.95;
+/** Floors on the tuning half: achieved 99.4 % topic and 99.4 % place when set (two batches). */
+const TUNING_TOPIC_FLOOR = 0.97;
 const TUNING_PLACE_FLOOR = 0.97;
 
 describe('ask evaluation set', () => {
