@@ -21,6 +21,7 @@ import { cellRoutes } from './ops/reads-more.js';
 import { bundleRoutes } from './ops/tokens.js';
 import { stateRoutes } from './ops/ask.js';
 import { artifactRoutes } from './ops/rasters.js';
+import { eudrRoutes } from './ops/eudr.js';
 import { quickLookRoutes } from './routes/quick-look.js';
 import { mcpRoutes } from './mcp.js';
 import { agentRoutes } from './routes/agents.js';
@@ -98,6 +99,7 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
     await bundleRoutes(scope, ctx);
     await stateRoutes(scope, ctx);
     await artifactRoutes(scope, ctx);
+    await eudrRoutes(scope, ctx);
     await quickLookRoutes(scope, ctx);
     await mcpRoutes(scope, ctx, OPERATIONS, limiter);
     await agentRoutes(scope, ctx, OPERATIONS, () => opts.attributions ?? []);

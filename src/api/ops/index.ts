@@ -8,6 +8,7 @@ import { CUBE_OPS } from './cubes.js';
 import { DEVICE_OPS } from './devices.js';
 import { DERIVE_OPS } from './derive.js';
 import { ENTITY_OPS } from './entities.js';
+import { EUDR_OPS } from './eudr.js';
 import { FIELD_OPS } from './fields.js';
 import { huntOp } from './hunt.js';
 import { INSIGHT_OPS } from './insight.js';
@@ -46,6 +47,7 @@ export const OPERATIONS: Operation[] = [
     ...RASTER_OPS,
     ...AREA_EMBEDDING_OPS,
     ...CUBE_OPS,
+    ...EUDR_OPS,
   ].map(guardScopedRead),
   scopeBearerOp,
   ...DEVICE_OPS,

@@ -152,6 +152,26 @@ export async function mintBundle(ctx: ServiceContext, req: BundleRequest, caller
   };
 }
 
+/**
+ * Bundles citing the evidence of a statement the responder has just assembled (an EUDR
+ * due-diligence statement): the fact_cids are facts it read itself, so none is looked up again,
+ * and the statement, not the address, is the metered unit, so no bundle quota is charged. Split
+ * into bundles of at most MAX_BUNDLE_FACTS, in sorted order; returns their tokens.
+ */
+export async function keepEvidenceBundles(ctx: ServiceContext, factCids: readonly string[], label: string): Promise<string[]> {
+  const sorted = [...new Set(factCids)].sort();
+  const out: string[] = [];
+  for (let i = 0; i < sorted.length; i += MAX_BUNDLE_FACTS) {
+    const part = sorted.length > MAX_BUNDLE_FACTS ? ` (part ${i / MAX_BUNDLE_FACTS + 1} of ${Math.ceil(sorted.length / MAX_BUNDLE_FACTS)})` : '';
+    const def: BundleDefinition = { fact_cids: sorted.slice(i, i + MAX_BUNDLE_FACTS), label: `${label}${part}`.slice(0, MAX_BUNDLE_LABEL) };
+    const cid = bundleCidOf(def);
+    const text = JSON.stringify({ v: 1, bundle_cid: cid, ...def, created_at: ctx.now().toISOString() }) + '\n';
+    await ctx.store.documents.putOnce(DOCUMENT_KIND, cid, text);
+    out.push(tokens(ctx, cid).token);
+  }
+  return out;
+}
+
 /** The bundle_cid named by `svc:bundle:<cid>`, `memb:<cid>` or a bare bundle_cid. */
 export function bundleCidFromToken(ctx: ServiceContext, token: unknown, field = 'token'): string {
   if (typeof token !== 'string') throw invalidArgument(field, 'expected svc:bundle:<bundle_cid>');
