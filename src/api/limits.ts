@@ -15,6 +15,10 @@ import { MAX_PIXELS_PER_SIDE, NATIVE_RESOLUTION_M, RASTER_BANDS, RASTERS_AT_ONCE
 import { RASTER_SEARCH_DAYS } from '../sources/sentinel2-raster.js';
 import { MAX_FUTURE_SKEW_S } from '../primitives/write/fact-rules.js';
 import { MAX_EDGES_PER_WRITE, MAX_EDGES_RETURNED } from '../primitives/memory/edges.js';
+import { MAX_PLOTS, MAX_TOTAL_CELLS, POINT_PLOT_MAX_HA } from '../primitives/eudr/dds.js';
+import { BASE_BUDGET_S, MAX_BUDGET_S, MAX_RUNNING_JOBS, VISUAL_BUDGET_S } from '../primitives/eudr/jobs.js';
+import { MAX_CELLS_PER_PLOT } from '../primitives/eudr/sample.js';
+import { MMU_HA } from '../primitives/eudr/verdict.js';
 import { MAX_NOTES_PER_WRITE, MAX_QUERY_WORDS, MAX_RADIUS_M, MAX_RESULTS, TEXT_CANDIDATES, VECTOR_SCAN } from '../primitives/memory/notes.js';
 
 /**
@@ -77,6 +81,15 @@ export const LIMITS = {
     place_radius_m: PLACE_RADIUS_M,
     max_pixels_per_side: TESSERA_MAX_PIXELS_PER_SIDE,
     maps_at_once: MAPS_AT_ONCE,
+  },
+  eudr_dds: {
+    max_plots: MAX_PLOTS,
+    max_cells_per_plot: { min: 1, max: MAX_CELLS_PER_PLOT, default_per_ha: 110 },
+    max_cells_per_statement: MAX_TOTAL_CELLS,
+    point_plot_max_ha: POINT_PLOT_MAX_HA,
+    minimum_mapping_unit_ha: MMU_HA,
+    budget_s: { base: BASE_BUDGET_S, per_visual_plot: VISUAL_BUDGET_S, max: MAX_BUDGET_S, synchronous: 'the gateway timeout (timeout_s)' },
+    jobs_at_once: MAX_RUNNING_JOBS,
   },
   stream_tick_s: { min: 5, max: 300, default: 15 },
   readable_token_min_decimals: 5,

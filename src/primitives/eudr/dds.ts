@@ -14,7 +14,7 @@ import { invalidArgument } from '../../protocol/errors.js';
 import { isoSeconds, type Scope } from '../../protocol/receipt.js';
 import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { mapLimit } from '../reads/common.js';
-import { recall } from '../reads/recall.js';
+import { readCellBands } from './reads.js';
 import { requestScope } from '../scopes/request.js';
 import { keepEvidenceBundles } from '../tokens/bundles.js';
 import { checkPlotCodes } from './annex.js';
@@ -95,11 +95,6 @@ function bandsFor(baseline: ForestBaseline): string[] {
   return ['forest.jrc_gfc2020', 'forest.treecover2000', 'forest.lossyear'];
 }
 
-function primary(facts: ReadonlyArray<Record<string, unknown>>, band: string): { value: number; cid: string } | undefined {
-  const f = facts.find((x) => x.band === band && x.kind === 'primary' && typeof x.value === 'number');
-  return f ? { value: f.value as number, cid: String(f.fact_cid) } : undefined;
-}
-
 export interface RunOptions {
   deadline: number;
   /** Called after each plot is assessed. */
@@ -122,13 +117,18 @@ async function assessPlot(
   const readings = await Promise.all(
     plot.cells.map((c) =>
       reads(async (): Promise<CellReading> => {
-        const r = await recall(ctx, { cell: c.cell, bands }, { primitive: 'eudr_dds', deadline: opts.deadline });
-        const facts = r.facts as ReadonlyArray<Record<string, unknown>>;
-        for (const f of facts) cids.add(String(f.fact_cid));
-        const jrc = primary(facts, 'forest.jrc_gfc2020');
-        const tc = primary(facts, 'forest.treecover2000');
-        const loss = primary(facts, 'forest.lossyear');
-        return { cell: c.cell, lat: c.lat, lng: c.lng, jrc: jrc?.value, treecover: tc?.value, lossyear: loss?.value, lossFactCid: loss?.cid };
+        const r = await readCellBands(ctx, c.cell, bands, opts.deadline);
+        for (const cid of r.factCids) cids.add(cid);
+        const loss = r.values.get('forest.lossyear');
+        return {
+          cell: c.cell,
+          lat: c.lat,
+          lng: c.lng,
+          jrc: r.values.get('forest.jrc_gfc2020')?.value,
+          treecover: r.values.get('forest.treecover2000')?.value,
+          lossyear: loss?.value,
+          lossFactCid: loss?.cid,
+        };
       }),
     ),
   );

@@ -24,10 +24,15 @@ function shownPos(p: number[]): string {
   return `[${p[0]}, ${p[1]}]`;
 }
 
-/** A [lng, lat] pair of finite numbers in range; `where` names it in the message (e.g. "coordinates[0][3]"). */
+/**
+ * A [lng, lat] pair of finite numbers in range; `where` names it in the message (e.g.
+ * "coordinates[0][3]"). A third number (an altitude, which GeoJSON allows and GPS exports carry)
+ * is accepted and dropped: the plot is its footprint.
+ */
 function parsePosition(p: unknown, field: string, where: string): number[] {
-  if (!Array.isArray(p) || p.length !== 2 || typeof p[0] !== 'number' || typeof p[1] !== 'number' || !Number.isFinite(p[0]) || !Number.isFinite(p[1])) {
-    throw invalidArgument(field, `${where} is not a position of two finite numbers [lng, lat]`);
+  const altitudeOk = Array.isArray(p) && (p.length === 2 || (p.length === 3 && typeof p[2] === 'number' && Number.isFinite(p[2])));
+  if (!Array.isArray(p) || !altitudeOk || typeof p[0] !== 'number' || typeof p[1] !== 'number' || !Number.isFinite(p[0]) || !Number.isFinite(p[1])) {
+    throw invalidArgument(field, `${where} is not a position of two finite numbers [lng, lat] (an altitude may follow)`);
   }
   const [lng, lat] = p as number[];
   if (lng < -180 || lng > 180) throw invalidArgument(field, `${where}: longitude ${lng} is outside [-180, 180]`);

@@ -100,7 +100,10 @@ describe('parsePlotGeometry refuses', () => {
   });
   it('a position that is not two finite numbers', () => {
     refused({ type: 'Point', coordinates: [1] }, /coordinates is not a position of two finite numbers \[lng, lat\]/);
-    refused({ type: 'Point', coordinates: [1, 2, 3] }, /coordinates is not a position of two finite numbers/);
+    refused({ type: 'Point', coordinates: [1, 2, 3, 4] }, /coordinates is not a position of two finite numbers/);
+    refused({ type: 'Point', coordinates: [1, 2, 'high'] }, /coordinates is not a position of two finite numbers/);
+    // An altitude after [lng, lat] is GeoJSON's own: accepted and dropped.
+    assert.deepEqual(parsePlotGeometry({ type: 'Point', coordinates: [1, 2, 350] }, 'g').coordinates, [1, 2]);
     refused({ type: 'Point', coordinates: ['1', 2] }, /coordinates is not a position of two finite numbers/);
     refused({ type: 'Point', coordinates: [Number.NaN, 2] }, /coordinates is not a position of two finite numbers/);
     refused({ type: 'Point' }, /coordinates is not a position of two finite numbers/);
