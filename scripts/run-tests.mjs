@@ -17,10 +17,16 @@ function walk(dir, out = []) {
 const filter = process.argv.slice(2);
 const files = walk('test').filter((f) => filter.length === 0 || filter.some((x) => f.includes(x)));
 const conc = process.env.SVC_TEST_CONCURRENCY ?? '2';
+// A test that hangs fails by name after this long instead of holding the whole run (a slow test
+// on a saturated machine takes a few minutes at most).
+const perTestMs = process.env.SVC_TEST_TIMEOUT_MS ?? '600000';
 
 function run(list, env) {
   const started = Date.now();
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${conc}`, '--test-reporter=spec', ...list], { stdio: 'inherit', env: { ...process.env, ...env } });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${conc}`, `--test-timeout=${perTestMs}`, '--test-reporter=spec', ...list], {
+    stdio: 'inherit',
+    env: { ...process.env, ...env },
+  });
   return { status: r.status ?? 1, secs: (Date.now() - started) / 1000 };
 }
 

@@ -18,7 +18,7 @@ interface RoundOutput {
   heads: Array<{ size: number; root: string }>;
 }
 
-/** Run the worker until it is ready, let it write for `ms`, then SIGKILL it. */
+/** Run the worker until it is ready, let it write for `ms` after its first acknowledged write, then SIGKILL it. */
 function runAndKill(dataDir: string, round: number, ms: number): Promise<RoundOutput> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', worker], { env: { ...process.env, SVC_DATA: dataDir, CRASH_ROUND: String(round) }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -33,8 +33,15 @@ function runAndKill(dataDir: string, round: number, ms: number): Promise<RoundOu
       while ((nl = buf.indexOf('\n')) >= 0) {
         const line = buf.slice(0, nl);
         buf = buf.slice(nl + 1);
-        if (line === 'READY') timer = setTimeout(() => child.kill('SIGKILL'), ms);
+        // The kill comes `ms` after the first acknowledged write, so that a saturated machine,
+        // where a write takes longer than `ms`, still kills mid-stream rather than before any
+        // write; a worker that acknowledges nothing for a minute is killed anyway.
+        if (line === 'READY') timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
         else if (line.startsWith('ACK ')) {
+          if (out.acked.length === 0) {
+            clearTimeout(timer);
+            timer = setTimeout(() => child.kill('SIGKILL'), ms);
+          }
           const [, idx, ...cids] = line.split(' ');
           out.acked.push({ index: Number(idx), cids });
         } else if (line.startsWith('STH ')) {

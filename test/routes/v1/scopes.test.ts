@@ -269,6 +269,7 @@ function isolationSuite(driver: 'sqlite' | 'postgres') {
       assert.deepEqual(withBearer.errors, []);
     });
 
+    const eudrPlot = { plot_id: 'p1', geometry_geojson: { type: 'Point', coordinates: [174.7762, -41.2865] }, country_of_production: 'NZL', commodity_hs: '440399', quantity_kg: 1 };
     // Every operation taking a scope, with a request that is valid but for the credential.
     const scopedReads: Record<string, (scope: object) => [string, object]> = {
       recall: (scope) => ['/v1/recall', { cell: X, scope }],
@@ -293,6 +294,8 @@ function isolationSuite(driver: 'sqlite' | 'postgres') {
       temporal_route: (scope) => ['/v1/temporal_route', { cell: X, bands: ['indices.ndvi'], scope }],
       explain: (scope) => ['/v1/explain', { fact_cids: [NEVER], scope }],
       ask: (scope) => ['/v1/ask', { q: 'how green is it here', cell: X, keep: 'scope', scope }],
+      eudr_dds: (scope) => ['/v1/eudr_dds', { plots: [eudrPlot], max_cells_per_plot: 2, scope }],
+      eudr_dds_job_start: (scope) => ['/v1/eudr_dds/jobs', { plots: [eudrPlot], max_cells_per_plot: 2, scope }],
     };
 
     it('lists every operation that takes a scope', () => {
