@@ -114,11 +114,13 @@ async function assessPlot(
   if (Date.now() >= opts.deadline) return undefined;
   const bands = bandsFor(baseline);
   const cids = new Set<string>();
+  const failures = new Map<string, number>();
   const readings = await Promise.all(
     plot.cells.map((c) =>
       reads(async (): Promise<CellReading> => {
         const r = await readCellBands(ctx, c.cell, bands, opts.deadline);
         for (const cid of r.factCids) cids.add(cid);
+        for (const f of r.failures) failures.set(f, (failures.get(f) ?? 0) + 1);
         const loss = r.values.get('forest.lossyear');
         return {
           cell: c.cell,
@@ -135,6 +137,10 @@ async function assessPlot(
   // Reads cut short by the deadline would decide the plot on missing data: it is left out instead.
   if (Date.now() >= opts.deadline) return undefined;
   const n = decidePlot(readings, plot.area_ha, baseline, cutOff);
+  // Missing readings are explained, so "insufficient data" says whether an upstream failed.
+  if (n.verdict === 'insufficient_data' && failures.size > 0) {
+    n.reason += `; reads that could not be fetched: ${[...failures].map(([why, k]) => `${k} × ${why}`).join(', ')} (retry later, or check /v1/sources)`;
+  }
   const p = plot.input;
   const a: PlotAssessment = {
     plot_id: p.plot_id,
