@@ -18,7 +18,7 @@ import { preparePlots, runStatement, type DdsRequest } from '../src/primitives/e
 import { renderStatementHtml } from '../src/primitives/eudr/report.js';
 import type { MaterializeOutcome, MaterializeRequest } from '../src/sources/contract.js';
 import { build } from '../test/support/app.js';
-import { eudrFiles } from '../test/support/eudr-fixture.js';
+import { boxPolygon, eudrFiles } from '../test/support/eudr-fixture.js';
 import { startRasterUpstreams } from '../test/sources/fixtures/raster-upstreams.js';
 import { fakeConnector } from '../test/support/fake-connector.js';
 
@@ -35,18 +35,7 @@ function plots(n: number): DdsRequest['plots'] {
     const s = -5 - Math.floor(i / 40) * 2 * dLat;
     return {
       plot_id: `P-${String(i).padStart(4, '0')}`,
-      geometry_geojson: {
-        type: 'Polygon',
-        coordinates: [
-          [
-            [w, s],
-            [w + dLng, s],
-            [w + dLng, s + dLat],
-            [w, s + dLat],
-            [w, s],
-          ],
-        ],
-      },
+      geometry_geojson: boxPolygon([w, s, w + dLng, s + dLat]),
       country_of_production: 'COD',
       commodity_hs: '180100',
       quantity_kg: 1000,
@@ -96,18 +85,7 @@ const fixturePlots: DdsRequest['plots'] = Array.from({ length: 100 }, (_, i) => 
     plot_id: `F-${i}`,
     country_of_production: 'DEU',
     commodity_hs: '440399',
-    geometry_geojson: {
-      type: 'Polygon',
-      coordinates: [
-        [
-          [w, s],
-          [w + dLng, s],
-          [w + dLng, s + dLat],
-          [w, s + dLat],
-          [w, s],
-        ],
-      ],
-    },
+    geometry_geojson: boxPolygon([w, s, w + dLng, s + dLat]),
   };
 });
 const up = await startRasterUpstreams([]);
