@@ -14,8 +14,12 @@ before(async () => {
 after(async () => up.close());
 beforeEach(() => up.reset());
 
-/** A connector on a clock the test moves. */
-function clocked(start = Date.now()) {
+/**
+ * A connector on a clock the test moves, starting at noon (UTC) of the real day: requests name
+ * the real present day, and a test moving the clock by an hour or two stays inside it whenever it
+ * runs (a start at the real time would cross midnight when run late in the evening).
+ */
+function clocked(start = Math.floor(Date.now() / 86_400_000) * 86_400_000 + 43_200_000) {
   const clock = { t: start };
   const c = firmsConnector(depsFor(up), { now: () => clock.t });
   return { c, clock };
