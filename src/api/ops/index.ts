@@ -20,6 +20,7 @@ import { RASTER_OPS } from './rasters.js';
 import { SCENE_OPS } from './scene.js';
 import { guardScopedRead, scopeBearerOp } from './scopes.js';
 import { SHORTCUT_OPS } from './shortcuts.js';
+import { SOLVER_OPS } from './solvers.js';
 import { TOKEN_OPS } from './tokens.js';
 import { VECTOR_OPS } from './vectors.js';
 
@@ -47,6 +48,7 @@ export const OPERATIONS: Operation[] = [
     ...RASTER_OPS,
     ...AREA_EMBEDDING_OPS,
     ...CUBE_OPS,
+    ...SOLVER_OPS,
     ...EUDR_OPS,
   ].map(guardScopedRead),
   scopeBearerOp,
