@@ -80,8 +80,11 @@ export interface Config {
 }
 
 export interface VarSpec {
+  /** The variable, or the pattern of a family of variables (`SVC_UPSTREAM_<SOURCE>_URL`). */
   name: string;
+  /** The value used when it is unset ('' for none), or a short phrase when that is not one fixed value. */
   default: string;
+  /** Its meaning, as the README's configuration table shows it (scripts/config-table.ts writes that table from here). */
   description: string;
 }
 
@@ -94,22 +97,27 @@ export const ARTIFACT_MAX_BYTES_DEFAULT = 1024 ** 3;
 /** Every variable the service reads (README and /v1/limits list them from here). */
 export const CONFIG_VARS: readonly VarSpec[] = [
   { name: 'PORT', default: '8080', description: 'HTTP port' },
-  { name: 'SVC_HOST', default: '0.0.0.0', description: 'listen address' },
+  { name: 'SVC_HOST', default: '0.0.0.0', description: 'listen address (the default binds every interface)' },
   { name: 'SVC_DATA', default: './var/svc', description: 'data directory of the embedded store, the log and the responder key' },
-  { name: 'SVC_DATABASE_URL', default: '', description: 'PostgreSQL connection string; when set, facts and the log live in PostgreSQL' },
-  { name: 'SVC_DATABASE_SCHEMA', default: 'svc', description: 'PostgreSQL schema holding the log and the index' },
-  { name: 'SVC_REDIS_URL', default: '', description: 'Redis URL for the shared hot cache (in-process LRU when unset)' },
+  { name: 'SVC_DATABASE_URL', default: '', description: 'PostgreSQL connection string: facts and the log live in PostgreSQL, shared by several responder processes' },
+  { name: 'SVC_DATABASE_SCHEMA', default: 'svc', description: 'PostgreSQL schema holding the log and the index (several deployments can share one database)' },
+  {
+    name: 'SVC_REDIS_URL',
+    default: '',
+    description:
+      'Redis hot cache shared by processes (in-process LRU otherwise); keys are prefixed per store (`svc:cache:<hash of database, schema or data directory>:`), so the responders of one deployment share them and other deployments on the same server never do',
+  },
   { name: 'SVC_PREFIX', default: 'svc', description: 'prefix word of signed preimages' },
   { name: 'SVC_SCAN_CELL_LIMIT', default: '10000', description: 'rows scanned per cell prefix walk' },
-  { name: 'SVC_RATE_LIMIT_RPS', default: '10', description: 'per-IP sustained requests per second (600/min)' },
-  { name: 'SVC_RATE_LIMIT_BURST', default: '120', description: 'per-IP burst' },
+  { name: 'SVC_RATE_LIMIT_RPS', default: '10', description: 'per-IP token bucket: sustained requests per second (600/min)' },
+  { name: 'SVC_RATE_LIMIT_BURST', default: '120', description: 'per-IP token bucket: burst' },
   { name: 'SVC_TIMEOUT_SECS', default: '40', description: 'gateway timeout, clamped to 1..600' },
   { name: 'SVC_MATERIALIZER_TIMEOUT_SECS', default: '14', description: 'upstream timeout per request, clamped to 2..240' },
   {
     name: 'SVC_OPEN_METEO_API_KEY',
     default: '',
     description:
-      'Open-Meteo customer API key (commercial use): when set, every Open-Meteo connector (forecast, archive, air quality, elevation, flood, marine) calls the customer-<api>.open-meteo.com host of its API and sends apikey=; unset: the free hosts, non-commercial use only (docs/sources.md)',
+      'Open-Meteo customer key for commercial use: every Open-Meteo connector (forecast, archive, air quality, elevation, flood, marine) calls the `customer-<api>.open-meteo.com` host of its API and sends `apikey=`; unset, the free hosts, which are for non-commercial use only ([docs/sources.md](docs/sources.md))',
   },
   { name: 'SVC_BODY_LIMIT_BYTES', default: '4194304', description: 'largest accepted request body' },
   { name: 'SVC_ATTESTER_KEYS', default: '', description: 'operator-listed attester public keys (b32, comma-separated)' },
@@ -121,21 +129,33 @@ export const CONFIG_VARS: readonly VarSpec[] = [
     description: 'operator keys that may revoke any other key (b32, comma-separated); a key listed only to write revokes nobody but itself and the devices it vouched for',
   },
   { name: 'SVC_LOG_LEVEL', default: 'info', description: 'fastify log level (silent, error, warn, info, debug)' },
-  { name: 'SVC_SEGMENT_MAX_BYTES', default: '1073741824', description: 'transparency-log segment cap' },
-  { name: 'SVC_MAX_CONNECTIONS_PER_IP', default: '64', description: 'open connections one remote address may hold (1..1000000); more are closed as they are accepted' },
+  { name: 'SVC_SEGMENT_MAX_BYTES', default: '1073741824', description: 'transparency-log segment cap, 4096..1073741824 bytes' },
+  {
+    name: 'SVC_MAX_CONNECTIONS_PER_IP',
+    default: '64',
+    description:
+      'open connections one remote address may hold (1..1000000); more are closed as they are accepted (slow or idle clients are also reaped: headers within 10 s, a whole request within 30 s, keep-alive 10 s)',
+  },
   {
     name: 'SVC_SCOPE_KEYS',
     default: '',
-    description: 'scope bindings (JSON): {"org_id:acme": ["<b32 key>", ...], "user_id:alice": [...]}; a scope with a configured member is written and read only by its keys (docs/scopes.md)',
+    description:
+      'scope bindings, JSON: `{"org_id:acme": ["<b32 key>", …], "user_id:alice": […]}`; a scope with a configured member is written and read only by keys listed for every configured member; other scopes belong to the first listed key that writes them or asks for a bearer (`docs/scopes.md`)',
   },
   { name: 'SVC_SCOPE_BEARER_TTL_SECS', default: '900', description: 'longest life of a scope read bearer (POST /v1/scope_bearer), 60..86400 s' },
-  { name: 'SVC_BUNDLE_QUOTA_COUNT', default: '100', description: 'new bundles one client address (an IPv6 /64) may store per window (1..1000000); re-minting a stored bundle is free' },
+  {
+    name: 'SVC_BUNDLE_QUOTA_COUNT',
+    default: '100',
+    description:
+      'new bundle definitions one client address (an IPv6 /64) may store per window (1..1000000); beyond: 429 `rate_limited` with the rest of the window in `retry_after`; re-minting a stored bundle is free',
+  },
   { name: 'SVC_BUNDLE_QUOTA_BYTES', default: '1048576', description: 'bytes of new bundle definitions one client address may store per window (1024..1073741824)' },
   { name: 'SVC_BUNDLE_QUOTA_WINDOW_SECS', default: '3600', description: 'window of the bundle quota, 1..86400 s; beyond it: 429 rate_limited with retry_after' },
   {
     name: 'SVC_WITNESS_KEYS',
     default: '',
-    description: 'witness keys the operator knows: <b32 key>=<operator name>, comma-separated; only these count in independent_operators, others are listed as unverified',
+    description:
+      'witness keys the operator knows, `<b32 key>=<operator name>` comma-separated; only these count in `independent_operators` of `/v1/log/witnesses`, other co-signatures are listed under `unverified`',
   },
   { name: 'SVC_BACKFILL_MAX_TTL_SECS', default: '300', description: 'furthest ahead (10..3600 s) a backfill request may set its signed expires_unix; its nonce is kept until then' },
   {
@@ -165,7 +185,8 @@ export const CONFIG_VARS: readonly VarSpec[] = [
   {
     name: 'SVC_CHECK_RESPONSES',
     default: '0',
-    description: 'when 1, every operation answer is checked against its declared response schema before it is sent (tests, staging); a mismatch is answered 500 internal and logged',
+    description:
+      '1: every operation answer is checked against its declared response schema before it is sent, a mismatch is a logged 500 internal (tests and staging; [docs/operations.md](docs/operations.md))',
   },
   {
     name: 'SVC_ARTIFACT_MAX_BYTES',
@@ -178,6 +199,16 @@ export const CONFIG_VARS: readonly VarSpec[] = [
     default: String(MEMORY_SEARCH_CONCURRENCY_DEFAULT),
     description: 'note searches (POST /v1/memory/search) one process runs at once, 1..1024; more are refused at once with 503 overloaded, retry_after 1',
   },
+  // Families read by pattern in loadConfig (every SVC_UPSTREAM_*_URL), listed once each.
+  {
+    name: 'SVC_UPSTREAM_<SOURCE>_URL',
+    default: 'public endpoint',
+    description:
+      'per-source upstream base URL (see `/v1/sources`): `OPEN_METEO` (forecast + elevation), `OPEN_METEO_AIR`, `OPEN_METEO_ARCHIVE`, `SOILGRIDS`, `ORNL_MODIS`, `EARTH_SEARCH_S2`, `PLANETARY_COMPUTER_S1`, `ESA_WORLDCOVER`, `JRC_GSW`, `HANSEN_GFC`, `JRC_GFC2020`, `CHIRPS`, `GEOTESSERA`, `OPEN_METEO_FLOOD`, `OPEN_METEO_MARINE`, `NASA_POWER`, `JRC_PVGIS`, `TERRACLIMATE`, `METNO_LOCATIONFORECAST`, `NASA_FIRMS`, `ESA_CCI_BIOMASS`, `GEBCO`, `DLR_WSF2019`, `WORLDPOP`, `OVERTURE` (the Overture PMTiles base; the release comes from `OVERTURE_STAC`, its STAC catalogue), and the operator-hosted `VIIRS_LIGHTS` and `KOPPEN_GEIGER`, whose bands stay unwired until set (every provider, its licence and terms: [docs/sources.md](docs/sources.md))',
+  },
+  { name: 'SVC_UPSTREAM_<SOURCE>_ASSETS_URL', default: "the provider's asset store", description: 'where STAC assets may be fetched (egress allow-list)' },
+  { name: 'SVC_UPSTREAM_PHOTON_URL', default: 'public Photon', description: 'network geocoder (Photon); `off` disables this tier' },
+  { name: 'SVC_UPSTREAM_NOMINATIM_URL', default: 'public Nominatim', description: 'network geocoder (Nominatim); `off` disables this tier' },
 ];
 
 export class ConfigError extends Error {}

@@ -10,7 +10,7 @@ import { SvcError } from '../protocol/errors.js';
 export interface RateLimitOptions {
   rps: number;
   burst: number;
-  /** Paths never limited (liveness). */
+  /** Paths never limited (the liveness and readiness probes). */
   exempt?: readonly string[];
   now?: () => number;
   /** Buckets kept at most (idle full buckets are dropped first). */
@@ -68,7 +68,7 @@ export interface RateLimiter {
 
 export function installRateLimit(app: FastifyInstance, o: RateLimitOptions): RateLimiter {
   const buckets = new TokenBuckets(o);
-  const exempt = new Set(o.exempt ?? ['/health']);
+  const exempt = new Set(o.exempt ?? ['/health', '/ready']);
   const timer = setInterval(() => buckets.prune(Date.now()), 60_000);
   timer.unref();
   app.addHook('onClose', async () => clearInterval(timer));

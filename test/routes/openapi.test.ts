@@ -54,7 +54,7 @@ describe('GET /openapi.json', () => {
     }
     for (const p of Object.keys(doc.paths)) {
       assert.ok(
-        p.startsWith('/v1/') || p === '/health' || p.startsWith('/mcp') || p.startsWith('/verify') || p.startsWith('/.well-known/') || p === '/agent.json',
+        p.startsWith('/v1/') || p === '/health' || p === '/ready' || p.startsWith('/mcp') || p.startsWith('/verify') || p.startsWith('/.well-known/') || p === '/agent.json',
         `${p} lives under the versioned prefix`,
       );
     }

@@ -13,6 +13,7 @@ import { GRID_INFO_QUERY, gridInfoFor } from '../../geo/grid-info.js';
 import type { ServiceContext } from '../../primitives/context/context.js';
 import { coverageMap } from '../../primitives/pictures/coverage-map.js';
 import { LIMITS } from '../limits.js';
+import { cacheHealth, readiness } from '../readiness.js';
 import { STATEMENT_TTL_SECS } from '../../primitives/keys/common.js';
 
 export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
@@ -30,8 +31,14 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext)
       driver: ctx.store.driver,
       responder: ctx.keys.publicKeyB32,
       storage,
+      cache: cacheHealth(ctx.store),
     };
   });
+
+  // Readiness, unlike liveness, fails while a part the responder needs does not answer.
+  app.get('/ready', { schema: { summary: 'Readiness: the store and Redis (when configured) answer; 503 overloaded naming the failing part otherwise', tags: ['discovery'] } }, async () =>
+    readiness(ctx.store),
+  );
 
   const wellKnown = () => ({
     schema: `${p}.discovery.v1`,

@@ -138,6 +138,32 @@ export class RedisCache implements HotCache {
     });
   }
 
+  /** Whether the connection is up right now (no round trip: cheap enough for every /health). */
+  get connected(): boolean {
+    return !this.closed && this.redis.status === 'ready';
+  }
+
+  /**
+   * True when Redis answers a PING within `timeoutMs`. Commands never queue while disconnected,
+   * so a down server answers false at once rather than after the timeout.
+   */
+  async ping(timeoutMs = 500): Promise<boolean> {
+    if (this.closed) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((res) => {
+      timer = setTimeout(() => res(false), timeoutMs);
+    });
+    const answer = this.redis.ping().then(
+      (r) => r === 'PONG',
+      () => false,
+    );
+    try {
+      return await Promise.race([answer, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   private async guard<T>(op: string, fallback: T, fn: () => Promise<T>): Promise<T> {
     if (this.closed) return fallback;
     try {

@@ -26,7 +26,6 @@ const UNREACHABLE: Record<string, string> = {
   source_scheme_unknown: 'no request names a source scheme: sources are fixed by the registry at start, so nothing raises it',
   geocoder_transport_down: 'geocoder transport failures are reported as source_fetch_failed (502), as spec 4.3 prescribes',
   cache_error: 'hot-cache faults (Redis down or slow, undecodable entries) degrade to a cache miss and the read goes to the store; see the dead-Redis check below',
-  overloaded: 'this responder sheds no load: requests queue behind the rate limit and the gateway timeout instead',
   not_yet_implemented: 'raised only by a build whose shortcuts lack the locate primitive; entity tokens now answer cid_not_found',
 };
 
@@ -318,6 +317,19 @@ const TRIGGERS: Record<string, Trigger[]> = {
     },
   ],
   not_found: [{ what: 'an unknown route', run: () => get(main, '/v1/nope') }],
+  overloaded: [
+    {
+      what: 'readiness while the Redis hot cache is on a closed port',
+      run: async () => {
+        const dead = await build({ redisUrl: 'redis://127.0.0.1:9' });
+        try {
+          return await get(dead, '/ready');
+        } finally {
+          await dead.close();
+        }
+      },
+    },
+  ],
   payload_too_large: [{ what: 'a body above the 1 KiB cap', run: () => post(tight, '/v1/recall', { cell, bands: new Array(200).fill('copdem30m.elevation_mean') }) }],
   token_claim_mismatch: [{ what: 'a fact token naming another cell', run: () => post(main, '/v1/memory_token/resolve', { token: `svc:fact:${P.cellOf(0, 0)}:${factCid}` }) }],
 };
