@@ -190,6 +190,12 @@ describe('POST /v1/verify_receipt with a whole response', () => {
     const no = (await t.app.inject({ method: 'POST', url: '/v1/verify_receipt', payload: bad })).json();
     assert.equal(no.valid, false);
     assert.ok(no.failures.includes('cid_mismatch'));
+    // A saved answer wrapped as {response: …} is the answer itself, not a receipt-less body.
+    const wrapped = (await t.app.inject({ method: 'POST', url: '/v1/verify_receipt', payload: { response: saved.recall } as object })).json();
+    assert.equal(wrapped.valid, true, wrapped.errors.join('; '));
+    assert.equal(wrapped.response.facts.length, 2);
+    const wrappedBad = (await t.app.inject({ method: 'POST', url: '/v1/verify_receipt', payload: { response: bad } as object })).json();
+    assert.equal(wrappedBad.valid, false);
   });
 
   it('labels a manifest this responder never published as an advisory, not a failure', async () => {

@@ -78,10 +78,10 @@ export const verifyReceiptOp = defineOperation({
   path: '/v1/verify_receipt',
   summary: 'Verify a receipt (preimage v0, v1, v2) or a whole saved response: every fact recomputed and bound; a failure is valid:false, not an error',
   description:
-    "Use after any read to check what you were given. Body: the receipt JSON itself, {receipt: …}, or the whole response of a read (recall, recall_many, fetch, a shortcut, verify, a token…): then every fact's fact_cid is recomputed from its body and must be listed by a valid receipt covering it that names its cell, and `response` reports per fact and per receipt what was checked. Returns {valid, signer, signer_is_this_responder, preimage_b64, preimage_blake3_hex, failures[], errors[], advisories[] (registry_cid_unknown / schema_cid_unknown when a receipt of this responder names a manifest it never published; advisory only), response?}. Offline: `npx svc verify response.json --pubkey <key>`.",
+    "Use after any read to check what you were given. Body: the receipt JSON itself, {receipt: …}, the whole response of a read, or that response wrapped as {response: …} (recall, recall_many, fetch, a shortcut, verify, a token…): then every fact's fact_cid is recomputed from its body and must be listed by a valid receipt covering it that names its cell, and `response` reports per fact and per receipt what was checked. Returns {valid, signer, signer_is_this_responder, preimage_b64, preimage_blake3_hex, failures[], errors[], advisories[] (registry_cid_unknown / schema_cid_unknown when a receipt of this responder names a manifest it never published; advisory only), response?}. Offline: `npx svc verify response.json --pubkey <key>`.",
   tags: ['verify'],
   // Any object: a receipt, {receipt}, or a whole response; what is wrong with it is the answer (valid: false).
-  input: Type.Object({}, { additionalProperties: true, description: 'a receipt as returned by any read, or {receipt: …}' }),
+  input: Type.Object({}, { additionalProperties: true, description: 'a receipt as returned by any read, {receipt: …}, a whole response, or {response: <a whole response>}' }),
   output: Closed({
     valid: Type.Boolean(),
     signer: Nullable(Type.String({ description: 'the key the receipt names (b32)' })),

@@ -67,7 +67,21 @@ function advisories(ctx: ServiceContext, receipt: unknown, ours: boolean): Advis
   return out;
 }
 
-export function verifyReceiptPrimitive(ctx: ServiceContext, body: unknown): VerifyReceiptResult {
+/**
+ * `{response: …}` (a saved answer wrapped by the caller, as agents often send it) is the response
+ * itself: without unwrapping, its root has no receipt and the answer would read as tampered.
+ */
+function unwrapped(body: unknown): unknown {
+  if (body && typeof body === 'object' && !Array.isArray(body)) {
+    const keys = Object.keys(body);
+    const inner = (body as { response?: unknown }).response;
+    if (keys.length === 1 && keys[0] === 'response' && inner && typeof inner === 'object' && !Array.isArray(inner)) return inner;
+  }
+  return body;
+}
+
+export function verifyReceiptPrimitive(ctx: ServiceContext, given: unknown): VerifyReceiptResult {
+  const body = unwrapped(given);
   const receipt = receiptOf(body);
   const opts = { prefix: ctx.config.prefix, backend: ctx.ed25519 };
   const v = verifyReceipt(receipt, opts);
