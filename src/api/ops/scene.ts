@@ -5,11 +5,20 @@
  */
 import { Type } from '@sinclair/typebox';
 import { cellSceneRgb, type SceneThumbnail } from '../../primitives/pictures/scene.js';
+import { invalidArgument } from '../../protocol/errors.js';
 import { toJson } from '../json.js';
 import { defineOperation, type Operation } from '../operations.js';
 import { Closed, Nullable } from '../schemas/responses.js';
 
 const cell64Schema = Type.String({ minLength: 1, maxLength: 64, description: 'cell64 (e.g. defi.zb64a.cike.zfa2f)' });
+
+/** The cell named by `cell` or its older name `cell64` (one of them, or both alike). */
+function cellOfInput(input: { cell?: string; cell64?: string }): string {
+  const cell = input.cell ?? input.cell64;
+  if (cell === undefined) throw invalidArgument('cell', 'expected the cell64 of the cell to picture');
+  if (input.cell !== undefined && input.cell64 !== undefined && input.cell !== input.cell64) throw invalidArgument('cell64', 'cell and cell64 name different cells: give one');
+  return cell;
+}
 
 /** Where the same picture is served as a PNG. */
 export const scenePngPath = (cell: string) => `/v1/cells/${encodeURIComponent(cell)}/scene.png`;
@@ -52,7 +61,8 @@ export const cellSceneRgbOp = defineOperation({
   summary: SCENE_SUMMARY,
   description: `${SCENE_DESCRIPTION} Response {cell, width, height, media_type: image/png, png_base64, scene: {id, datetime, cloud_cover, epsg}, url (the same PNG at GET /v1/cells/<cell>/scene.png)}.`,
   tags: ['read'],
-  input: Type.Object({ cell64: cell64Schema }, { additionalProperties: false }),
+  // `cell` is the name every other tool uses; `cell64` stays for callers written against it.
+  input: Type.Object({ cell: Type.Optional(cell64Schema), cell64: Type.Optional(cell64Schema) }, { additionalProperties: false, description: 'give cell (or its older name cell64)' }),
   output: Closed({
     cell: Type.String(),
     width: Type.Integer(),
@@ -63,7 +73,7 @@ export const cellSceneRgbOp = defineOperation({
     url: Type.String({ description: 'the same PNG at GET /v1/cells/<cell>/scene.png' }),
   }),
   mcp: 'full',
-  run: async (ctx, input, call) => sceneJson(await cellSceneRgb(ctx, input, { deadline: call.deadline })),
+  run: async (ctx, input, call) => sceneJson(await cellSceneRgb(ctx, { cell64: cellOfInput(input) }, { deadline: call.deadline })),
   // Over MCP the picture is an image block (agents that see images get it as one); the
   // structured part and its text carry everything else, without the base64 a second time.
   mcpResult: (r: ReturnType<typeof sceneJson>) => {
@@ -86,7 +96,7 @@ export const scenePngOp = defineOperation({
   ...cellSceneRgbOp,
   // Not in the table: its answer goes out as image/png (cellRoutes), never as checked JSON.
   output: Type.Unknown({ description: 'the thumbnail: PNG bytes and the scene they were drawn from' }),
-  run: (ctx, input, call) => cellSceneRgb(ctx, input, { deadline: call.deadline }),
+  run: (ctx, input, call) => cellSceneRgb(ctx, { cell64: cellOfInput(input) }, { deadline: call.deadline }),
 });
 
 export const SCENE_OPS: readonly Operation[] = [cellSceneRgbOp];

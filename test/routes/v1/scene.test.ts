@@ -208,6 +208,16 @@ describe('POST /v1/cell_scene_rgb', () => {
     assert.deepEqual([missing.statusCode, missing.json().code], [422, 'invalid_argument']);
     const bad = await t.app.inject({ method: 'POST', url: '/v1/cell_scene_rgb', payload: { cell64: 'defi.nope' } });
     assert.deepEqual([bad.statusCode, bad.json().code], [422, 'invalid_cell']);
+    const two = await t.app.inject({ method: 'POST', url: '/v1/cell_scene_rgb', payload: { cell: cellAt(S2_POINTS.west), cell64: cellAt(S2_POINTS.southeast) } });
+    assert.deepEqual([two.statusCode, two.json().code, two.json().details.field], [422, 'invalid_argument', 'cell64']);
+  });
+
+  it('takes the cell as `cell`, the name every other tool uses, as well as `cell64`', async () => {
+    const cell = cellAt(S2_POINTS.west);
+    const a = await t.app.inject({ method: 'POST', url: '/v1/cell_scene_rgb', payload: { cell } });
+    const b = await t.app.inject({ method: 'POST', url: '/v1/cell_scene_rgb', payload: { cell64: cell } });
+    assert.equal(a.statusCode, 200, a.body);
+    assert.equal(a.json().png_base64, b.json().png_base64);
   });
 
   it('is an MCP tool of the full tier', async () => {
