@@ -3,7 +3,7 @@
  * and proof, every fact's cid recomputed from its body and bound by a covering receipt — and,
  * with `--log`, each fact's place in the transparency log. Exit 0 valid, 1 invalid, 2 unreadable.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { parseCommand, usageError, type CommandSpec } from './cli-args.js';
 import { nodeEd25519 } from './crypto/node-ed25519.js';
 import { verifyResponse, type FactReport, type ResponseVerdict } from './protocol/verify-response.js';
@@ -58,6 +58,13 @@ function parseOptions(args: string[]): Options | number {
   const v = p.values as { pubkey?: string; prefix: string; json: boolean; log?: string; 'save-log'?: string };
   if (v.pubkey === '') return usageError(VERIFY_SPEC, '--pubkey needs a key');
   if (v.log === '') return usageError(VERIFY_SPEC, '--log needs a URL or a file');
+  // A data directory's log is checked whole by another command; reading it as a file would fail with EISDIR.
+  if (v.log !== undefined && !/^https?:\/\//.test(v.log) && statSync(v.log, { throwIfNoEntry: false })?.isDirectory()) {
+    return usageError(
+      VERIFY_SPEC,
+      `--log ${v.log} is a directory: check a whole log directory with \`svc log verify ${v.log}\`; --log takes a responder URL or an evidence file written with --save-log`,
+    );
+  }
   if (v['save-log'] === '') return usageError(VERIFY_SPEC, '--save-log needs a file');
   if (!/^[a-z][a-z0-9_-]{0,31}$/.test(v.prefix)) return usageError(VERIFY_SPEC, `--prefix: expected a short lowercase word, got ${JSON.stringify(v.prefix)}`);
   return { file: p.positionals[0], pubkey: v.pubkey, prefix: v.prefix, json: v.json, log: v.log, saveLog: v['save-log'] };

@@ -146,5 +146,10 @@ describe('svc verify --log', () => {
     const broken = await verifyInProcess([save('recall-log3', saved.recall), '--log', save('evidence-bad', ev)]);
     assert.equal(broken.status, 1, broken.out);
     assert.match(broken.out, /is not included in the signed tree head/);
+
+    // A log directory is not evidence: a usage error that names the command that checks it.
+    const asDir = await verifyInProcess([save('recall-log4', saved.recall), '--log', tmpdir()]);
+    assert.equal(asDir.status, 2, asDir.out);
+    assert.match(asDir.out, /is a directory: check a whole log directory with `svc log verify/);
   });
 });
