@@ -166,7 +166,7 @@ async function assessPlot(
     a.visual_evidence = v.evidence;
     for (const c of v.factCids) cids.add(c);
   }
-  a.fact_cids = [...cids].filter((c) => c !== 'undefined').sort();
+  a.fact_cids = [...cids].sort();
   return { a, cells: plot.cells.map((c) => c.cell) };
 }
 
