@@ -9,6 +9,7 @@
  * MAX_TOTAL_CELLS sampled cells, reads in flight bounded, and a deadline after which the plots not
  * yet assessed are listed in a typed `partial` block instead of being guessed.
  */
+import { Pool } from '../../lib/pool.js';
 import { contentId } from '../../protocol/cid.js';
 import { invalidArgument } from '../../protocol/errors.js';
 import { isoSeconds, type Scope } from '../../protocol/receipt.js';
@@ -57,6 +58,8 @@ interface ReadyPlot {
   area_ha: number | null;
   commodity: Commodity;
   is_cattle: boolean;
+  /** Cells asked for (the sample may hold fewer where the plot is small). */
+  requested: number;
   cells: Array<{ cell: string; lat: number; lng: number }>;
 }
 
@@ -84,7 +87,7 @@ export function preparePlots(req: DdsRequest): ReadyPlot[] {
       throw invalidArgument('max_cells_per_plot', `the plots would sample more than ${MAX_TOTAL_CELLS} cells in all (reached at plot ${i}); lower max_cells_per_plot or split the statement`);
     }
     const cells = samplePlotCells(geometry, n, `${p.plot_id}|${JSON.stringify(geometry.coordinates)}`);
-    return { input: p, index: i, geometry, area_ha, commodity, is_cattle, cells };
+    return { input: p, index: i, geometry, area_ha, commodity, is_cattle, requested: n, cells };
   });
   return ready;
 }
@@ -102,22 +105,14 @@ export interface RunOptions {
 }
 
 /** Assess one plot; undefined when the deadline came before its reads finished. */
-async function assessPlot(
-  ctx: ServiceContext,
-  plot: ReadyPlot,
-  req: DdsRequest,
-  baseline: ForestBaseline,
-  cutOff: string,
-  opts: RunOptions,
-  reads: Limiter,
-): Promise<{ a: PlotAssessment; cells: string[] } | undefined> {
+async function assessPlot(ctx: ServiceContext, plot: ReadyPlot, baseline: ForestBaseline, cutOff: string, opts: RunOptions, reads: Pool): Promise<{ a: PlotAssessment; cells: string[] } | undefined> {
   if (Date.now() >= opts.deadline) return undefined;
   const bands = bandsFor(baseline);
   const cids = new Set<string>();
   const failures = new Map<string, number>();
   const readings = await Promise.all(
     plot.cells.map((c) =>
-      reads(async (): Promise<CellReading> => {
+      reads.run(async (): Promise<CellReading> => {
         const r = await readCellBands(ctx, c.cell, bands, opts.deadline);
         for (const cid of r.factCids) cids.add(cid);
         for (const f of r.failures) failures.set(f, (failures.get(f) ?? 0) + 1);
@@ -153,7 +148,7 @@ async function assessPlot(
     ...(p.supplier !== undefined ? { supplier: p.supplier } : {}),
     geometry: plot.geometry,
     area_ha: plot.area_ha === null ? null : Math.round(plot.area_ha * 10000) / 10000,
-    cells_requested: plot.geometry.type === 'Point' ? 1 : (req.max_cells_per_plot ?? defaultCellsPerPlot(plot.area_ha)),
+    cells_requested: plot.requested,
     cells_sampled: plot.cells.length,
     mmu_ha: MMU_HA,
     ...n,
@@ -170,24 +165,6 @@ async function assessPlot(
   return { a, cells: plot.cells.map((c) => c.cell) };
 }
 
-type Limiter = <T>(fn: () => Promise<T>) => Promise<T>;
-
-/** At most `n` of the wrapped calls run at once, across every plot of the statement. */
-function limiter(n: number): Limiter {
-  let running = 0;
-  const waiting: Array<() => void> = [];
-  return async (fn) => {
-    if (running >= n) await new Promise<void>((resolve) => waiting.push(resolve));
-    running++;
-    try {
-      return await fn();
-    } finally {
-      running--;
-      waiting.shift()?.();
-    }
-  };
-}
-
 const VERDICTS: readonly PlotVerdict[] = ['deforestation_free', 'deforestation_detected', 'no_forest_at_baseline', 'insufficient_data'];
 
 /** Assess every plot and assemble the signed statement. */
@@ -195,10 +172,10 @@ export async function runStatement(ctx: ServiceContext, req: DdsRequest, plots: 
   const baseline = req.forest_baseline_override ?? 'jrc_gfc2020_v3';
   const cutOff = req.cut_off_date ?? DEFAULT_CUT_OFF;
   const scope = requestScope(req.scope);
-  const reads = limiter(READS_IN_FLIGHT);
+  const reads = new Pool(READS_IN_FLIGHT);
   let done = 0;
   const results = await mapLimit(plots, PLOTS_IN_FLIGHT, async (p) => {
-    const r = await assessPlot(ctx, p, req, baseline, cutOff, opts, reads);
+    const r = await assessPlot(ctx, p, baseline, cutOff, opts, reads);
     if (r) opts.onPlot?.(++done, plots.length);
     return r;
   });
