@@ -13,6 +13,7 @@ before(async () => {
 });
 after(async () => up.close());
 beforeEach(() => up.reset());
+const isoS = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /**
  * A connector on a clock the test moves, starting at noon (UTC) of the real day: requests name
@@ -117,7 +118,7 @@ describe('firmsConnector', () => {
     assert.equal(near.value, 3);
     assert.equal(near.provenance.source, 'nasa_firms');
     assert.equal(near.provenance.ref, 'SUOMI_VIIRS_C2_Global_24h.csv+J1_VIIRS_C2_Global_24h.csv');
-    assert.equal(near.provenance.captured_at, `${new Date().toISOString().slice(0, 10)}T15:42:00Z`, 'newest acquisition in the files');
+    assert.equal(near.provenance.captured_at, isoS(up.firmsAt.sydney), 'newest acquisition in the files');
     assert.equal(near.tslot, currentTslot('fast'));
     assert.equal(near.fn, 'firms_near@1');
     assert.deepEqual([(near.args as any).radius_km, (near.args as any).detections_in_feeds], [10, 4]);
@@ -129,7 +130,7 @@ describe('firmsConnector', () => {
     const { c } = clocked();
     const o = value(await c.materialize(requestAt('fire.max_frp_10km', 44.52, 9.51)));
     assert.equal(o.value, 40.25);
-    assert.deepEqual((o.args as any).detection, { lat: 44.53, lng: 9.52, frp_mw: 40.25, acquired_at: `${new Date().toISOString().slice(0, 10)}T01:30:00Z`, satellite: 'Suomi NPP' });
+    assert.deepEqual((o.args as any).detection, { lat: 44.53, lng: 9.52, frp_mw: 40.25, acquired_at: isoS(up.firmsAt.po), satellite: 'Suomi NPP' });
     assert.equal((o.args as any).detections, 3);
     const none = absence(await c.materialize(requestAt('fire.max_frp_10km', 10, 10)), 'unavailable_capability');
     assert.match(none.detail!, /no FIRMS detection within 10 km/);
