@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
 import * as P from '../src/protocol/index.js';
 import { acceptBatch } from '../src/primitives/write/attest.js';
-import { findSimilar, type FindSimilarRequest } from '../src/primitives/reads/similar.js';
+import { findSimilar, type FindSimilarRequest } from '../src/primitives/embeddings/similar.js';
 import { openService } from '../src/service.js';
 import { signBits } from '../src/sources/geotessera.js';
 import { gazetteer } from '../src/geo/gazetteer.js';

@@ -1,7 +1,7 @@
 /** Fixed limits (docs/security.md, "Fixed bounds per request"; the configurable ones come from Config). */
 import { MEMORY_SEARCH_CONCURRENCY_DEFAULT, NOTE_DAILY_QUOTA_DEFAULT } from '../config.js';
 import { FIELD_LIMITS } from '../primitives/fields/field-boundaries.js';
-import { FIND_SIMILAR_K } from '../primitives/reads/similar.js';
+import { FIND_SIMILAR_K } from '../primitives/embeddings/similar.js';
 import { HUNT_MAX_AREA_KM2 } from '../primitives/hunt/region.js';
 import { MAX_ANCHORS } from '../primitives/rasters/geometry.js';
 import { ARCHETYPE_K, MAPS_AT_ONCE, MIN_PIXELS_PER_ARCHETYPE } from '../primitives/rasters/archetype-map.js';

@@ -5,7 +5,7 @@ import { SvcError } from '../../src/protocol/errors.js';
 import { cosine, evenPick, l2, mapLimit, newestPerTslot } from '../../src/primitives/reads/common.js';
 import { contains, parseBboxArray, parsePolygon, parsePolygonBbox, sampleArea } from '../../src/primitives/reads/geometry.js';
 import { centroid, scalarAgg } from '../../src/primitives/reads/region.js';
-import { residualOf } from '../../src/primitives/reads/state.js';
+import { residualOf } from '../../src/primitives/embeddings/state.js';
 import { captureDates } from '../../src/primitives/tokens/tokens.js';
 import { parseToken } from '../../src/protocol/token-grammar.js';
 import { bundleCidOf } from '../../src/primitives/tokens/bundles.js';

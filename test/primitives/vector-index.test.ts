@@ -4,7 +4,7 @@ import * as P from '../../src/protocol/index.js';
 import { loadRegistry } from '../../src/registry/registry.js';
 import type { LogEntryV1, LogReader } from '../../src/store/contract.js';
 import { encodeLogEntry } from '../../src/store/entry.js';
-import { VectorIndex, hammingDistance, packBits } from '../../src/primitives/reads/vector-index.js';
+import { VectorIndex, hammingDistance, packBits } from '../../src/primitives/embeddings/vector-index.js';
 
 const registry = loadRegistry();
 const vec = (seed: number) => Array.from({ length: 128 }, (_, i) => Math.fround(Math.sin(seed + i)));

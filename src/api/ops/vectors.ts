@@ -1,8 +1,8 @@
 /** Embedding reads (docs/embeddings.md): nearest stored cells by vector, and a cell's dense state. */
 import { Type } from '@sinclair/typebox';
 import { LIMITS } from '../limits.js';
-import { SIMILAR_MODES, findSimilar } from '../../primitives/reads/similar.js';
-import { DEFAULT_ENCODER, STATE_VIEWS, state, stateDiff, stateMulti } from '../../primitives/reads/state.js';
+import { SIMILAR_MODES, findSimilar } from '../../primitives/embeddings/similar.js';
+import { DEFAULT_ENCODER, STATE_VIEWS, state, stateDiff, stateMulti } from '../../primitives/embeddings/state.js';
 import { defineOperation, type Operation } from '../operations.js';
 import { Cell, OneOf, Scope, Tslot } from '../schemas/inputs.js';
 import { AnyValue, Closed, MaterializeNote, Nullable, PlaceResolved, ServedFact, Signed } from '../schemas/responses.js';

@@ -15,8 +15,8 @@ import type { MaterializeNote } from '../context/materialize-note.js';
 import { dataAvailability } from '../materialize/materializers-info.js';
 import { recall } from '../reads/recall.js';
 import { windowTslots } from '../reads/series.js';
-import { findSimilar } from '../reads/similar.js';
-import { DEFAULT_ENCODER, stateDiff } from '../reads/state.js';
+import { findSimilar } from '../embeddings/similar.js';
+import { DEFAULT_ENCODER, stateDiff } from '../embeddings/state.js';
 import { backfillStep, recallSlotStep, similarStep, stateDiffStep, trajectoryStep, type NextStep } from '../steps/next-steps.js';
 import type { TimeWindow } from './time.js';
 

@@ -14,8 +14,8 @@ import type { BandEntry } from '../../registry/registry.js';
 import { gazetteer } from '../../geo/gazetteer.js';
 import { signBits } from '../../sources/geotessera.js';
 import { issueReceipt, type ServiceContext } from '../context/context.js';
-import { resolveCell } from './recall.js';
-import { requireBand, round } from './common.js';
+import { resolveCell } from '../reads/recall.js';
+import { requireBand, round } from '../reads/common.js';
 import { BINARY_SUFFIX, VectorIndex, hammingDistance, indexedVector, isBinaryBand, type IndexState, type IndexedVector } from './vector-index.js';
 
 /** Neighbours find_similar returns: bounds and default (/v1/limits lists them). */

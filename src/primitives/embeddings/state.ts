@@ -10,9 +10,9 @@ import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import type { BandEntry } from '../../registry/registry.js';
 import type { ServiceContext } from '../context/context.js';
 import type { ServedFact } from '../facts/facts-view.js';
-import { recall, type RecallRequest, type SignedResponse } from './recall.js';
-import { requireBand, isVec, maxAbs, norm, round } from './common.js';
-import { diff } from './series.js';
+import { recall, type RecallRequest, type SignedResponse } from '../reads/recall.js';
+import { requireBand, isVec, maxAbs, norm, round } from '../reads/common.js';
+import { diff } from '../reads/series.js';
 import { isBinaryBand } from './vector-index.js';
 
 export const STATE_VIEWS = ['encoder', 'cube'] as const;

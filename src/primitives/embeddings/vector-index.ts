@@ -16,7 +16,7 @@ import { blake3 } from '../../protocol/hash.js';
 import type { BandEntry } from '../../registry/registry.js';
 import type { LogReader } from '../../store/contract.js';
 import { bodyScope, decodeLogEntry } from '../../store/entry.js';
-import { isVec, maxAbs } from './common.js';
+import { isVec, maxAbs } from '../reads/common.js';
 
 /** A binary sibling band (sign bits for Hamming triage) ends with this suffix. */
 export const BINARY_SUFFIX = '.bin128';
