@@ -17,6 +17,7 @@ import { Metrics } from './lib/metrics.js';
 import { materializerRegistry, type Materializer } from './sources/contract.js';
 import { buildMaterializers } from './sources/index.js';
 import { placeResolver } from './primitives/locate/locate.js';
+import { closeVectorIndex, startVectorIndex } from './primitives/embeddings/similar.js';
 
 export interface Service extends ServiceContext {
   close(): Promise<void>;
@@ -55,10 +56,16 @@ export async function openService(config: Config, opts: { now?: () => Date; mate
     materializers: materializerRegistry(opts.materializers ?? buildMaterializers(config, registry).materializers),
     materializations: new Materializations(),
     metrics: new Metrics(),
-    // The store closes what it owns, the geocoder cache of locate included.
-    close: () => store.close(),
+    // The vector index is saved first (it reads the log); the store closes what it owns, the
+    // geocoder cache of locate included.
+    close: async () => {
+      await closeVectorIndex(service);
+      await store.close();
+    },
   };
   // Place names in recall (`cell: "Paris"`) resolve through the locate cascade.
   service.locate = placeResolver(service);
+  // The saved vector index is loaded and the log followed from the start, not at the first query.
+  startVectorIndex(service);
   return service;
 }

@@ -25,12 +25,27 @@ function entry(facts: Array<{ cell: string; band: string; tslot: number; value: 
   return encodeLogEntry(e);
 }
 
+const liveCells = (ix: VectorIndex, band: string) => {
+  const a = ix.arena(band)!;
+  return a.cells.filter((_, s) => a.isLive(s)).sort();
+};
+
 /** A log over prepared entries; each read waits `delayMs` (a slow disk or a remote database). */
 function fakeLog(entries: Uint8Array[], delayMs = 0): LogReader & { reads: number } {
   const log = {
     reads: 0,
     async size() {
       return entries.length;
+    },
+    async root(size = entries.length) {
+      return P.blake3(
+        P.utf8(
+          `root of ${entries.slice(0, size).length} entries: ${entries
+            .slice(0, size)
+            .map((e) => P.b32encode(P.blake3(e)))
+            .join(',')}`,
+        ),
+      );
     },
     async entry(i: number) {
       log.reads++;
@@ -58,14 +73,13 @@ describe('VectorIndex', () => {
         entry([{ cell: P.cellOf(3, 3), band: 'geotessera', tslot: 56, value: vec(5), scope: { user_id: 'u' } }]), // private
       ]),
       registry.bands,
-      1000,
+      { maxPerBand: 1000 },
     );
     const s = await ix.refresh(Date.now() + 10_000);
     assert.deepEqual(s, { entries_read: 5, log_size: 5, complete: true });
-    const v = ix.vectors('geotessera');
-    assert.deepEqual([...v.keys()].sort(), [A, B].sort());
-    assert.deepEqual(Array.from(v.get(A)!.values!), vec(1));
-    assert.deepEqual(Array.from(v.get(B)!.values!), vec(4));
+    assert.deepEqual(liveCells(ix, 'geotessera'), [A, B].sort());
+    assert.deepEqual(Array.from(ix.get('geotessera', A)!.values!), vec(1));
+    assert.deepEqual(Array.from(ix.get('geotessera', B)!.values!), vec(4));
   });
 
   it('binary codes are packed; Hamming distance counts differing bits', () => {
@@ -76,21 +90,21 @@ describe('VectorIndex', () => {
   });
 
   it('stops at its cell cap and says so', async () => {
-    const ix = new VectorIndex(fakeLog([entry([1, 2, 3].map((i) => ({ cell: P.cellOf(i, i), band: 'geotessera', tslot: 55, value: vec(i) })))]), registry.bands, 2);
+    const ix = new VectorIndex(fakeLog([entry([1, 2, 3].map((i) => ({ cell: P.cellOf(i, i), band: 'geotessera', tslot: 55, value: vec(i) })))]), registry.bands, { maxPerBand: 2 });
     await ix.refresh(Date.now() + 10_000);
-    assert.equal(ix.vectors('geotessera').size, 2);
+    assert.equal(ix.arena('geotessera')!.live, 2);
     assert.equal(ix.isCapped('geotessera'), true);
   });
 
   it('a refresh that runs out of time answers partial and the rest is read in the background', async () => {
     const entries = Array.from({ length: 12 }, (_, i) => entry([{ cell: P.cellOf(10 + i, 10), band: 'geotessera', tslot: 55, value: vec(i) }]));
     const log = fakeLog(entries, 15);
-    const ix = new VectorIndex(log, registry.bands, 1000);
+    const ix = new VectorIndex(log, registry.bands, { maxPerBand: 1000 });
     const first = await ix.refresh(Date.now() + 20);
     assert.equal(first.complete, false);
     assert.ok(first.entries_read < 12);
-    for (let i = 0; i < 100 && ix.vectors('geotessera').size < 12; i++) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(ix.vectors('geotessera').size, 12);
+    for (let i = 0; i < 100 && ix.arena('geotessera')!.live < 12; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(ix.arena('geotessera')!.live, 12);
     assert.equal((await ix.refresh(Date.now())).complete, true);
     assert.equal(log.reads, 12, 'every entry is read once');
   });

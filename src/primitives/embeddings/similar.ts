@@ -16,7 +16,10 @@ import { signBits } from '../../sources/geotessera.js';
 import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { resolveCell } from '../reads/recall.js';
 import { requireBand, round } from '../reads/common.js';
-import { BINARY_SUFFIX, VectorIndex, hammingDistance, indexedVector, isBinaryBand, type IndexState, type IndexedVector } from './vector-index.js';
+import { join } from 'node:path';
+import { ANN_PARAMS } from './ann.js';
+import { BINARY_SUFFIX, VectorIndex, indexedVector, isBinaryBand, type IndexState, type IndexedVector } from './vector-index.js';
+import { cosineOf, cosineTopK, hammingTopK, rank, type Scored } from './vector-scan.js';
 
 /** Neighbours find_similar returns: bounds and default (/v1/limits lists them). */
 export const FIND_SIMILAR_K = { min: 1, max: 1000, default: 10 } as const;
@@ -36,10 +39,16 @@ export interface FindSimilarRequest {
   k?: number;
   /** Default: hamming for a binary band, else cosine. */
   mode?: SimilarMode;
+  /** Default: exact when the band holds at most EXACT_MAX_CELLS vectors, else the approximate graph. */
+  exact?: boolean;
 }
 
-/** Cells held per band by the in-memory index (≈ 1 KB each for a 128-D band). */
-export const INDEX_MAX_CELLS_PER_BAND = 100_000;
+/** Cells held per band by the index (about 0.9 KB each for a 128-D band: docs/performance.md). */
+export const INDEX_MAX_CELLS_PER_BAND = 4_000_000;
+/** Up to this many vectors a band is scanned exactly (a few ms); above it the graph answers unless `exact: true`. */
+export const EXACT_MAX_CELLS = 20_000;
+/** Candidates the graph proposes per neighbour asked, all re-scored exactly. */
+const ANN_OVERSAMPLE = 2;
 /** Radius of place_label_cached (docs/embeddings.md: nearest named place within about 25 km). */
 const LABEL_RADIUS_KM = 25;
 const INLINE_PREFIX = 'inline:';
@@ -48,10 +57,26 @@ const SIGN_BITS_FUNCTION = 'sign_bits_rotation@1';
 
 const indexes = new WeakMap<object, VectorIndex>();
 
-function indexOf(ctx: ServiceContext): VectorIndex {
+/** The responder's vector index, saved under the data directory (docs/embeddings.md, "The index on disk"). */
+export function vectorIndexOf(ctx: ServiceContext): VectorIndex {
   let ix = indexes.get(ctx);
-  if (!ix) indexes.set(ctx, (ix = new VectorIndex(ctx.store.log, ctx.registry.bands, INDEX_MAX_CELLS_PER_BAND)));
+  if (!ix) {
+    ix = new VectorIndex(ctx.store.log, ctx.registry.bands, { maxPerBand: INDEX_MAX_CELLS_PER_BAND, dir: join(ctx.config.dataDir, 'vector-index') });
+    indexes.set(ctx, ix);
+  }
   return ix;
+}
+
+/** Loads the saved index and follows the log from the responder's start (not from the first query). */
+export function startVectorIndex(ctx: ServiceContext): void {
+  const ix = vectorIndexOf(ctx);
+  ix.follow();
+  void ix.refresh(Date.now()).catch(() => undefined);
+}
+
+/** Saves the index and stops following (at the responder's close). */
+export async function closeVectorIndex(ctx: ServiceContext): Promise<void> {
+  await indexes.get(ctx)?.close();
 }
 
 /** The literal vector of an `inline:[x, y, …]` key. */
@@ -82,7 +107,7 @@ async function cellVector(ctx: ServiceContext, ix: VectorIndex, band: BandEntry,
     const v = indexedVector(band, cell, f.tslot, f.fact_cid, f.body.value);
     if (v) return v;
   }
-  return ix.vectors(band.key).get(cell);
+  return ix.get(band.key, cell);
 }
 
 async function noVector(ctx: ServiceContext, cell: string, band: string): Promise<SvcError> {
@@ -93,86 +118,6 @@ async function noVector(ctx: ServiceContext, cell: string, band: string): Promis
       ? `vector bands attested at this cell: ${vectors.join(', ')}`
       : `no vector band is attested at this cell (bands here: ${attested.join(', ') || 'none'}); recall it with bands ["${band}"] to materialize one`;
   return new SvcError('cid_not_found', `key: the cell has no ${band} vector; ${hint}`, { field: 'key', cell, band, bands_attested_at_cell: attested, hint });
-}
-
-/** Min-heap of the best `k` (score, cell) pairs: lower score, then later cell, is worse. */
-class TopK {
-  private readonly items: Array<{ score: number; v: IndexedVector }> = [];
-  constructor(private readonly k: number) {}
-
-  private static worse(score: number, cell: string, than: { score: number; v: IndexedVector }): boolean {
-    return score < than.score || (score === than.score && cell > than.v.cell);
-  }
-
-  offer(score: number, v: IndexedVector): void {
-    const h = this.items;
-    // Most candidates lose to the current k-th best: they are turned away before any allocation.
-    if (h.length === this.k && !TopK.worse(h[0].score, h[0].v.cell, { score, v })) return;
-    const under = (x: { score: number; v: IndexedVector }, y: { score: number; v: IndexedVector }) => TopK.worse(x.score, x.v.cell, y);
-    if (h.length < this.k) {
-      h.push({ score, v });
-      for (let i = h.length - 1; i > 0; ) {
-        const p = (i - 1) >> 1;
-        if (!under(h[i], h[p])) break;
-        [h[i], h[p]] = [h[p], h[i]];
-        i = p;
-      }
-      return;
-    }
-    h[0] = { score, v };
-    for (let i = 0; ; ) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < h.length && under(h[l], h[m])) m = l;
-      if (r < h.length && under(h[r], h[m])) m = r;
-      if (m === i) break;
-      [h[i], h[m]] = [h[m], h[i]];
-      i = m;
-    }
-  }
-
-  /** Best first. */
-  sorted(): Array<{ score: number; v: IndexedVector }> {
-    return [...this.items].sort((a, b) => (TopK.worse(a.score, a.v.cell, b) ? 1 : TopK.worse(b.score, b.v.cell, a) ? -1 : 0));
-  }
-}
-
-function cosineOf(q: IndexedVector, v: IndexedVector): number | undefined {
-  const a = q.values;
-  const b = v.values;
-  if (!a || !b || q.norm === 0 || v.norm === 0 || a.length !== b.length) return undefined;
-  // Four partial sums: the additions no longer wait on each other (about 1.5x faster scans).
-  let d0 = 0;
-  let d1 = 0;
-  let d2 = 0;
-  let d3 = 0;
-  const n = a.length - (a.length % 4);
-  let i = 0;
-  for (; i < n; i += 4) {
-    d0 += a[i] * b[i];
-    d1 += a[i + 1] * b[i + 1];
-    d2 += a[i + 2] * b[i + 2];
-    d3 += a[i + 3] * b[i + 3];
-  }
-  for (; i < a.length; i++) d0 += a[i] * b[i];
-  const c = (d0 + d1 + d2 + d3) / q.norm / v.norm;
-  return Number.isFinite(c) ? Math.max(-1, Math.min(1, c)) : undefined;
-}
-
-function agreementOf(q: IndexedVector, v: IndexedVector): number | undefined {
-  if (!q.bits || !v.bits || q.dim !== v.dim) return undefined;
-  return 1 - hammingDistance(q.bits, v.bits) / q.dim;
-}
-
-function rank(candidates: Iterable<IndexedVector>, k: number, exclude: string | undefined, score: (v: IndexedVector) => number | undefined): Array<{ score: number; v: IndexedVector }> {
-  const top = new TopK(k);
-  for (const v of candidates) {
-    if (v.cell === exclude) continue;
-    const s = score(v);
-    if (s !== undefined) top.offer(s, v);
-  }
-  return top.sorted();
 }
 
 /** How many codes the Hamming triage hands to the cosine re-rank. */
@@ -229,7 +174,7 @@ export async function findSimilar(ctx: ServiceContext, req: FindSimilarRequest, 
   if (mode !== 'cosine' && !codeBand) throw invalidArgument('mode', `${band.key} has no binary sibling ${band.key}${BINARY_SUFFIX} in the registry: use mode cosine`);
   const realBand = binary ? undefined : mode === 'hamming' ? undefined : band;
 
-  const ix = indexOf(ctx);
+  const ix = vectorIndexOf(ctx);
   const query: Query = { kind: req.key.startsWith(INLINE_PREFIX) ? 'inline' : 'cell' };
   if (query.kind === 'inline') {
     const values = parseInline(req.key, band);
@@ -259,22 +204,32 @@ export async function findSimilar(ctx: ServiceContext, req: FindSimilarRequest, 
   const deadline = opts.deadline ?? Date.now() + 10_000;
   const state: IndexState = await ix.refresh(Date.now() + Math.max(50, (deadline - Date.now()) * 0.8));
 
-  let ranked: Array<{ score: number; v: IndexedVector }>;
+  let ranked: Scored[];
   let candidates: number;
+  let exact = true;
+  let rescored: number | undefined;
   if (mode === 'cosine') {
-    const pool = ix.vectors(band.key);
-    candidates = pool.size;
-    ranked = rank(pool.values(), k, query.cell, (v) => cosineOf(query.real!, v));
+    const arena = ix.arena(band.key)!;
+    const graph = ix.graph(band.key)!;
+    candidates = arena.live;
+    exact = req.exact ?? candidates <= EXACT_MAX_CELLS;
+    if (exact) ranked = cosineTopK(arena, query.real!, k, query.cell);
+    else {
+      // The graph proposes; vectors not yet in it are scanned; every candidate is scored exactly.
+      const proposed = new Set<number>(graph.search(query.real!.values!, ANN_OVERSAMPLE * k + 1));
+      for (const s of graph.pending) proposed.add(s);
+      rescored = proposed.size;
+      ranked = cosineTopK(arena, query.real!, k, query.cell, proposed);
+    }
   } else if (mode === 'hamming') {
-    const pool = ix.vectors(codeBand!.key);
-    candidates = pool.size;
-    ranked = rank(pool.values(), k, query.cell, (v) => agreementOf(query.code!, v));
+    const codes = ix.arena(codeBand!.key)!;
+    candidates = codes.live;
+    ranked = hammingTopK(codes, query.code!, k, query.cell);
   } else {
-    const codes = ix.vectors(codeBand!.key);
-    const reals = ix.vectors(band.key);
-    candidates = codes.size;
-    const triaged = rank(codes.values(), triageSize(k), query.cell, (v) => agreementOf(query.code!, v));
-    const survivors = triaged.map((t) => reals.get(t.v.cell)).filter((v): v is IndexedVector => v !== undefined);
+    const codes = ix.arena(codeBand!.key)!;
+    candidates = codes.live;
+    const triaged = hammingTopK(codes, query.code!, triageSize(k), query.cell);
+    const survivors = triaged.map((t) => ix.get(band.key, t.v.cell)).filter((v): v is IndexedVector => v !== undefined);
     ranked = rank(survivors, k, query.cell, (v) => cosineOf(query.real!, v));
   }
 
@@ -289,6 +244,7 @@ export async function findSimilar(ctx: ServiceContext, req: FindSimilarRequest, 
   if (!state.complete)
     caveats.push(`the search index had read ${state.entries_read} of ${state.log_size} log entries when time ran out: later facts were not searched; repeat the call to search them`);
   const capped = [band.key, codeBand?.key].filter((b): b is string => b !== undefined && ix.isCapped(b));
+  if (!exact) caveats.push(`approximate search (HNSW graph, ${rescored} candidates re-scored exactly): a true neighbour can be missed, never misscored; pass exact: true for the full scan`);
   if (capped.length > 0) caveats.push(`the search index holds at most ${INDEX_MAX_CELLS_PER_BAND} cells per band and is full for ${capped.join(', ')}: cells first stored after that are not searched`);
   if (neighbors.length < k) caveats.push(`${neighbors.length} neighbour(s) found for k = ${k}: only stored public vectors are searched (nothing is fetched)`);
   return {
@@ -302,7 +258,14 @@ export async function findSimilar(ctx: ServiceContext, req: FindSimilarRequest, 
       ...(query.code?.fact_cid ? { code_fact_cid: query.code.fact_cid } : {}),
     },
     neighbors,
-    searched: { candidates, index_complete: state.complete, log_entries_read: state.entries_read, log_size: state.log_size },
+    searched: {
+      candidates,
+      exact,
+      index: exact ? null : { kind: 'hnsw', ...ANN_PARAMS, rescored: rescored! },
+      index_complete: state.complete,
+      log_entries_read: state.entries_read,
+      log_size: state.log_size,
+    },
     caveats,
     receipt,
   };

@@ -1,15 +1,18 @@
 /**
- * An in-memory index of the public embedding vectors, for find_similar. It follows the
- * transparency log (the source of truth, shared by every responder instance of a deployment)
- * entry by entry, so it never disagrees with what was acknowledged and needs no hook into the
- * write path: each query first reads the entries appended since the last one.
+ * The index of the public embedding vectors, for find_similar. It follows the transparency log
+ * (the source of truth, shared by every responder of a deployment) entry by entry, so it never
+ * disagrees with what was acknowledged and needs no hook into the write path: a follower reads new
+ * entries shortly after they are appended, and each query first reads whatever is still unread.
  *
  * Per vector band and cell it keeps the newest primary vector (highest tslot, later log entry on
- * a tie: a supersession). Absences are not vectors and scoped facts are private to their scope,
- * so neither is indexed. Binary bands (`*.bin128`) keep their bits packed for Hamming distance.
- * Memory is bounded: past `maxPerBand` cells a band indexes no new cell (updates still apply)
- * and says so.
+ * a tie: a supersession) in a BandArena; real-valued bands also feed an approximate HNSW graph
+ * (ann.ts). Absences are not vectors and scoped facts are private to their scope, so neither is
+ * indexed. With a directory, the index is saved there (every few minutes while it changes, and
+ * at close) and loaded at start, then only the log entries after the saved position are read
+ * (docs/embeddings.md, "The index on disk").
  */
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { b32encode } from '../../protocol/base32.js';
 import { encodeCanonical, type CborValue } from '../../protocol/cbor.js';
 import { blake3 } from '../../protocol/hash.js';
@@ -17,26 +20,16 @@ import type { BandEntry } from '../../registry/registry.js';
 import type { LogReader } from '../../store/contract.js';
 import { bodyScope, decodeLogEntry } from '../../store/entry.js';
 import { isVec, maxAbs } from '../reads/common.js';
+import { ANN_PARAMS, AnnGraph } from './ann.js';
+import { BandArena, type IndexedVector } from './vector-arena.js';
+
+export type { IndexedVector } from './vector-arena.js';
 
 /** A binary sibling band (sign bits for Hamming triage) ends with this suffix. */
 export const BINARY_SUFFIX = '.bin128';
 
 export function isBinaryBand(key: string): boolean {
   return key.endsWith(BINARY_SUFFIX);
-}
-
-export interface IndexedVector {
-  readonly cell: string;
-  readonly tslot: number;
-  readonly fact_cid: string;
-  /** Number of values. */
-  readonly dim: number;
-  /** Real-valued bands: the fact's values exactly as signed (float32 storage when that is exact). */
-  readonly values?: Float32Array | Float64Array;
-  /** Euclidean norm of values (0 for a zero vector, and for codes: no cosine). */
-  readonly norm: number;
-  /** Binary bands: the packed bits (bit i in word i >> 5); their values are not kept twice. */
-  readonly bits?: Uint32Array;
 }
 
 export interface IndexState {
@@ -49,6 +42,11 @@ export interface IndexState {
 
 /** Time spent reading entries before yielding to other work (an entry holds up to 4096 facts). */
 const SLICE_MS = 10;
+/** How often the follower looks for new entries, and how often a changed index is saved. */
+const FOLLOW_MS = 1000;
+const SAVE_EVERY_MS = 5 * 60_000;
+const STATE_FILE = 'state.json';
+const STATE_VERSION = 1;
 
 /** Pack 0/1 values into 32-bit words; undefined when a value is not 0 or 1. */
 export function packBits(values: ArrayLike<number>): Uint32Array | undefined {
@@ -65,7 +63,7 @@ export function packBits(values: ArrayLike<number>): Uint32Array | undefined {
 export function hammingDistance(a: Uint32Array, b: Uint32Array): number {
   let d = 0;
   for (let i = 0; i < a.length; i++) {
-    let x = a[i] ^ b[i];
+    let x = a[i]! ^ b[i]!;
     x -= (x >>> 1) & 0x55555555;
     x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
     d += (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
@@ -91,27 +89,167 @@ export function indexedVector(band: BandEntry, cell: string, tslot: number, fact
   // its norm is kept divided by its largest |value|: the direction, and so every score, is unchanged.
   const m = maxAbs(value);
   const src = m === 0 || (m >= SAFE_MIN && m <= SAFE_MAX) ? value : value.map((x) => x / m);
-  // Values that float32 holds exactly (dequantized embeddings are) are kept in half the memory,
-  // which also halves what a scan reads; arithmetic stays in float64 either way, so scores do not change.
+  // Values that float32 holds exactly (dequantized embeddings are) are kept in half the memory;
+  // arithmetic stays in float64 either way, so scores do not change.
   const values = src.every((x) => Math.fround(x) === x) ? Float32Array.from(src) : Float64Array.from(src);
   let sq = 0;
-  for (let i = 0; i < values.length; i++) sq += values[i] * values[i];
+  for (let i = 0; i < values.length; i++) sq += values[i]! * values[i]!;
   return { cell, tslot, fact_cid: factCid, dim: values.length, values, norm: Math.sqrt(sq) };
 }
 
+/** Where the index was saved, and the log position it covers. */
+interface SavedState {
+  version: number;
+  entries_read: number;
+  /** Log root at entries_read: a different log (or a rewritten one) makes the saved index stale. */
+  root: string;
+  ann: typeof ANN_PARAMS;
+  bands: Record<string, { count: number; pending: number[] }>;
+  capped: string[];
+}
+
+export interface VectorIndexOptions {
+  /** Cells held per band; past it a band indexes no new cell (updates still apply) and says so. */
+  maxPerBand: number;
+  /** Directory to save the index in and load it from; none: memory only. */
+  dir?: string;
+}
+
 export class VectorIndex {
-  private readonly byBand = new Map<string, Map<string, IndexedVector>>();
+  private readonly arenas = new Map<string, BandArena>();
+  private readonly graphs = new Map<string, AnnGraph>();
   private readonly capped = new Set<string>();
   private next = 0;
   private reading: Promise<void> | undefined;
   private background: Promise<void> | undefined;
+  private loaded: Promise<void> | undefined;
+  private follower: NodeJS.Timeout | undefined;
+  private tick: Promise<void> | undefined;
+  private dirty = false;
+  private savedAt = Date.now();
+  private closed = false;
+  /** How the index began: loaded from its directory (and at which entry), or read from the log. */
+  start: { from: 'disk' | 'log'; entries: number; ms: number; reason?: string } = { from: 'log', entries: 0, ms: 0 };
 
   constructor(
     private readonly log: LogReader,
     private readonly bands: ReadonlyMap<string, BandEntry>,
-    private readonly maxPerBand: number,
+    private readonly opts: VectorIndexOptions,
   ) {
-    for (const [key, b] of bands) if (b.value_kind === 'vector') this.byBand.set(key, new Map());
+    this.reset();
+  }
+
+  private reset(): void {
+    this.arenas.clear();
+    this.graphs.clear();
+    this.capped.clear();
+    this.next = 0;
+    for (const [key, b] of this.bands) {
+      if (b.value_kind !== 'vector' || b.dim === undefined) continue;
+      this.arenas.set(key, new BandArena(key, b.dim, isBinaryBand(key)));
+      if (!isBinaryBand(key)) this.graphs.set(key, new AnnGraph(b.dim));
+    }
+  }
+
+  /** Loads the saved index once (a stale or unreadable one is discarded: the log is read again). */
+  private ensureLoaded(): Promise<void> {
+    this.loaded ??= this.load();
+    return this.loaded;
+  }
+
+  private async load(): Promise<void> {
+    const dir = this.opts.dir;
+    if (!dir || !existsSync(join(dir, STATE_FILE))) return;
+    const t0 = performance.now();
+    try {
+      const s = JSON.parse(readFileSync(join(dir, STATE_FILE), 'utf8')) as SavedState;
+      if (s.version !== STATE_VERSION) throw new Error(`saved format ${s.version}, this responder writes ${STATE_VERSION}`);
+      if (JSON.stringify(s.ann) !== JSON.stringify(ANN_PARAMS)) throw new Error('saved with other graph parameters');
+      const size = await this.log.size();
+      if (s.entries_read > size) throw new Error(`saved at log entry ${s.entries_read}, the log holds ${size}`);
+      if (s.entries_read > 0 && b32encode(await this.log.root(s.entries_read)) !== s.root) throw new Error('the log differs from the one the index was saved from');
+      for (const [key, arena] of this.arenas) {
+        const saved = s.bands[key];
+        if (!saved) throw new Error(`no saved arena for ${key}`);
+        const a = BandArena.deserialize(readFileSync(join(dir, `${key}.vec`)), { band: key, dim: arena.dim, binary: arena.binary });
+        if (a.count !== saved.count) throw new Error(`${key}: arena holds ${a.count} vectors, state says ${saved.count}`);
+        this.arenas.set(key, a);
+        if (this.graphs.has(key)) {
+          const g = a.count > 0 ? AnnGraph.load(join(dir, `${key}.hnsw`), a.dim) : new AnnGraph(a.dim);
+          for (const p of saved.pending) g.pending.add(p);
+          this.graphs.set(key, g);
+        }
+      }
+      for (const c of s.capped) this.capped.add(c);
+      this.next = s.entries_read;
+      this.start = { from: 'disk', entries: s.entries_read, ms: performance.now() - t0 };
+    } catch (e) {
+      this.reset();
+      this.start = { from: 'log', entries: 0, ms: performance.now() - t0, reason: `saved index not used: ${(e as Error).message}` };
+    }
+  }
+
+  /** Saves the index to its directory (files first, the state last, each by rename). */
+  async save(): Promise<void> {
+    const dir = this.opts.dir;
+    if (!dir) return;
+    await this.ensureLoaded();
+    await this.reading;
+    mkdirSync(dir, { recursive: true });
+    const entries = this.next;
+    const state: SavedState = {
+      version: STATE_VERSION,
+      entries_read: entries,
+      root: entries > 0 ? b32encode(await this.log.root(entries)) : '',
+      ann: ANN_PARAMS,
+      bands: {},
+      capped: [...this.capped],
+    };
+    // The state names the position; anything written before it under an older state is replaced
+    // first, so a crash between the files leaves a state that disagrees with its files (discarded).
+    rmSync(join(dir, STATE_FILE), { force: true });
+    for (const [key, a] of this.arenas) {
+      const tmp = join(dir, `${key}.vec.tmp`);
+      writeFileSync(tmp, Buffer.concat(a.serialize()));
+      renameSync(tmp, join(dir, `${key}.vec`));
+      const g = this.graphs.get(key);
+      if (g && a.count > 0) {
+        g.save(join(dir, `${key}.hnsw.tmp`));
+        renameSync(join(dir, `${key}.hnsw.tmp`), join(dir, `${key}.hnsw`));
+      }
+      state.bands[key] = { count: a.count, pending: g ? [...g.pending] : [] };
+    }
+    writeFileSync(join(dir, `${STATE_FILE}.tmp`), JSON.stringify(state));
+    renameSync(join(dir, `${STATE_FILE}.tmp`), join(dir, STATE_FILE));
+    this.dirty = false;
+    this.savedAt = Date.now();
+  }
+
+  /** Starts following the log in the background (new facts indexed about a second after they land). */
+  follow(): void {
+    if (this.follower || this.closed) return;
+    this.follower = setInterval(() => {
+      if (this.tick) return;
+      this.tick = (async () => {
+        await this.refresh(Date.now() + SLICE_MS * 5);
+        if (this.dirty && Date.now() - this.savedAt > SAVE_EVERY_MS) await this.save();
+      })()
+        .catch(() => {
+          // A closed store or an unreadable entry: the next query reads again and reports it.
+        })
+        .finally(() => (this.tick = undefined));
+    }, FOLLOW_MS);
+    this.follower.unref();
+  }
+
+  /** Stops following and saves what was read. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.follower) clearInterval(this.follower);
+    this.follower = undefined;
+    await this.tick;
+    await this.background;
+    if (this.dirty) await this.save();
   }
 
   /**
@@ -120,13 +258,19 @@ export class VectorIndex {
    * not keep the first queries waiting nor block other requests.
    */
   async refresh(until: number): Promise<IndexState> {
+    await this.ensureLoaded();
     const size = await this.log.size();
     for (let first = true; this.next < size && Date.now() < until; first = false) {
       if (!first) await new Promise((resolve) => setImmediate(resolve)); // let other requests run between slices
       await this.step(size);
     }
-    if (this.next < size) this.continueInBackground();
+    if (this.next < size || this.hasPending()) this.continueInBackground();
     return { entries_read: Math.min(this.next, size), log_size: size, complete: this.next >= size };
+  }
+
+  private hasPending(): boolean {
+    for (const g of this.graphs.values()) if (g.pending.size > 0) return true;
+    return false;
   }
 
   /** One slice of reading; concurrent callers share it (one reader at a time). */
@@ -137,15 +281,22 @@ export class VectorIndex {
     return this.reading;
   }
 
+  /** Reads the rest of the log and moves pending vectors into the graphs, a slice per turn. */
   private continueInBackground(): void {
-    if (this.background) return;
+    if (this.background || this.closed) return;
     this.background = (async () => {
       try {
         for (;;) {
           await new Promise((resolve) => setImmediate(resolve));
+          if (this.closed) return;
           const size = await this.log.size();
-          if (this.next >= size) return;
-          await this.step(size);
+          if (this.next < size) {
+            await this.step(size);
+            continue;
+          }
+          let added = 0;
+          for (const [key, g] of this.graphs) if (g.pending.size > 0) added += g.addPending(this.arenas.get(key)!);
+          if (added === 0) return;
         }
       } catch {
         // A closed store or an unreadable entry: the next query reads again and reports it.
@@ -155,9 +306,19 @@ export class VectorIndex {
     })();
   }
 
-  /** Indexed vectors of a band by cell (empty for a band that is not a vector band). */
-  vectors(band: string): ReadonlyMap<string, IndexedVector> {
-    return this.byBand.get(band) ?? new Map();
+  /** The band's vectors (undefined for a band that is not a vector band). */
+  arena(band: string): BandArena | undefined {
+    return this.arenas.get(band);
+  }
+
+  /** The band's approximate graph (real-valued bands only). */
+  graph(band: string): AnnGraph | undefined {
+    return this.graphs.get(band);
+  }
+
+  /** The newest indexed vector of a cell under a band. */
+  get(band: string, cell: string): IndexedVector | undefined {
+    return this.arenas.get(band)?.get(cell);
   }
 
   /** True when the band reached the cell cap and stopped indexing new cells. */
@@ -178,22 +339,32 @@ export class VectorIndex {
   private apply(bytes: Uint8Array): void {
     const entry = decodeLogEntry(bytes);
     entry.facts.forEach((body, i) => {
-      const index = this.byBand.get(body.band as string);
-      if (!index || body.kind !== 'primary' || bodyScope(body) !== null) return;
+      const arena = this.arenas.get(body.band as string);
+      if (!arena || body.kind !== 'primary' || bodyScope(body) !== null) return;
       const band = this.bands.get(body.band as string)!;
       const cell = body.cell as string;
-      const tslot = entry.meta[i].tslot;
-      const held = index.get(cell);
-      if (held && held.tslot > tslot) return;
-      if (!held && index.size >= this.maxPerBand) {
+      const tslot = entry.meta[i]!.tslot;
+      const slot = arena.slotOf.get(cell);
+      if (slot !== undefined && arena.tslots[slot]! > tslot) return;
+      if (slot === undefined && arena.count >= this.opts.maxPerBand) {
         this.capped.add(band.key);
         return;
       }
       // checkLogEntry (in decodeLogEntry) refused fact_cid/receipt members: these are the hashed bytes.
       const cid = b32encode(blake3(encodeCanonical(body as CborValue)));
       const v = indexedVector(band, cell, tslot, cid, body.value);
-      if (v) index.set(cell, v);
-      else if (held && held.tslot === tslot) index.delete(cell); // superseded by a value that is no vector
+      if (!v) {
+        // A value that is no vector at the same tslot supersedes the cell's vector: withdrawn.
+        if (slot !== undefined && arena.tslots[slot] === tslot && arena.isLive(slot)) {
+          arena.clear(slot);
+          this.graphs.get(band.key)?.touch(slot);
+          this.dirty = true;
+        }
+        return;
+      }
+      const s = arena.put(v);
+      this.graphs.get(band.key)?.touch(s);
+      this.dirty = true;
     });
   }
 }

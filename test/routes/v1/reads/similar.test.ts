@@ -184,6 +184,24 @@ describe('POST /v1/find_similar', () => {
     assert.ok(close(r.body.neighbors[0].score, 1));
   });
 
+  it('exact: false asks the HNSW graph (its parameters in the answer) and, re-scored exactly, agrees with the full scan here; a small band is scanned exactly by default', async () => {
+    const full = await post(t, '/v1/find_similar', { key: Q, k: 3 });
+    assert.equal(full.body.searched.exact, true);
+    assert.equal(full.body.searched.index, null);
+    const approx = await post(t, '/v1/find_similar', { key: Q, k: 3, exact: false });
+    assert.equal(approx.status, 200, JSON.stringify(approx.body));
+    assert.equal(approx.body.searched.exact, false);
+    assert.equal(approx.body.searched.index.kind, 'hnsw');
+    assert.equal(approx.body.searched.index.metric, 'cos');
+    assert.ok(approx.body.searched.index.rescored >= 3);
+    assert.deepEqual(
+      approx.body.neighbors.map((n: any) => [n.cell, n.score, n.fact_cid]),
+      full.body.neighbors.map((n: any) => [n.cell, n.score, n.fact_cid]),
+    );
+    assert.ok(approx.body.caveats.some((c: string) => /approximate search/.test(c)));
+    assert.ok(verifies(t, approx.body.receipt));
+  });
+
   it('a query cell without a vector: cid_not_found naming the bands attested there', async () => {
     const r = await post(t, '/v1/find_similar', { key: SCALAR_ONLY });
     fails(r, 404, 'cid_not_found', 'key');
@@ -208,7 +226,7 @@ describe('POST /v1/find_similar', () => {
 });
 
 describe('find_similar after a restart', () => {
-  it('the index is rebuilt from the log: a responder reopened on the same data answers as before', async () => {
+  it('the index is saved at close and loaded at start: a responder reopened on the same data answers as before without reading the old log again', async () => {
     const { mkdtempSync, rmSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
@@ -229,6 +247,8 @@ describe('find_similar after a restart', () => {
         assert.equal(after.status, 200, JSON.stringify(after.body));
         assert.deepEqual(after.body.neighbors, before.body.neighbors);
         assert.equal(after.body.searched.index_complete, true);
+        const { vectorIndexOf } = await import('../../../../src/primitives/embeddings/similar.js');
+        assert.equal(vectorIndexOf(again.service).start.from, 'disk', JSON.stringify(vectorIndexOf(again.service).start));
       } finally {
         await again.close();
       }
