@@ -77,6 +77,8 @@ const cases: Array<[string, Record<string, unknown>]> = [
   ['verify', { cell: A, claim: { band: 'indices.ndvi', op: 'gt', value: 0.3, tslot: medium } }],
   ['find_similar', { key: A, k: 5 }],
   ['state_diff', { cell: A, tslot_a: slow - 1, tslot_b: slow }],
+  ['state', { cell: A, view: 'cube', tslot: slow }],
+  ['state_diff', { cell: A, view: 'cube', tslot_a: slow - 1, tslot_b: slow }],
   ['cell_view', { cell64: A }],
   ['corpus_state_stats', {}],
 ];

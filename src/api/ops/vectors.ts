@@ -1,7 +1,7 @@
 /** Embedding reads (docs/embeddings.md): nearest stored cells by vector, and a cell's dense state. */
 import { Type } from '@sinclair/typebox';
 import { LIMITS } from '../limits.js';
-import { SIMILAR_MODES, findSimilar } from '../../primitives/embeddings/similar.js';
+import { EXACT_MAX_CELLS, SIMILAR_MODES, findSimilar } from '../../primitives/embeddings/similar.js';
 import { DEFAULT_ENCODER, STATE_VIEWS, state, stateDiff, stateMulti } from '../../primitives/embeddings/state.js';
 import { defineOperation, type Operation } from '../operations.js';
 import { Cell, OneOf, Scope, Tslot } from '../schemas/inputs.js';
@@ -27,6 +27,7 @@ export const findSimilarOp = defineOperation({
     'Response {band, mode, k, query, neighbors[], searched, caveats, receipt}; each neighbor has cell, score, lat, lng (the cell centre; null for inline queries or undecodable cells, never absent), fact_cid, tslot, place_label_cached (nearest named place within about 25 km, else null), ordered by descending score. ' +
     'score: cosine in [-1, 1] (cosine, hamming_then_rerank) or Hamming agreement 1 − d/bits in [0, 1] (hamming, on the <band>.bin128 codes). ' +
     "The receipt lists the query cell and each neighbour's cell and scoring fact_cid in rank order; scores are recomputable from those facts. " +
+    `Up to ${EXACT_MAX_CELLS} vectors in a band the search is exact; above, an HNSW graph proposes candidates and each is re-scored exactly (searched.exact false, searched.index its parameters; pass exact: true for the full scan). ` +
     'A query cell without a vector under the band: cid_not_found naming the bands attested there.',
   tags: ['read'],
   input: Type.Object(
@@ -36,6 +37,11 @@ export const findSimilarOp = defineOperation({
       k: Type.Integer({ minimum: LIMITS.find_similar_k.min, maximum: LIMITS.find_similar_k.max, default: LIMITS.find_similar_k.default, description: 'neighbours returned' }),
       // No schema default: it depends on the band (hamming for a .bin128 band, else cosine).
       mode: Type.Optional(OneOf(SIMILAR_MODES, { description: 'cosine (default; hamming for a .bin128 band), hamming, hamming_then_rerank' })),
+      exact: Type.Optional(
+        Type.Boolean({
+          description: `cosine mode: true scans every vector; false uses the approximate HNSW graph (candidates re-scored exactly). Default: exact up to ${EXACT_MAX_CELLS} vectors in the band, approximate above`,
+        }),
+      ),
     },
     { additionalProperties: false },
   ),
@@ -51,7 +57,25 @@ export const findSimilarOp = defineOperation({
       code_fact_cid: Type.Optional(Type.String({ description: "the query cell's binary code fact" })),
     }),
     neighbors: Type.Array(Neighbor, { description: 'best first' }),
-    searched: Closed({ candidates: Type.Integer({ minimum: 0 }), index_complete: Type.Boolean(), log_entries_read: Type.Integer({ minimum: 0 }), log_size: Type.Integer({ minimum: 0 }) }),
+    searched: Closed({
+      candidates: Type.Integer({ minimum: 0, description: 'vectors (or codes) held for the band' }),
+      exact: Type.Boolean({ description: 'true: every vector was scored; false: the HNSW graph proposed candidates, each re-scored exactly' }),
+      index: Nullable(
+        Closed({
+          kind: Type.Literal('hnsw'),
+          library: Type.String(),
+          metric: Type.String(),
+          quantization: Type.String(),
+          connectivity: Type.Integer(),
+          expansion_add: Type.Integer(),
+          expansion_search: Type.Integer(),
+          rescored: Type.Integer({ minimum: 0, description: 'candidates scored exactly (graph proposals and vectors not yet in the graph)' }),
+        }),
+      ),
+      index_complete: Type.Boolean(),
+      log_entries_read: Type.Integer({ minimum: 0 }),
+      log_size: Type.Integer({ minimum: 0 }),
+    }),
     caveats: Type.Array(Type.String()),
   }),
   mcp: 'full',
@@ -59,19 +83,47 @@ export const findSimilarOp = defineOperation({
 });
 
 const Encoder = Type.String({ minLength: 1, maxLength: 100, description: `encoder band (default ${DEFAULT_ENCODER}; see /v1/bands, value_kind vector)` });
-const View = OneOf(STATE_VIEWS, { default: 'encoder', description: "encoder (the encoder's own dimension, 128 for geotessera) or cube (1792-D; not served here: refused naming the served views)" });
-const MISSING = 'missing[] names each encoder without a vector: {encoder, reason: absence | not_materialized | not_stored, detail, fact_cid?, retryable?} — never a zero vector.';
+const View = OneOf(STATE_VIEWS, {
+  default: 'encoder',
+  description:
+    "encoder (default): one vector of the encoder's own dimension (128 for geotessera) at one tslot. cube: a 14-year time stack of the annual encoder, 14 slots × 128 = 1792 values, slot j = the vector at tslot anchor − 13 + j (oldest first; layout at GET /v1/bands, cube_layout)",
+});
+const MISSING =
+  'missing[] names each encoder (cube view: each slot) without a vector: {encoder, slot?, tslot?, reason: absence | not_materialized | not_stored | outside_coverage, detail, fact_cid?, retryable?} — never a zero vector.';
+const CUBE =
+  'Use view cube to see how a place changed over the years in one call (a time stack for change or trend models); use the encoder view for one year. ' +
+  'Cube: anchor = tslot, else the newest slot the encoder covers (geotessera: from 2017, open-ended, so the current year); slot j holds tslot anchor − 13 + j at offsets 128·j; ' +
+  "a slot without a vector is 128 nulls (never zeros) with a missing[] entry; years outside the encoder's coverage are not fetched (outside_coverage). " +
+  'vector is null when no slot has a vector; slots[] gives {slot, tslot, year, offset, fact_cid|null}; the receipt cites every fact the slots read.';
 
 const Missing = Closed(
   {
     encoder: Type.String(),
-    reason: OneOf(['absence', 'not_materialized', 'not_stored'] as const),
+    slot: Type.Optional(Type.Integer({ minimum: 0, maximum: 13, description: 'cube view: the slot without a vector' })),
+    tslot: Type.Optional(Type.Integer({ description: "cube view: the slot's tslot" })),
+    reason: OneOf(['absence', 'not_materialized', 'not_stored', 'outside_coverage'] as const, {
+      description: "outside_coverage (cube view): the slot's year is outside the encoder's declared coverage and was not read",
+    }),
     detail: Type.String(),
     fact_cid: Type.Optional(Type.String()),
     retryable: Type.Optional(Type.Boolean()),
   },
-  'an encoder without a vector at the cell, and why',
+  'an encoder (cube view: a slot) without a vector at the cell, and why',
 );
+
+const CubeSlot = Closed(
+  {
+    slot: Type.Integer({ minimum: 0, maximum: 13 }),
+    tslot: Type.Integer(),
+    year: Type.Integer({ description: 'the calendar year the annual slot stands for' }),
+    offset: Type.Integer({ minimum: 0, description: "index of the slot's first value in vector" }),
+    fact_cid: Nullable(Type.String({ description: "the slot's vector fact; null when the slot is missing" })),
+  },
+  'one slot of a cube',
+);
+const EncoderVector = Type.Array(Type.Number(), { description: "encoder view: the encoder's vector" });
+const CubeVector = Type.Array(Nullable(Type.Number()), { description: 'cube view: 1792 values, null for the values of a missing slot' });
+const ViewOut = OneOf(STATE_VIEWS);
 
 /** What state and state_multi carry over from recall. */
 const recallEnvelope = {
@@ -88,17 +140,18 @@ export const stateOp = defineOperation({
   method: 'POST',
   path: '/v1/state',
   summary: 'The dense embedding vector of a cell (fetched and signed on a miss, like recall)',
-  description: `Response {cell, view, encoder, dim, vector (null when missing), tslot, fact_cid, missing[], facts, receipt, bands_already_attested_at_cell, caveats, materialize_notes}. ${MISSING} Receipt primitive svc.state.`,
+  description: `Response {cell, view, encoder, dim, vector (null when missing), tslot, fact_cid, slots (cube view), missing[], facts, receipt, bands_already_attested_at_cell, caveats, materialize_notes}. ${MISSING} ${CUBE} In the cube view dim is 1792, tslot is the anchor and fact_cid is null. Receipt primitive svc.state.`,
   tags: ['read'],
   input: Type.Object({ cell: Cell, encoder: { ...Encoder, default: DEFAULT_ENCODER }, view: View, tslot: Type.Optional(Tslot), scope: Type.Optional(Scope) }, { additionalProperties: false }),
   output: Signed({
     cell: Type.String(),
-    view: Type.Literal('encoder'),
+    view: ViewOut,
     encoder: Type.String(),
     dim: Nullable(Type.Integer()),
-    vector: Nullable(Type.Array(Type.Number())),
-    tslot: Nullable(Type.Integer()),
+    vector: Type.Union([EncoderVector, CubeVector, Type.Null()]),
+    tslot: Nullable(Type.Integer({ description: 'the vector tslot; cube view: the anchor' })),
     fact_cid: Nullable(Type.String()),
+    slots: Type.Optional(Type.Array(CubeSlot, { description: 'cube view: the 14 slots, oldest first' })),
     ...recallEnvelope,
   }),
   mcp: 'full',
@@ -110,7 +163,7 @@ export const stateMultiOp = defineOperation({
   method: 'POST',
   path: '/v1/state_multi',
   summary: 'One vector per served encoder at a cell, with a typed missing[] for the others',
-  description: `Response {cell, view, encoders, states: [{encoder, dim, vector, tslot, fact_cid}], missing[], facts, receipt, …}. ${MISSING} Receipt primitive svc.state_multi.`,
+  description: `Response {cell, view, encoders, states: [{encoder, dim, vector, tslot, fact_cid}], missing[], facts, receipt, …}. ${MISSING} View cube: one cube per annual encoder in states[] ({encoder, dim: 1792, vector, tslot: anchor, slots}), only for encoders with at least one slot; every missing slot is in missing[]. ${CUBE} Receipt primitive svc.state_multi.`,
   tags: ['read'],
   input: Type.Object(
     {
@@ -125,9 +178,14 @@ export const stateMultiOp = defineOperation({
   ),
   output: Signed({
     cell: Type.String(),
-    view: Type.Literal('encoder'),
+    view: ViewOut,
     encoders: Type.Array(Type.String()),
-    states: Type.Array(Closed({ encoder: Type.String(), dim: Type.Integer(), vector: Type.Array(Type.Number()), tslot: Type.Integer(), fact_cid: Type.String() })),
+    states: Type.Array(
+      Type.Union([
+        Closed({ encoder: Type.String(), dim: Type.Integer(), vector: EncoderVector, tslot: Type.Integer(), fact_cid: Type.String() }, 'encoder view'),
+        Closed({ encoder: Type.String(), dim: Type.Integer(), vector: CubeVector, tslot: Type.Integer({ description: 'the anchor' }), slots: Type.Array(CubeSlot) }, 'cube view'),
+      ]),
+    ),
     ...recallEnvelope,
   }),
   mcp: 'full',
@@ -140,6 +198,8 @@ const DiffSide = Closed({
   kind: Nullable(Type.String()),
   value: AnyValue,
   note: Type.Optional(Type.String({ description: 'why the side has no usable value' })),
+  slots: Type.Optional(Type.Array(CubeSlot, { description: "cube view: the side's 14 slots" })),
+  missing: Type.Optional(Type.Array(Missing, { description: "cube view: the side's slots without a stored vector" })),
 });
 const maybeNumber = Nullable(Type.Number());
 
@@ -149,9 +209,21 @@ export const stateDiffOp = defineOperation({
   path: '/v1/state_diff',
   summary: "Vector change of a cell's embedding between two tslots: delta, L2, cosine and residual",
   description:
-    "Stored vectors only (never fetches). delta = b − a; l2 = |b − a|; cosine(a, b); residual = b − (a·b / a·a)·a, the part of b that a rescaled a does not explain, with residual_l2. A side without a usable vector gives nulls, never zeros. Receipt primitive svc.state_diff over both sides' fact_cids.",
+    "Stored vectors only (never fetches). delta = b − a; l2 = |b − a|; cosine(a, b); residual = b − (a·b / a·a)·a, the part of b that a rescaled a does not explain, with residual_l2. A side without a usable vector gives nulls, never zeros. Receipt primitive svc.state_diff over both sides' fact_cids. " +
+    'view cube: compares the 14-year cubes anchored at tslot_a and tslot_b slot by slot (slot j: tslot_a − 13 + j against tslot_b − 13 + j); a and b carry {tslot: anchor, kind: cube, value: the 1792 values with nulls, slots, missing}; ' +
+    'delta has 1792 entries, null where either side misses the slot (null when no slot is on both sides); l2 and cosine over the concatenated slots present on both sides, slots_compared of them; residual and residual_l2 are null (encoder view only).',
   tags: ['read'],
-  input: Type.Object({ cell: Cell, encoder: { ...Encoder, default: DEFAULT_ENCODER }, tslot_a: Tslot, tslot_b: Tslot, scope: Type.Optional(Scope) }, { additionalProperties: false }),
+  input: Type.Object(
+    {
+      cell: Cell,
+      encoder: { ...Encoder, default: DEFAULT_ENCODER },
+      view: { ...View, description: 'encoder (default): the vectors at tslot_a and tslot_b; cube: the 14-year cubes anchored at tslot_a and tslot_b' },
+      tslot_a: Tslot,
+      tslot_b: Tslot,
+      scope: Type.Optional(Scope),
+    },
+    { additionalProperties: false },
+  ),
   output: Signed({
     cell: Type.String(),
     band: Type.String(),
@@ -159,14 +231,17 @@ export const stateDiffOp = defineOperation({
     value_kind: Type.String(),
     a: DiffSide,
     b: DiffSide,
-    delta: Nullable(Type.Union([Type.Array(Type.Number()), Type.Number()], { description: 'b − a; null when a side has no usable vector' })),
+    delta: Nullable(
+      Type.Union([Type.Array(Type.Number()), CubeVector, Type.Number()], { description: 'b − a; null when a side has no usable vector (cube view: null entries for slots missing on either side)' }),
+    ),
     l2: Type.Optional(Type.Number()),
     cosine: Type.Optional(maybeNumber),
+    slots_compared: Type.Optional(Type.Integer({ minimum: 0, maximum: 14, description: 'cube view: slots present on both sides (l2 and cosine are over these)' })),
     changed: Type.Optional(Type.Boolean()),
     percent_change: Type.Optional(maybeNumber),
     notes: Type.Array(Type.String()),
     encoder: Type.String(),
-    view: Type.Literal('encoder'),
+    view: ViewOut,
     residual: Nullable(Type.Array(Type.Number())),
     residual_l2: maybeNumber,
   }),

@@ -15,6 +15,8 @@ import { coverageMap } from '../../primitives/pictures/coverage-map.js';
 import { LIMITS } from '../limits.js';
 import { cacheHealth, readiness } from '../readiness.js';
 import { STATEMENT_TTL_SECS } from '../../primitives/keys/common.js';
+import { publishedCubeLayout } from '../../primitives/embeddings/state.js';
+import { BandsAnswer } from '../schemas/bands.js';
 
 export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
   const started = Date.now();
@@ -84,11 +86,24 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext)
     rule: 'each CID = b32(blake3(cbor(manifest))); registry_cid covers the five registry CIDs; schema_cid covers /v1/schema',
   }));
   app.get('/v1/schema', { schema: { summary: 'Active schema profile', tags: ['discovery'] } }, async () => ({ schema_cid: ctx.manifests.schema_cid, profile: SCHEMA_PROFILE }));
-  app.get('/v1/bands', { schema: { summary: 'Band registry (tempo, privacy class, unit, source)', tags: ['catalogue'] } }, async () => ({
-    manifest_cid: ctx.manifests.bands,
-    tempo_unit_seconds: TEMPO_UNIT_S,
-    bands: ctx.registry.bandList,
-  }));
+  const cubeLayout = publishedCubeLayout(ctx);
+  app.get(
+    '/v1/bands',
+    {
+      schema: {
+        summary: 'Band registry (tempo, privacy class, unit, source) and the cube layout of POST /v1/state {view: "cube"}',
+        tags: ['catalogue'],
+        // Documentation only: answers are encoded by the reply serializer (api/json.ts).
+        response: { 200: BandsAnswer },
+      },
+    },
+    async () => ({
+      manifest_cid: ctx.manifests.bands,
+      tempo_unit_seconds: TEMPO_UNIT_S,
+      bands: ctx.registry.bandList,
+      cube_layout: cubeLayout,
+    }),
+  );
   app.get('/v1/topics', { schema: { summary: 'The 26 declared topics', tags: ['catalogue'] } }, async () => ({ manifest_cid: ctx.manifests.topics, topics: ctx.registry.topicList }));
   app.get('/v1/algorithms', { schema: { summary: 'Algorithm catalogue', tags: ['catalogue'] } }, async () => ({
     manifest_cid: ctx.manifests.algorithms,

@@ -73,10 +73,7 @@ describe('POST /v1/state', () => {
     assert.ok(verifies(t, failed.body.receipt));
   });
 
-  it('bad input: cube is refused naming the served views; non-encoders and unknown bands are typed', async () => {
-    const cube = await post(t, '/v1/state', { cell: A, view: 'cube' });
-    fails(cube, 422, 'invalid_argument', 'view');
-    assert.deepEqual(cube.body.details.served_views, ['encoder']);
+  it('bad input: unknown views, non-encoders and unknown bands are typed (the cube view: state-cube.test.ts)', async () => {
     fails(await post(t, '/v1/state', { cell: A, view: 'flat' }), 422, 'invalid_argument', 'view');
     fails(await post(t, '/v1/state', { cell: A, encoder: 'geotessera.bin128' }), 422, 'invalid_argument', 'encoder');
     fails(await post(t, '/v1/state', { cell: A, encoder: 'indices.ndvi' }), 422, 'invalid_argument', 'encoder');
