@@ -2,6 +2,8 @@
 import { MEMORY_SEARCH_CONCURRENCY_DEFAULT, NOTE_DAILY_QUOTA_DEFAULT } from '../config.js';
 import { FIELD_LIMITS } from '../primitives/fields/field-boundaries.js';
 import { FIND_SIMILAR_K } from '../primitives/embeddings/similar.js';
+import { DIVERSITY_EXACT_MAX } from '../primitives/embeddings/analytics-math.js';
+import { ANALYTICS_DEFAULT_CELLS, ANALYTICS_MAX_CELLS } from '../primitives/embeddings/analytics-region.js';
 import { HUNT_MAX_AREA_KM2 } from '../primitives/hunt/region.js';
 import { MAX_ANCHORS } from '../primitives/rasters/geometry.js';
 import { ARCHETYPE_K, MAPS_AT_ONCE, MIN_PIXELS_PER_ARCHETYPE } from '../primitives/rasters/archetype-map.js';
@@ -52,6 +54,12 @@ export const LIMITS = {
   backfill_max_facts: { min: 1, max: 1024, default: 16 },
   backfill_area_cells: 64,
   find_similar_k: FIND_SIMILAR_K,
+  /** embedding_centroid, region_similarity (per side), embedding_diversity (docs/embeddings.md, "Analytics over regions"). */
+  embedding_analytics: {
+    max_cells: { min: 1, max: ANALYTICS_MAX_CELLS, default: ANALYTICS_DEFAULT_CELLS },
+    cells_list_max: ANALYTICS_MAX_CELLS,
+    diversity_exact_max_vectors: DIVERSITY_EXACT_MAX,
+  },
   locate_polygon_sample_cells: 64,
   hunt: { sampled_cells: 32, sampled_cells_slow: 8, top: 8, max_bbox_area_km2: HUNT_MAX_AREA_KM2 },
   field_boundaries: FIELD_LIMITS,

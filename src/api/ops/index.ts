@@ -7,6 +7,7 @@ import { corpusStatsOp, verifyReceiptOp } from './core.js';
 import { CUBE_OPS } from './cubes.js';
 import { DEVICE_OPS } from './devices.js';
 import { DERIVE_OPS } from './derive.js';
+import { EMBEDDING_ANALYTICS_OPS } from './embeddings.js';
 import { ENTITY_OPS } from './entities.js';
 import { EUDR_OPS } from './eudr.js';
 import { FIELD_OPS } from './fields.js';
@@ -35,6 +36,7 @@ export const OPERATIONS: Operation[] = [
     ...READS_MORE_OPS,
     ...SCENE_OPS,
     ...VECTOR_OPS,
+    ...EMBEDDING_ANALYTICS_OPS,
     ...TOKEN_OPS,
     ...BACKFILL_OPS,
     ...SHORTCUT_OPS,

@@ -157,6 +157,46 @@ export async function walkStored(ctx: ServiceContext, area: Area, scope: Scope |
   return { cells: found, prefixes: prefixes.length, truncated };
 }
 
+/** The cells a region read covers in an area: at most `maxCells`, deterministic (areaCells). */
+export interface AreaCells {
+  cells: string[];
+  /** True when `cells` is every cell of the area that can hold a stored fact. */
+  exhaustive: boolean;
+  sampling: QueryRegionResult['sampling'];
+  /** Lattice cells in the area's bounding box (an upper bound on the cells inside). */
+  bbox_cells: number;
+}
+
+/**
+ * At most `maxCells` cells of `area`, the same cells for the same request: the area sampled on
+ * the lattice (sampleArea) and, when that is not exhaustive and a few prefix seeks cover the
+ * area, the store walked for every stored cell inside (visible to `scope`), so a sample does not
+ * miss the cells that hold data.
+ */
+export async function areaCells(ctx: ServiceContext, area: Area, maxCells: number, scope: Scope | null): Promise<AreaCells> {
+  const s = sampleArea(area, maxCells);
+  let cells = s.cells;
+  let exhaustive = s.exhaustive;
+  const sampling: QueryRegionResult['sampling'] = { method: s.method, max_cells: maxCells };
+  if (!s.exhaustive) {
+    const walk = await walkStored(ctx, area, scope);
+    if (walk) {
+      sampling.prefix_walk = { prefixes: walk.prefixes, stored_cells_found: walk.cells.length, truncated: walk.truncated };
+      if (!walk.truncated) {
+        // Every stored cell inside the area is known: the grid adds only cells without data.
+        cells = evenPick(walk.cells, maxCells);
+        exhaustive = walk.cells.length <= maxCells;
+        sampling.method = 'prefix_walk';
+      } else {
+        const known = evenPick(walk.cells, maxCells);
+        cells = [...new Set([...known, ...s.cells])].slice(0, maxCells);
+        sampling.method = 'prefix_walk+grid';
+      }
+    }
+  }
+  return { cells, exhaustive, sampling, bbox_cells: s.bbox_cells };
+}
+
 /** Aggregate stored facts of `bands` over a cell set or a sampled bbox. */
 export async function queryRegion(ctx: ServiceContext, req: QueryRegionRequest): Promise<QueryRegionResult> {
   if ((req.geometry === undefined) === (req.bbox === undefined)) throw invalidArgument(req.geometry === undefined ? 'geometry' : 'bbox', 'give exactly one of geometry, bbox');
@@ -174,28 +214,11 @@ export async function queryRegion(ctx: ServiceContext, req: QueryRegionRequest):
     exhaustive = true;
     sampling = { method: 'given', max_cells: maxCells };
   } else {
-    const area = parseBboxArray(req.bbox);
-    const s = sampleArea(area, maxCells);
-    cells = s.cells;
-    exhaustive = s.exhaustive;
-    sampling = { method: s.method, max_cells: maxCells };
-    if (!s.exhaustive) {
-      const walk = await walkStored(ctx, area, scope ?? null);
-      if (walk) {
-        sampling.prefix_walk = { prefixes: walk.prefixes, stored_cells_found: walk.cells.length, truncated: walk.truncated };
-        if (!walk.truncated) {
-          // Every stored cell inside the box is known: the grid adds only cells without data.
-          cells = evenPick(walk.cells, maxCells);
-          exhaustive = walk.cells.length <= maxCells;
-          sampling.method = 'prefix_walk';
-        } else {
-          const known = evenPick(walk.cells, maxCells);
-          cells = [...new Set([...known, ...s.cells])].slice(0, maxCells);
-          sampling.method = 'prefix_walk+grid';
-        }
-      }
-    }
-    if (!exhaustive) caveats.push(`The box holds about ${s.bbox_cells} cells; ${cells.length} were read (deterministic sample).`);
+    const picked = await areaCells(ctx, parseBboxArray(req.bbox), maxCells, scope ?? null);
+    cells = picked.cells;
+    exhaustive = picked.exhaustive;
+    sampling = picked.sampling;
+    if (!exhaustive) caveats.push(`The box holds about ${picked.bbox_cells} cells; ${cells.length} were read (deterministic sample).`);
   }
 
   const reads = await mapLimit(cells, READ_CONCURRENCY, (cell) => ctx.store.latest({ cell, bands: bands.map((b) => b.key), scope: scope ?? null }));
