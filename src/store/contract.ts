@@ -98,7 +98,10 @@ export interface FactQuery {
 
 export interface CorpusStats {
   facts: number;
+  /** Grid cells (cell64) holding a public fact. */
   cells: number;
+  /** Other public subjects (notes, entities, answer records: `svc:entity:…`), not places. */
+  subjects: number;
   bands: number;
   log_size: number;
 }

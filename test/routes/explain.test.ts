@@ -65,6 +65,10 @@ describe('POST /v1/explain', () => {
       [11.5, 'degC', a.publicKey, 'operator', 'model_output', '2026-11-20T09:30:00Z'],
     );
     assert.deepEqual(temp.in_response, { shown: true, ok: true, failures: [] });
+    // An operator's value is a statement: explain names its origin, never "a direct sensor reading".
+    assert.equal(temp.origin, 'written_by_attester');
+    assert.match(temp.sentence, /stated by that key, not fetched from the source/);
+    assert.doesNotMatch(text, /a direct sensor reading/);
     // Deterministic: the same read explains in the same words.
     assert.equal((await post('/v1/explain', { response: read })).body.explanation, text);
   });

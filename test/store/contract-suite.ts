@@ -336,17 +336,23 @@ export function runContractSuite(driverName: string, makeStore: MakeStore): void
 
       it('counts facts, cells, bands and log entries', () =>
         withStore(async (store) => {
-          assert.deepEqual(await store.stats(), { facts: 0, cells: 0, bands: 0, log_size: 0 });
+          assert.deepEqual(await store.stats(), { facts: 0, cells: 0, subjects: 0, bands: 0, log_size: 0 });
           await store.append(makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 1 }), makeFact({ cell: NORTH, band: NDVI, tslot: 0, value: 1 })]));
           await store.append(makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 2, signed_at: '2026-02-01T00:00:00Z' })]));
-          assert.deepEqual(await store.stats(), { facts: 3, cells: 2, bands: 2, log_size: 2 });
+          assert.deepEqual(await store.stats(), { facts: 3, cells: 2, subjects: 0, bands: 2, log_size: 2 });
+        }));
+
+      it('counts a record anchored on a subject (svc:entity:…) as a subject, never as a cell', () =>
+        withStore(async (store) => {
+          await store.append(makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 1 }), makeFact({ cell: 'svc:entity:note-anchor-1', band: NDVI, tslot: 0, value: 1 })]));
+          assert.deepEqual(await store.stats(), { facts: 2, cells: 1, subjects: 1, bands: 2, log_size: 1 });
         }));
 
       it('counts public facts only: a scope moves the log size, never the fact, cell or band counts', () =>
         withStore(async (store) => {
           await store.append(makeBatch([makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 1 })]));
           const before = await store.stats();
-          assert.deepEqual(before, { facts: 1, cells: 1, bands: 1, log_size: 1 });
+          assert.deepEqual(before, { facts: 1, cells: 1, subjects: 0, bands: 1, log_size: 1 });
           // A new cell, a new band and another version at a public cell, all in a scope.
           await store.append(
             makeBatch([makeFact({ cell: PARIS, band: NDVI, tslot: 0, value: 0.2, scope: { org_id: 'acme' } }), makeFact({ cell: HERE, band: ELEV, tslot: 0, value: 2, scope: { org_id: 'acme' } })]),
@@ -504,7 +510,7 @@ export function runContractSuite(driverName: string, makeStore: MakeStore): void
           await assert.rejects(store.append(wrongCid), (e: unknown) => e instanceof SvcError && e.code === 'invalid_argument');
           await assert.rejects(store.append({ ...batch, facts: [] }), (e: unknown) => e instanceof SvcError && e.code === 'invalid_argument');
           assert.equal(await store.log.size(), 0);
-          assert.deepEqual(await store.stats(), { facts: 0, cells: 0, bands: 0, log_size: 0 });
+          assert.deepEqual(await store.stats(), { facts: 0, cells: 0, subjects: 0, bands: 0, log_size: 0 });
         }));
     });
 

@@ -339,7 +339,7 @@ describe('sqlite store: index layout', () => {
     let { store } = await open(dir);
     for (const b of sampleBatches()) await store.append(b);
     const expected = await store.stats();
-    assert.deepEqual(expected, { facts: 3, cells: 2, bands: 1, log_size: 3 }, 'the scoped fact (another band) is not counted');
+    assert.deepEqual(expected, { facts: 3, cells: 2, subjects: 0, bands: 1, log_size: 3 }, 'the scoped fact (another band) is not counted');
     await store.close();
     const db = new Database(join(dir, 'index.sqlite'));
     db.exec('DROP TABLE public_cells; DROP TABLE public_bands;');

@@ -2,6 +2,9 @@
 import { Type } from '@sinclair/typebox';
 import { backfill, BACKFILL_LIMITS } from '../../primitives/backfill/backfill.js';
 import { dataAvailability, materializersInfo } from '../../primitives/materialize/materializers-info.js';
+import { requireBand } from '../../primitives/reads/common.js';
+import { resolveCell } from '../../primitives/reads/recall.js';
+import type { ServiceContext } from '../../primitives/context/context.js';
 import { defineOperation, type Operation } from '../operations.js';
 import { Cell, OneOf } from '../schemas/inputs.js';
 import { Closed, Nullable, Signed } from '../schemas/responses.js';
@@ -115,11 +118,22 @@ export const dataAvailabilityOp = defineOperation({
   name: 'data_availability',
   method: 'GET',
   path: '/v1/data_availability',
-  summary: 'Per band: history available from/to, tempo seconds, materializer',
+  summary: 'Per band: history available from/to, tempo seconds, materializer; with a cell, which bands are stored there',
+  description:
+    'Use it before asking for past slots: history_available_from_unix/to_unix say which past tslots this responder can fetch for a band (null: only what is stored). ' +
+    'Optional band (one band only) and cell (cell64 or a place name): with a cell, each band says attested_at_cell — whether a public fact of it is stored at that cell (recall then answers without an upstream fetch). ' +
+    'Next: recall or fetch_history for the bands you need.',
   tags: ['catalogue'],
-  input: noInput,
+  input: Type.Object(
+    {
+      band: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'one band key (see /v1/bands); default every band' })),
+      cell: Type.Optional(Cell),
+    },
+    { additionalProperties: false },
+  ),
   output: Closed({
     schema: Type.String(),
+    cell: Type.Optional(Type.String({ description: 'the resolved cell64, when a cell was given' })),
     bands: Type.Array(
       Closed({
         band: Type.String(),
@@ -132,12 +146,24 @@ export const dataAvailabilityOp = defineOperation({
         history_available_to_unix: unix,
         source_history_from_unix: unix,
         source_history_to_unix: unix,
+        attested_at_cell: Type.Optional(Type.Boolean({ description: 'with a cell: a public fact of the band is stored there' })),
       }),
     ),
   }),
   mcp: 'full',
-  run: async (ctx) => dataAvailability(ctx),
+  run: (ctx, input) => availabilityAt(ctx, input),
 });
+
+/** The catalogue, narrowed to one band and/or marked with what is stored at one cell. */
+async function availabilityAt(ctx: ServiceContext, input: { band?: string; cell?: string }) {
+  const all = dataAvailability(ctx);
+  const band = input.band === undefined ? undefined : requireBand(ctx, input.band, 'band').key;
+  const bands = band === undefined ? all.bands : all.bands.filter((b) => b.band === band);
+  if (input.cell === undefined) return { ...all, bands };
+  const { cell } = await resolveCell(ctx, input.cell, 'cell');
+  const stored = new Set(await ctx.store.bandsAt(cell, null));
+  return { ...all, cell, bands: bands.map((b) => ({ ...b, attested_at_cell: stored.has(b.band) })) };
+}
 
 /** The operations of this file, for the operation table. */
 export const BACKFILL_OPS: readonly Operation[] = [backfillOp, materializersOp, dataAvailabilityOp];

@@ -58,6 +58,12 @@ const FactExplanation = Closed({
   accepted_at: Type.Optional(Type.String()),
   attester: Type.Optional(Type.String()),
   attester_role: Type.Optional(Type.String()),
+  origin: Type.Optional(
+    OneOf(['fetched_by_responder', 'written_by_attester'] as const, {
+      description:
+        "fetched_by_responder: this responder read it from the upstream source and signed it; written_by_attester: an attester key stated it (provenance_class is then the band's class, not a check of where the value came from)",
+    }),
+  ),
   provenance_class: Type.Optional(Type.String()),
   absence_reason: Type.Optional(Type.String()),
   in_response: Type.Optional(Closed({ shown: Type.Boolean(), ok: Type.Boolean(), failures: Strings })),

@@ -80,6 +80,8 @@ export interface FactExplanation {
   attester?: string;
   attester_role?: string;
   provenance_class?: string;
+  /** Who put the value here: this responder from the source, or an attester key stating it. */
+  origin?: 'fetched_by_responder' | 'written_by_attester';
   absence_reason?: string;
   /** Response mode: what the verifier found about the copy of this fact the response showed. */
   in_response?: { shown: boolean; ok: boolean; failures: string[] };
@@ -184,6 +186,7 @@ export function explainFact(ctx: ServiceContext, f: StoredFact): FactExplanation
     attester: f.attester,
     attester_role: role,
     provenance_class: f.provenance_class,
+    origin: role === 'responder' ? 'fetched_by_responder' : 'written_by_attester',
     sentence: '',
   };
   if (captured) e.captured_at = captured;
@@ -195,7 +198,10 @@ export function explainFact(ctx: ServiceContext, f: StoredFact): FactExplanation
     `${e.band_title} (${f.band}) at ${where(f.cell)}, ${when}: ${e.value_text}.${derived}` +
     `${captured ? ` Captured upstream at ${captured}.` : ''}` +
     ` Signed${signedAt ? ` at ${signedAt}` : ''} by ${f.attester}, ${ROLE_TEXT[role] ?? role}; accepted here at ${f.accepted_at}.` +
-    ` Provenance class ${f.provenance_class}: ${PROVENANCE_TEXT[f.provenance_class] ?? f.provenance_class}.` +
+    (role === 'responder'
+      ? ` Provenance class ${f.provenance_class}: ${PROVENANCE_TEXT[f.provenance_class] ?? f.provenance_class}.`
+      : // The class belongs to the band; an attester's value is a statement, whatever the band's class says.
+        ` The value was stated by that key, not fetched from the source by this responder; ${f.provenance_class} is the band's provenance class, not a check of where this value came from.`) +
     `${f.scope ? " Written under a scope: only that scope's readers can see it." : ''}`;
   return e;
 }

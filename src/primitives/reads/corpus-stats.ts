@@ -1,6 +1,7 @@
 /**
  * corpus_state_stats (docs/reads.md, "The corpus snapshot and its stream"): one signed snapshot of
- * the corpus; also the stream tick payload. Cells, bands and facts are public counts (Store.stats):
+ * the corpus; also the stream tick payload. Cells (cell64 only), subjects (records anchored on
+ * `svc:entity:…`), bands and facts are public counts (Store.stats):
  * a scope's facts move only the log, which is public anyway (docs/scopes.md).
  */
 import { issueReceipt, type ServiceContext } from '../context/context.js';
@@ -12,6 +13,7 @@ export async function corpusStateStats(ctx: ServiceContext) {
   const snapshot = {
     schema: `${ctx.config.prefix}.corpus_state.v1`,
     cells: stats.cells,
+    subjects: stats.subjects,
     bands: stats.bands,
     facts_scanned: stats.facts,
     log: { tree_size: head.tree_size, root: head.root },

@@ -113,10 +113,22 @@ export async function resolveCell(ctx: ServiceContext, cell: unknown, field = 'c
   // Dotted tokens without spaces are a (possibly mistyped) cell64, never a place name.
   const looksLikeCell = /^[a-zA-Z0-9]{1,8}(\.[a-zA-Z0-9]{0,8}){1,5}$/.test(cell);
   if (!looksLikeCell && ctx.locate) {
-    const loc = await ctx.locate(cell);
+    const loc = await ctx.locate(cell).catch((e: unknown) => {
+      throw cellHint(e, field);
+    });
     return { cell: loc.cell64, place: { query: cell, cell64: loc.cell64, label: loc.label, is_high_confidence: loc.is_high_confidence } };
   }
   throw new SvcError('invalid_cell', `${field}: ${JSON.stringify((cell as string).slice(0, 64))} is not a cell64${ctx.locate ? '' : ' (place names need the locate tier)'}`, { field });
+}
+
+/** Geocoder failures whose hint says "pass lat and lng": true for locate, not for a `cell` field. */
+const LAT_LNG_HINTED = new Set(['no_geocoder_match', 'place_not_found', 'geocoder_transport_down']);
+
+/** A locate failure under a `cell` field, with a hint this operation can follow. */
+function cellHint(e: unknown, field: string): unknown {
+  if (!(e instanceof SvcError) || !LAT_LNG_HINTED.has(e.code)) return e;
+  const hint = `${field} takes a cell64 or a place name: refine the name (add ", Region, Country"), or pass a cell64 — POST /v1/locate {lat, lng} (the svc_locate tool) turns coordinates into one${e.code === 'geocoder_transport_down' ? '; or retry later' : ''}.`;
+  return new SvcError(e.code, e.message, { ...e.details, field, hint }, { status: e.httpStatus, cause: e });
 }
 
 /** The provenance classes a request admits (`provenance` ∩ `deterministic`). */

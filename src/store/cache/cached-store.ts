@@ -44,6 +44,11 @@ export type CachedStore = Store &
     readonly cache: HotCache;
     /** The cell's generation in the hot cache, or -1 on a cache fault (reported to onError). */
     generation(cell: string): Promise<number>;
+    /**
+     * Lookups per kind of read since the store opened: a hit was answered by the cache (memo or
+     * cache), a miss went to the store, including reads the cache could not vouch for (`/metrics`).
+     */
+    readonly lookups: Readonly<Record<'fact' | 'query' | 'bands', { hits: number; misses: number }>>;
   };
 
 /** The cache key material of a query: every filter, normalised so equal queries share a key. */
@@ -66,6 +71,7 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
   const onError = opts.onError ?? throttledErrorLog();
 
   const now = opts.now ?? Date.now;
+  const lookups = { fact: { hits: 0, misses: 0 }, query: { hits: 0, misses: 0 }, bands: { hits: 0, misses: 0 } };
 
   // Decoded values of recent keys, so a warm read skips the cache round trip and the CBOR
   // decode. Query keys carry the generation, which is read from the cache on every query; each
@@ -124,7 +130,11 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
     async readFact(cid) {
       const key = `f:${cid}`;
       const hit = await lookup<StoredFact>(key);
-      if (hit !== undefined) return { fact: hit, was_cached: true };
+      if (hit !== undefined) {
+        lookups.fact.hits++;
+        return { fact: hit, was_cached: true };
+      }
+      lookups.fact.misses++;
       const fact = await store.getFact(cid);
       // Absence is not cached: the fact may be appended a moment later.
       if (fact !== null) store_(key, fact, factTtlS);
@@ -132,10 +142,17 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
     },
     async readLatest(q) {
       const gen = await generation(q.cell);
-      if (gen < 0) return { facts: await store.latest(q), was_cached: false };
+      if (gen < 0) {
+        lookups.query.misses++;
+        return { facts: await store.latest(q), was_cached: false };
+      }
       const key = `q:${q.cell}:${gen}:${queryKey(q)}`;
       const hit = await lookup<StoredFact[]>(key);
-      if (hit !== undefined) return { facts: hit, was_cached: true };
+      if (hit !== undefined) {
+        lookups.query.hits++;
+        return { facts: hit, was_cached: true };
+      }
+      lookups.query.misses++;
       const facts = await store.latest(q);
       store_(key, facts, queryTtlS);
       return { facts, was_cached: false };
@@ -156,6 +173,7 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
     artifacts: store.artifacts,
     cache,
     generation,
+    lookups,
     readFact: reader.readFact,
     readLatest: reader.readLatest,
     getFact: async (cid) => (await reader.readFact(cid)).fact,
@@ -163,10 +181,17 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
     history: (q) => store.history(q),
     async bandsAt(cell, scope) {
       const gen = await generation(cell);
-      if (gen < 0) return store.bandsAt(cell, scope);
+      if (gen < 0) {
+        lookups.bands.misses++;
+        return store.bandsAt(cell, scope);
+      }
       const key = `b:${cell}:${gen}:${scopeKey(scope)}`;
       const hit = await lookup<string[]>(key);
-      if (hit !== undefined) return hit;
+      if (hit !== undefined) {
+        lookups.bands.hits++;
+        return hit;
+      }
+      lookups.bands.misses++;
       const bands = await store.bandsAt(cell, scope);
       store_(key, bands, queryTtlS);
       return bands;

@@ -191,11 +191,14 @@ export class Queries {
 
   /** Public (unscoped) fact, distinct cell and distinct band counts (the log size is the log's). */
   async counts(): Promise<Omit<CorpusStats, 'log_size'>> {
-    const [r] = await rows<{ facts: string; cells: string; bands: string }>(
+    // A subject with a colon (svc:entity:…) is a record's anchor, never a cell64.
+    const [r] = await rows<{ facts: string; cells: string; subjects: string; bands: string }>(
       this.pool,
-      `SELECT count(*) AS facts, count(DISTINCT cell) AS cells, count(DISTINCT band) AS bands FROM ${this.t.facts} WHERE scope_key = ''`,
+      `SELECT count(*) AS facts, count(DISTINCT cell) FILTER (WHERE strpos(cell, ':') = 0) AS cells,
+              count(DISTINCT cell) FILTER (WHERE strpos(cell, ':') > 0) AS subjects, count(DISTINCT band) AS bands
+         FROM ${this.t.facts} WHERE scope_key = ''`,
     );
-    return { facts: int(r.facts), cells: int(r.cells), bands: int(r.bands) };
+    return { facts: int(r.facts), cells: int(r.cells), subjects: int(r.subjects), bands: int(r.bands) };
   }
 
   /** See Store.claimScope: the recorded owner, else the derived one or `claimant`, recorded. */

@@ -91,7 +91,7 @@ export class Queries {
   readonly insertWitness: Statement;
   readonly witnesses: Statement<[], WitnessRecord>;
   /** Public (unscoped) fact, distinct cell and distinct band counts. */
-  readonly counts: Statement<[], { facts: number; cells: number; bands: number }>;
+  readonly counts: Statement<[], { facts: number; cells: number; subjects: number; bands: number }>;
   /** The recorded owner of a scope (by scopeKey text). */
   readonly claimOf: Statement<[string], string>;
   readonly insertClaim: Statement<[string, string, string]>;
@@ -152,7 +152,9 @@ export class Queries {
     // facts_scoped holds those only), and the public cell and band sets kept by insertEntries.
     this.counts = db.prepare(
       `SELECT (SELECT COUNT(*) FROM facts) - (SELECT COUNT(*) FROM facts WHERE scope_id <> 0) AS facts,
-              (SELECT COUNT(*) FROM public_cells) AS cells, (SELECT COUNT(*) FROM public_bands) AS bands`,
+              (SELECT COUNT(*) FROM public_cells p JOIN cells c ON c.id = p.cell_id WHERE instr(c.cell, ':') = 0) AS cells,
+              (SELECT COUNT(*) FROM public_cells p JOIN cells c ON c.id = p.cell_id WHERE instr(c.cell, ':') > 0) AS subjects,
+              (SELECT COUNT(*) FROM public_bands) AS bands`,
     );
     this.insertPublicCell = db.prepare(`INSERT OR IGNORE INTO public_cells (cell_id) VALUES (?)`);
     this.insertPublicBand = db.prepare(`INSERT OR IGNORE INTO public_bands (band_id) VALUES (?)`);

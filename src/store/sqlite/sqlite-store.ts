@@ -74,7 +74,7 @@ class SqliteStore implements Store {
   private retryTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private closing = false;
-  private statsAt: { applied: number; counts: { facts: number; cells: number; bands: number } } | undefined;
+  private statsAt: { applied: number; counts: { facts: number; cells: number; subjects: number; bands: number } } | undefined;
   private readonly rows: FactRows;
 
   constructor(
@@ -365,7 +365,7 @@ class SqliteStore implements Store {
     // Distinct counts scan an index; they only change when entries are applied, so keep the last.
     if (this.statsAt?.applied !== this.nextApply) this.statsAt = { applied: this.nextApply, counts: this.q.counts.get()! };
     const c = this.statsAt.counts;
-    return { facts: c.facts, cells: c.cells, bands: c.bands, log_size: await this.appendLog.size() };
+    return { facts: c.facts, cells: c.cells, subjects: c.subjects, bands: c.bands, log_size: await this.appendLog.size() };
   }
 
   async addWitness(w: WitnessRecord): Promise<void> {

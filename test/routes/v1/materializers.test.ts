@@ -2,7 +2,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TEMPO_UNIT_S } from '../../../src/protocol/tslot.js';
 import { OPERATIONS } from '../../../src/api/ops/index.js';
+import * as P from '../../../src/protocol/index.js';
 import { build, type TestApp } from '../../support/app.js';
+import { makeAttester } from '../../support/attester.js';
+import { attest as attestFacts } from './reads/helpers.js';
 import { fakeConnector } from '../../support/fake-connector.js';
 import { startJsonUpstreams, type JsonUpstreams } from '../../sources/fixtures/json-upstreams.js';
 
@@ -98,6 +101,8 @@ describe('GET /v1/materializers', () => {
   });
 });
 
+const op = makeAttester('availability-operator');
+
 describe('GET /v1/data_availability', () => {
   it('reports per band the history span, tempo seconds and materializer', async () => {
     const r = await get(t, '/v1/data_availability');
@@ -117,6 +122,34 @@ describe('GET /v1/data_availability', () => {
     assert.deepEqual([by['lst.day_8day'].history, by['lst.day_8day'].history_available_from_unix], [true, 952_214_400]);
     assert.deepEqual([by['air.pm2_5'].history, by['air.pm2_5'].history_available_from_unix], [false, null]);
     assert.equal(by['copdem30m.elevation_mean'].tempo_seconds, 0);
+  });
+
+  it('band narrows to one band; cell (cell64 or a place name) marks the bands stored there, public facts only', async () => {
+    const one = await get(t, '/v1/data_availability?band=air.pm2_5');
+    assert.equal(one.status, 200);
+    assert.deepEqual(
+      one.body.bands.map((b: any) => b.band),
+      ['air.pm2_5'],
+    );
+    const bad = await get(t, '/v1/data_availability?band=no.such_band');
+    assert.deepEqual([bad.status, bad.body.code], [404, 'band_not_in_registry']);
+    const x = await build({ attesterKeys: [op.publicKey] }, {}, { materializers: [] });
+    try {
+      const cell = P.cellOf(12.5, 41.9);
+      await attestFacts(x, op, [{ kind: 'primary', cell, band: 'air.pm2_5', tslot: P.currentTslot('fast'), value: 7.5, unit: 'ug_m3' }]);
+      await attestFacts(x, op, [{ kind: 'primary', cell, band: 'air.ozone', tslot: P.currentTslot('fast'), value: 40, unit: 'ug_m3', scope: { user_id: 'alice' } }]);
+      const at = await get(x, `/v1/data_availability?cell=${cell}`);
+      assert.equal(at.status, 200, JSON.stringify(at.body));
+      assert.equal(at.body.cell, cell);
+      const by = Object.fromEntries(at.body.bands.map((b: any) => [b.band, b.attested_at_cell]));
+      assert.equal(by['air.pm2_5'], true);
+      assert.equal(by['air.ozone'], false, 'a scoped fact is not counted');
+      assert.equal(Object.values(by).filter(Boolean).length, 1);
+      const junk = await get(x, '/v1/data_availability?cell=defi.nope');
+      assert.deepEqual([junk.status, junk.body.code], [422, 'invalid_cell']);
+    } finally {
+      await x.close();
+    }
   });
 });
 

@@ -248,5 +248,14 @@ describe('POST /v1/recall', () => {
         assert.equal(await t.service.store.log.size(), size, 'bad input changes nothing');
       });
     });
+
+    it('an unknown place name: the hint is one recall can follow (a cell64 from locate), not "pass lat and lng"', async () => {
+      const r = await recall({ cell: 'Xqzzyvv Nowhereland 12345' });
+      assert.equal(r.body.code, 'place_not_found');
+      const hint = String(r.body.details?.hint);
+      assert.doesNotMatch(hint, /pass lat and lng/);
+      assert.match(hint, /cell64/);
+      assert.match(hint, /\/v1\/locate/);
+    });
   });
 });
