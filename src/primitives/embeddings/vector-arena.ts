@@ -26,14 +26,17 @@ export interface IndexedVector {
 }
 
 const FILE_MAGIC = 'svc-vector-arena';
-const FILE_VERSION = 1;
+const FILE_VERSION = 2;
 
 export class BandArena {
   /** Slots in use. */
   count = 0;
   private capacity = 0;
   readonly cells: string[] = [];
-  readonly cids: string[] = [];
+  /** fact_cids as their 32 raw bytes (a third of the memory of the base32 text), by slot. */
+  cidBytes = new Uint8Array(0);
+  /** 1 while the slot holds a vector; 0 once withdrawn. */
+  alive = new Uint8Array(0);
   tslots = new Int32Array(0);
   norms = new Float64Array(0);
   /** count × dim float32 (real-valued bands). */
@@ -44,6 +47,8 @@ export class BandArena {
   readonly exact = new Map<number, Float64Array>();
   readonly slotOf = new Map<string, number>();
   readonly words: number;
+  /** Slots whose vector was withdrawn (a later fact at the same tslot that is no vector). */
+  dead = 0;
 
   constructor(
     readonly band: string,
@@ -56,21 +61,17 @@ export class BandArena {
   private grow(min: number): void {
     if (min <= this.capacity) return;
     const cap = Math.max(min, this.capacity * 2, 1024);
-    const tslots = new Int32Array(cap);
-    tslots.set(this.tslots);
-    this.tslots = tslots;
-    const norms = new Float64Array(cap);
-    norms.set(this.norms);
-    this.norms = norms;
-    if (this.binary) {
-      const bits = new Uint32Array(cap * this.words);
-      bits.set(this.bits);
-      this.bits = bits;
-    } else {
-      const data = new Float32Array(cap * this.dim);
-      data.set(this.data);
-      this.data = data;
-    }
+    const widen = <T extends Int32Array | Float64Array | Float32Array | Uint32Array | Uint8Array>(old: T, make: (n: number) => T, per: number): T => {
+      const next = make(cap * per);
+      next.set(old);
+      return next;
+    };
+    this.tslots = widen(this.tslots, (n) => new Int32Array(n), 1);
+    this.norms = widen(this.norms, (n) => new Float64Array(n), 1);
+    this.cidBytes = widen(this.cidBytes, (n) => new Uint8Array(n), 32);
+    this.alive = widen(this.alive, (n) => new Uint8Array(n), 1);
+    if (this.binary) this.bits = widen(this.bits, (n) => new Uint32Array(n), this.words);
+    else this.data = widen(this.data, (n) => new Float32Array(n), this.dim);
     this.capacity = cap;
   }
 
@@ -82,8 +83,9 @@ export class BandArena {
       this.grow(this.count);
       this.slotOf.set(v.cell, slot);
       this.cells[slot] = v.cell;
-    } else if (this.cids[slot] === '') this.dead--;
-    this.cids[slot] = v.fact_cid;
+    } else if (this.alive[slot] === 0) this.dead--;
+    this.alive[slot] = 1;
+    this.cidBytes.set(b32decode(v.fact_cid), slot * 32);
     this.tslots[slot] = v.tslot;
     this.norms[slot] = v.norm;
     if (this.binary) this.bits.set(v.bits!, slot * this.words);
@@ -96,25 +98,26 @@ export class BandArena {
     return slot;
   }
 
-  /** Slots whose vector was withdrawn (a later fact at the same tslot that is no vector). */
-  dead = 0;
-
   /** Withdraws a cell's vector; its slot stays reserved for the cell and scans skip it. */
   clear(slot: number): void {
-    if (this.cids[slot] === '') return;
-    this.cids[slot] = '';
+    if (this.alive[slot] === 0) return;
+    this.alive[slot] = 0;
     this.norms[slot] = 0;
     this.exact.delete(slot);
     this.dead++;
   }
 
   isLive(slot: number): boolean {
-    return this.cids[slot] !== '';
+    return this.alive[slot] === 1;
   }
 
   /** Vectors held (slots minus withdrawn ones). */
   get live(): number {
     return this.count - this.dead;
+  }
+
+  cidOf(slot: number): string {
+    return b32encode(this.cidBytes.subarray(slot * 32, (slot + 1) * 32));
   }
 
   /** A slot's values as float32 (the exact ones may differ in the last bits: see valuesOf). */
@@ -132,7 +135,7 @@ export class BandArena {
 
   /** The slot as an IndexedVector (its arrays are views into the arena: copy before keeping). */
   view(slot: number): IndexedVector {
-    const base = { cell: this.cells[slot]!, tslot: this.tslots[slot]!, fact_cid: this.cids[slot]!, dim: this.dim, norm: this.norms[slot]! };
+    const base = { cell: this.cells[slot]!, tslot: this.tslots[slot]!, fact_cid: this.cidOf(slot), dim: this.dim, norm: this.norms[slot]! };
     return this.binary ? { ...base, bits: this.codeOf(slot) } : { ...base, values: this.valuesOf(slot) };
   }
 
@@ -144,8 +147,9 @@ export class BandArena {
   /**
    * The arena as bytes: a JSON header (magic, version, band, dim, binary, count, the byte length
    * of the cells text and the slots holding exact float64 values) behind its u32 length, then
-   * tslots (i32), fact_cids (32 raw bytes each), the cells ('\n'-joined UTF-8), the vectors
-   * (f32 or packed u32 bits) and the exact float64 values; all little-endian.
+   * tslots (i32), norms (f64), the live flags (u8), fact_cids (32 raw bytes each), the cells
+   * ('\n'-joined UTF-8), the vectors (f32, or packed u32 bits) and the exact float64 values; all
+   * little-endian.
    */
   serialize(): Uint8Array[] {
     const n = this.count;
@@ -156,14 +160,11 @@ export class BandArena {
     );
     const len = new Uint8Array(4);
     new DataView(len.buffer).setUint32(0, header.length, true);
-    const cids = new Uint8Array(n * 32);
-    // A withdrawn slot is 32 zero bytes (no BLAKE3 output is all zeros in practice).
-    for (let i = 0; i < n; i++) if (this.cids[i] !== '') cids.set(b32decode(this.cids[i]!), i * 32);
     const bytesOf = (a: ArrayBufferView) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
     const vectors = this.binary ? bytesOf(this.bits.subarray(0, n * this.words)) : bytesOf(this.data.subarray(0, n * this.dim));
     const exact = new Float64Array(exactSlots.length * this.dim);
     exactSlots.forEach((s, i) => exact.set(this.exact.get(s)!, i * this.dim));
-    return [len, header, bytesOf(this.tslots.subarray(0, n)), cids, cellsText, vectors, bytesOf(exact)];
+    return [len, header, bytesOf(this.tslots.subarray(0, n)), bytesOf(this.norms.subarray(0, n)), this.alive.subarray(0, n), this.cidBytes.subarray(0, n * 32), cellsText, vectors, bytesOf(exact)];
   }
 
   /** An arena from serialize()'s bytes; throws on any inconsistency (the caller rebuilds). */
@@ -179,7 +180,7 @@ export class BandArena {
     a.grow(n);
     a.count = n;
     let off = 4 + hlen;
-    // Copies, not views: the typed arrays need aligned offsets, and the file buffer is released.
+    // Copies, not views: typed arrays need aligned offsets, and the file's buffer is then released.
     const take = (bytes: number) => {
       if (off + bytes > buf.length) throw new Error('arena file truncated');
       const out = new Uint8Array(buf.subarray(off, off + bytes)); // a copy (Buffer#slice would be a view)
@@ -187,31 +188,22 @@ export class BandArena {
       return out;
     };
     a.tslots.set(new Int32Array(take(n * 4).buffer));
-    const cids = take(n * 32);
-    for (let i = 0; i < n; i++) {
-      const raw = cids.subarray(i * 32, (i + 1) * 32);
-      a.cids[i] = raw.some((b) => b !== 0) ? b32encode(raw) : '';
-      if (a.cids[i] === '') a.dead++;
-    }
+    a.norms.set(new Float64Array(take(n * 8).buffer));
+    a.alive.set(take(n));
+    a.cidBytes.set(take(n * 32));
     const cells = n === 0 ? [] : new TextDecoder().decode(take(h.cells_bytes)).split('\n');
     if (cells.length !== n) throw new Error('arena cells do not match its count');
-    cells.forEach((c, i) => {
-      a.cells[i] = c;
-      a.slotOf.set(c, i);
-    });
+    for (let i = 0; i < n; i++) {
+      a.cells[i] = cells[i]!;
+      a.slotOf.set(cells[i]!, i);
+      if (a.alive[i] === 0) a.dead++;
+    }
     if (expect.binary) a.bits.set(new Uint32Array(take(n * a.words * 4).buffer));
     else a.data.set(new Float32Array(take(n * expect.dim * 4).buffer));
     const exactSlots: number[] = h.exact_slots;
     const exact = new Float64Array(take(exactSlots.length * expect.dim * 8).buffer);
     exactSlots.forEach((s, i) => a.exact.set(s, exact.slice(i * expect.dim, (i + 1) * expect.dim)));
     if (off !== buf.length) throw new Error('arena file has trailing bytes');
-    for (let s = 0; s < n; s++) {
-      if (expect.binary || !a.isLive(s)) continue;
-      const v = a.valuesOf(s);
-      let sq = 0;
-      for (let i = 0; i < v.length; i++) sq += v[i]! * v[i]!;
-      a.norms[s] = Math.sqrt(sq);
-    }
     return a;
   }
 }
