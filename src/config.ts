@@ -77,6 +77,10 @@ export interface Config {
   witnessQuota: { count: number; windowSecs: number };
   /** Bound on the bytes of stored artifacts (grids; docs/rasters.md): past it the least recently read are evicted. */
   artifactMaxBytes: number;
+  /** Serve `GET /metrics` (Prometheus text format; docs/deploy.md). */
+  metricsEnabled: boolean;
+  /** When set, `GET /metrics` answers only requests with `Authorization: Bearer <token>`. */
+  metricsToken?: string;
 }
 
 export interface VarSpec {
@@ -199,6 +203,16 @@ export const CONFIG_VARS: readonly VarSpec[] = [
     default: String(MEMORY_SEARCH_CONCURRENCY_DEFAULT),
     description: 'note searches (POST /v1/memory/search) one process runs at once, 1..1024; more are refused at once with 503 overloaded, retry_after 1',
   },
+  {
+    name: 'SVC_METRICS',
+    default: '1',
+    description: '0: no `GET /metrics` (404); 1: Prometheus text format on the service port, with no scope name, cell, key or raw URL in any label ([docs/deploy.md](docs/deploy.md))',
+  },
+  {
+    name: 'SVC_METRICS_TOKEN',
+    default: '',
+    description: 'when set (16..256 printable ASCII characters, no spaces), `GET /metrics` needs `Authorization: Bearer <token>` and answers others 401 `unauthorized`',
+  },
   // Families read by pattern in loadConfig (every SVC_UPSTREAM_*_URL), listed once each.
   {
     name: 'SVC_UPSTREAM_<SOURCE>_URL',
@@ -248,6 +262,14 @@ function openMeteoApiKey(env: NodeJS.ProcessEnv): string | undefined {
   const raw = (env.SVC_OPEN_METEO_API_KEY ?? '').trim();
   if (raw === '') return undefined;
   if (!/^[\x21-\x7e]{1,256}$/.test(raw)) throw new ConfigError('SVC_OPEN_METEO_API_KEY: expected 1..256 printable ASCII characters without spaces');
+  return raw;
+}
+
+/** SVC_METRICS_TOKEN: a bearer secret for /metrics, or unset. */
+function metricsToken(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = (env.SVC_METRICS_TOKEN ?? '').trim();
+  if (raw === '') return undefined;
+  if (!/^[\x21-\x7e]{16,256}$/.test(raw)) throw new ConfigError('SVC_METRICS_TOKEN: expected 16..256 printable ASCII characters without spaces');
   return raw;
 }
 
@@ -360,6 +382,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       windowSecs: Math.floor(int(env, 'SVC_WITNESS_QUOTA_WINDOW_SECS', 3600, 1, 86_400)),
     },
     artifactMaxBytes: Math.floor(int(env, 'SVC_ARTIFACT_MAX_BYTES', ARTIFACT_MAX_BYTES_DEFAULT, 65_536, 1024 ** 4)),
+    // On unless switched off: the labels carry nothing scope-private (docs/deploy.md, "Metrics").
+    metricsEnabled: (env.SVC_METRICS ?? '').trim() === '' ? true : flag(env, 'SVC_METRICS'),
+    metricsToken: metricsToken(env),
   };
   return { ...cfg, ...overrides };
 }

@@ -55,7 +55,12 @@ export async function openService(config: Config, opts: { now?: () => Date; mate
     now: opts.now ?? (() => new Date()),
     materializers: materializerRegistry(opts.materializers ?? buildMaterializers(config, registry).materializers),
     materializations: new Materializations(),
-    metrics: new Metrics(),
+    // The registry reads the log size and the cache's counts when it is scraped (docs/deploy.md).
+    metrics: new Metrics({
+      logEntries: () => store.log.size(),
+      cacheLookups: () => store.lookups,
+      info: { driver: store.driver, cache: config.redisUrl ? 'redis' : 'memory' },
+    }),
     // The vector index is saved first (it reads the log); the store closes what it owns, the
     // geocoder cache of locate included.
     close: async () => {

@@ -2,10 +2,12 @@
  * The HTTP application: external plugins, then the service context, then routes, then the one
  * error handler. Process concerns (listen, signals) live in server.ts.
  */
+import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { ServiceContext } from '../primitives/context/context.js';
 import { SvcError, invalidArgument } from '../protocol/errors.js';
+import { ulid } from '../protocol/ulid.js';
 import { capConnectionsPerIp, serverDeadlines } from './connections.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { clientErrorHandler, expectationFailed, refuseConnect } from './socket-errors.js';
@@ -28,17 +30,50 @@ import { agentRoutes } from './routes/agents.js';
 import { installRateLimit } from './rate-limit.js';
 import { streamRoutes, type StreamState } from './routes/stream.js';
 import { verifyPageRoutes } from '../web/verify-page.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { lifecycleOf } from './shutdown.js';
 
 export interface AppOptions {
-  logger?: boolean | { level: string };
+  /** Fastify's logger (pino, one JSON object per line): off, on, or a level (and where lines go; stdout by default). */
+  logger?: boolean | { level: string; stream?: { write(line: string): void } };
   /** Embedded datasets to credit at /v1/contributors. */
   attributions?: unknown[];
+}
+
+/** An `X-Request-Id` a client or proxy sent that is kept as this request's id: short, no spaces or separators. */
+const REQUEST_ID_RE = /^[A-Za-z0-9._:=+/@-]{1,128}$/;
+
+/**
+ * The request id (docs/deploy.md, "Logs and request ids"): a well-formed incoming
+ * `X-Request-Id` (from a proxy or the client), else a fresh ULID. It names the request's log
+ * lines (`reqId`) and is returned as `X-Request-Id`. A repeated header arrives joined with ", "
+ * and is replaced.
+ */
+export function requestIdOf(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : ulid();
+}
+
+/**
+ * Receipt request_ids of answers, for the request's "request completed" log line: a receipt's
+ * request_id is its own ULID (signed inside the receipt), distinct from the HTTP request id.
+ */
+const receiptIds = new WeakMap<object, string>();
+
+function loggerOptions(logger: AppOptions['logger']) {
+  if (!logger) return false;
+  const res = (reply: { statusCode: number }) => {
+    const receipt = receiptIds.get(reply);
+    return receipt === undefined ? { statusCode: reply.statusCode } : { statusCode: reply.statusCode, receipt_request_id: receipt };
+  };
+  return { ...(logger === true ? {} : logger), serializers: { res } };
 }
 
 /** Build the fastify app over a ready service context (routes registered, not listening). */
 export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: opts.logger ?? false,
+    logger: loggerOptions(opts.logger),
+    genReqId: requestIdOf,
     bodyLimit: ctx.config.bodyLimitBytes,
     trustProxy: false,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
@@ -50,7 +85,10 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
     // Failures answered before routing (unparseable requests, bad URLs, over-long parameters)
     // go through the same catalogue as everything else.
     clientErrorHandler,
-    frameworkErrors: (err, req, reply) => errorHandler(err, req as FastifyRequest, reply as FastifyReply),
+    frameworkErrors: (err, req, reply) => {
+      reply.header('x-request-id', req.id);
+      return errorHandler(err, req as FastifyRequest, reply as FastifyReply);
+    },
   });
   capConnectionsPerIp(app.server, ctx.config.maxConnectionsPerIp);
   app.server.on('checkExpectation', expectationFailed);
@@ -64,18 +102,39 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
   app.setSerializerCompiler(() => (data) => toJson(data));
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
-  let closing = false;
+  // Shutdown (shutdown.ts): a drain or app.close() sets `closing`; a request arriving after that
+  // on a kept-alive connection is refused and its connection closed after the answer.
+  const life = lifecycleOf(app);
   app.addHook('preClose', (done) => {
-    closing = true;
+    life.closing = true;
     done();
   });
-  app.addHook('onRequest', (req, _reply, done) => {
-    if (closing) return done(new SvcError('overloaded', 'the responder is shutting down; retry in a moment', { retry_after: 1 }));
+  app.addHook('onRequest', (req, reply, done) => {
+    // Set on the raw response so that hijacked answers (MCP, event streams) carry it too.
+    reply.raw.setHeader('x-request-id', req.id);
+    if (life.closing) {
+      reply.raw.setHeader('connection', 'close');
+      return done(new SvcError('overloaded', 'the responder is shutting down; retry in a moment', { retry_after: 1 }));
+    }
     // RFC 9112 section 3.2: an HTTP/1.1 request without Host is refused (Node's check answers no envelope).
     if (req.raw.httpVersion === '1.1' && req.headers.host === undefined) return done(invalidArgument('host', 'HTTP/1.1 requests need a Host header', 400));
     done();
   });
   const limiter = installRateLimit(app, { rps: ctx.config.rateLimitRps, burst: ctx.config.rateLimitBurst });
+  if (ctx.config.metricsEnabled) {
+    // Latency per route pattern (never the URL: it may hold a cell, a place or a scope).
+    app.addHook('onResponse', (req, reply, done) => {
+      ctx.metrics.httpRequest(req.routeOptions.url ?? 'unmatched', req.method, reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    });
+  }
+  if (opts.logger) {
+    app.addHook('preSerialization', (_req, reply, payload, done) => {
+      const id = (payload as { receipt?: { request_id?: unknown } } | null)?.receipt?.request_id;
+      if (typeof id === 'string') receiptIds.set(reply, id);
+      done(null, payload);
+    });
+  }
 
   await app.register(swagger, {
     openapi: {
@@ -103,8 +162,9 @@ export async function buildApp(ctx: ServiceContext, opts: AppOptions = {}): Prom
     await quickLookRoutes(scope, ctx);
     await mcpRoutes(scope, ctx, OPERATIONS, limiter);
     await agentRoutes(scope, ctx, OPERATIONS, () => opts.attributions ?? []);
-    streams = await streamRoutes(scope, ctx);
+    streams = await streamRoutes(scope, ctx, life);
     await verifyPageRoutes(scope, ctx.config.prefix);
+    await metricsRoutes(scope, ctx);
   });
 
   app.get(

@@ -80,10 +80,15 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: 
       })),
     }));
     server.setRequestHandler(CallToolRequestSchema, async (req) => {
+      const started = performance.now();
       const name = req.params.name;
       // Any tool is callable by name on either endpoint; the tiers only shape tools/list.
       const op = byName.get(name);
-      if (!op) throw unknownTool(name, names, prefix, path);
+      if (!op) {
+        // A name the caller made up never becomes a label (/metrics): one `unknown` series.
+        ctx.metrics.mcpToolCall('unknown', 'unknown_tool', (performance.now() - started) / 1000);
+        throw unknownTool(name, names, prefix, path);
+      }
       const args = req.params.arguments ?? {};
       // The REST body's validator: same compiled schema, same defaults filled in.
       const validate = jsonValidator(op.input);
@@ -94,14 +99,18 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: 
         // scoped read over MCP runs under the same bearer check as over REST (docs/scopes.md).
         const result = await runOperation(ctx, op, args, authorization === undefined ? {} : { authorization }, 'mcp', ip);
         if (ctx.config.checkResponses) checkAnswer(op, result, log);
-        if (op.mcpResult) return op.mcpResult(result);
-        return {
-          // The REST serializer: served facts' JSON is kept once, not encoded again per call.
-          content: [{ type: 'text', text: toJson(result) }],
-          structuredContent: result as Record<string, unknown>,
-        };
+        const out = op.mcpResult
+          ? op.mcpResult(result)
+          : {
+              // The REST serializer: served facts' JSON is kept once, not encoded again per call.
+              content: [{ type: 'text' as const, text: toJson(result) }],
+              structuredContent: result as Record<string, unknown>,
+            };
+        ctx.metrics.mcpToolCall(name, 'ok', (performance.now() - started) / 1000);
+        return out;
       } catch (err) {
         const out = toolErrorResult(err, name, path);
+        ctx.metrics.mcpToolCall(name, out.structuredContent.code, (performance.now() - started) / 1000);
         if (out.structuredContent.code === 'internal') log.error({ err, tool: name }, 'internal error');
         return out;
       }

@@ -7,13 +7,15 @@ import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { corpusStateStats } from '../../primitives/reads/corpus-stats.js';
 import type { ServiceContext } from '../../primitives/context/context.js';
+import type { Lifecycle } from '../shutdown.js';
 
 export interface StreamState {
   /** Open streams (tests check that disconnects release them). */
   active: number;
 }
 
-export async function streamRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<StreamState> {
+/** With `life`, open streams end when a drain starts (clients reconnect, to another responder). */
+export async function streamRoutes(app: FastifyInstance, ctx: ServiceContext, life?: Lifecycle): Promise<StreamState> {
   const state: StreamState = { active: 0 };
   app.get(
     '/v1/stream',
@@ -47,13 +49,16 @@ export async function streamRoutes(app: FastifyInstance, ctx: ServiceContext): P
         }
       };
       const timer = setInterval(() => void tick(), interval * 1000);
+      const end = () => res.end();
       const release = () => {
         if (closed) return;
         closed = true;
         clearInterval(timer);
         state.active--;
+        life?.onDrain.delete(end);
       };
       res.on('close', release);
+      life?.onDrain.add(end);
       res.write(`retry: ${interval * 1000}\n: interval ${interval}s\n\n`);
       await tick();
     },

@@ -87,6 +87,7 @@ export class Materializations {
     const key = `${cell}|${band.key}|${tslot}|${scopeKey(scope)}`;
     const failed = this.failures.get(key);
     if (failed && failed.until > Date.now()) {
+      ctx.metrics.materialization(ctx.materializers.forBand(band.key)?.key ?? 'none', 'backoff');
       const wait = Math.ceil((failed.until - Date.now()) / 1000);
       return Promise.resolve({ note: { ...failed.note, latency_ms: 0, reason: `${failed.note.reason} (recent failure; next attempt in ${wait} s)` } });
     }
@@ -106,13 +107,39 @@ export class Materializations {
   }
 
   private async run(ctx: ServiceContext, cell: string, band: BandEntry, tslot: number, scope: Scope | undefined, deadline: number): Promise<MaterializeResult> {
+    const connector = ctx.materializers.forBand(band.key);
+    const source = connector?.key ?? 'none';
+    try {
+      const r = await this.attempt(ctx, cell, band, tslot, scope, deadline);
+      ctx.metrics.materialization(source, r.outcome);
+      return r.result;
+    } catch (err) {
+      ctx.metrics.materialization(source, 'failed');
+      throw err;
+    }
+  }
+
+  /** One materialization, with the outcome /metrics counts it under. */
+  private async attempt(ctx: ServiceContext, cell: string, band: BandEntry, tslot: number, scope: Scope | undefined, deadline: number): Promise<{ result: MaterializeResult; outcome: string }> {
     const started = performance.now();
     const connector = ctx.materializers.forBand(band.key);
-    if (!connector) return { note: skippedNote(cell, band.key, 'no_materializer', `no connector is wired for ${band.key} (see /v1/materializers)`) };
-    const outcome = await this.pool.run(() => this.fetchWithDeadline(connector.materialize.bind(connector), cell, band, tslot, deadline));
+    if (!connector) return { outcome: 'no_materializer', result: { note: skippedNote(cell, band.key, 'no_materializer', `no connector is wired for ${band.key} (see /v1/materializers)`) } };
+    // Upstream calls count only once the connector is really asked (not when no time was left).
+    let called = false;
+    const onCall = () => {
+      called = true;
+      ctx.metrics.upstreamCall(connector.key);
+    };
+    const outcome = await this.pool.run(() => this.fetchWithDeadline(connector.materialize.bind(connector), cell, band, tslot, deadline, onCall));
     const latency = performance.now() - started;
-    if (outcome.status === 'timeout') return { note: skippedNote(cell, band.key, 'timeout', outcome.reason, latency) };
-    if (outcome.status === 'error') return { note: skippedNote(cell, band.key, 'upstream_error', outcome.reason, latency) };
+    if (outcome.status === 'timeout') {
+      if (called) ctx.metrics.upstreamError(connector.key, 'timeout');
+      return { outcome: 'timeout', result: { note: skippedNote(cell, band.key, 'timeout', outcome.reason, latency) } };
+    }
+    if (outcome.status === 'error') {
+      if (called) ctx.metrics.upstreamError(connector.key, 'error');
+      return { outcome: 'upstream_error', result: { note: skippedNote(cell, band.key, 'upstream_error', outcome.reason, latency) } };
+    }
 
     const derivation: Record<string, unknown> = { fn: outcome.fn, sources: [outcome.provenance.ref ? `${outcome.provenance.source}:${outcome.provenance.ref}` : outcome.provenance.source] };
     if (outcome.provenance.captured_at) derivation.captured_at = outcome.provenance.captured_at;
@@ -133,11 +160,16 @@ export class Materializations {
     // A value the registry refuses (out of range, wrong shape) is not signed, and must not sink
     // the other bands minted in the same batch: it becomes a skipped note of its own.
     const refused = mintRefusal(ctx, body);
-    if (refused) return { note: skippedNote(cell, band.key, 'upstream_error', `the upstream value was refused by the band registry: ${refused.message}`, performance.now() - started) };
+    if (refused) {
+      return {
+        outcome: 'refused',
+        result: { note: skippedNote(cell, band.key, 'upstream_error', `the upstream value was refused by the band registry: ${refused.message}`, performance.now() - started) },
+      };
+    }
     const cid = await this.mints.mint(ctx, body);
     const fact = (await ctx.store.readFact(cid)).fact ?? undefined;
     const absence = outcome.status === 'absence';
-    return {
+    const result: MaterializeResult = {
       note: {
         band: band.key,
         cell,
@@ -154,6 +186,7 @@ export class Materializations {
       captured_at: outcome.provenance.captured_at,
       source_version: outcome.provenance.version ? [outcome.provenance.source, outcome.provenance.version] : undefined,
     };
+    return { outcome: absence ? 'absence' : 'value', result };
   }
 
   private async fetchWithDeadline(
@@ -162,6 +195,7 @@ export class Materializations {
     band: BandEntry,
     tslot: number,
     deadline: number,
+    onCall: () => void,
   ): Promise<MaterializeOutcome> {
     const remaining = deadline - Date.now();
     if (remaining <= 0) return { status: 'timeout', reason: 'no time left in the request budget' };
@@ -174,6 +208,7 @@ export class Materializations {
       }, remaining);
     });
     this.upstreamCalls++;
+    onCall();
     try {
       return await Promise.race([
         fn({ cell, band, tslot, center: cellCenter(cell), signal: ac.signal, deadline }).catch((e: Error): MaterializeOutcome => ({ status: 'error', reason: e?.message ?? String(e) })),

@@ -249,10 +249,14 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
   }));
   const release = writer === 'responder' ? undefined : await reserveDailyFacts(ctx, attester, facts.length);
   let res: AppendResult;
+  const appendStarted = performance.now();
+  let appended = false;
   try {
     res = await ctx.store.append({ facts, batch_root: root, attester: attester, signature: signature, registry_cid: registryCid, schema_cid: schemaCid });
+    appended = true;
   } finally {
     release?.();
+    ctx.metrics.logAppend((performance.now() - appendStarted) / 1000, appended);
   }
   const head = await ctx.store.log.latestTreeHead();
   const path = res.log_index < head.tree_size ? await ctx.store.log.inclusionProof(res.log_index, head.tree_size) : [];
