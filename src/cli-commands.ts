@@ -1,6 +1,7 @@
 /**
  * The `svc` commands: `serve | keygen | rotate-key | verify <response.json> [options] | log verify
- * [dir] | agent-key <file> | sign --key <file> …`. Every command parses its arguments strictly
+ * [dir] | agent-key <file> | sign --key <file> … | attest | bearer | fetch | mcp` (the writer's
+ * commands and keygen --attester are in cli-writer.ts). Every command parses its arguments strictly
  * first (cli-args.ts): `--help`/`-h` prints its usage and exits 0, an unknown flag or extra
  * argument exits 2; neither touches SVC_DATA, a key or the network. verify exits 0 valid,
  * 1 invalid, 2 unreadable input. The process entry is cli.ts.
@@ -11,19 +12,37 @@ import { ConfigError, loadConfig } from './config.js';
 import { ensureKeyFile, loadResponderKeys, rotateResponderKey } from './keys.js';
 import { VERIFY_SPEC, verifyCommand } from './cli-verify.js';
 import { AGENT_KEY_SPEC, SIGN_SPEC, agentKeyCommand, signCommand } from './cli-sign.js';
+import { ATTEST_SPEC, BEARER_SPEC, FETCH_SPEC, attestCommand, attesterKeygen, bearerCommand, fetchCommand } from './cli-writer.js';
+import { MCP_SPEC, mcpCommand } from './cli-mcp.js';
 
 const USAGE = `usage:
   svc serve                         run the responder (PORT, SVC_DATA, … see README)
   svc keygen                        create the responder key in SVC_DATA if missing; print it
+  svc keygen --attester [--out <file>] [--force]
+                                    create an attester key file (0600) for writing; print its
+                                    public key and how the operator lets it write
   svc rotate-key                    retire the current key (kept published) and start the next epoch
   svc verify <response.json|-> [--pubkey <b32>] [--json] [--log <url|file>]
                                     verify a saved response (every receipt and fact) or a receipt
                                     offline (exit 0 valid, 1 invalid, 2 unreadable; --help for more)
   svc log verify [<log dir>]        check a whole transparency log offline (default SVC_DATA/log)
-  svc agent-key <file>              create an agent key file (0600) if missing; print its public key
+  svc attest <facts.json|-> --key <file> [--url <base>] [--cbor] [--json]
+                                    sign a batch of facts with the key and post it; print the
+                                    fact_cids and the log index
+  svc bearer --scope <k=v[,k=v]> --key <file> [--url <base>] [--ttl <secs>]
+                                    print a read bearer for a private scope (docs/scopes.md)
+  svc fetch <fact_cid> [--url <base>] [--bearer <b>] [--pubkey <b32>]
+                                    fetch a fact and verify it offline (exit 0 valid, 1 invalid)
+  svc agent-key <file>              alias of keygen --attester --out <file>, but an existing file is
+                                    kept and its public key printed
   svc sign --key <file> --url <base> < bodies.json
                                     sign record bodies ([{band, value, scope?}] or full bodies) into
-                                    the batch envelope memory writes take (docs/memory.md)
+                                    the batch envelope memory writes take (docs/memory.md), without
+                                    posting it
+  svc mcp [--url <base>] [--full] [--bearer <token>]
+                                    bridge an MCP host that speaks stdio to a responder's
+                                    Streamable HTTP endpoint (<base>/mcp, or /mcp/full); ends
+                                    when stdin closes
 
   svc <command> --help (or -h) prints a command's usage and changes nothing.`;
 
@@ -37,9 +56,30 @@ Runs the responder until SIGINT or SIGTERM. Configuration comes from the environ
 const KEYGEN: CommandSpec = {
   name: 'keygen',
   usage: `usage: svc keygen
+       svc keygen --attester [--out <file>] [--force] [--json]
 
-Creates the responder key in SVC_DATA/keys/responder.json (mode 0600) if it is missing, and
-prints {created, public_key, epoch, path}. An existing key is never replaced.`,
+Without --attester: creates the responder key in SVC_DATA/keys/responder.json (mode 0600) if it
+is missing, and prints {created, public_key, epoch, path}. An existing key is never replaced.
+
+With --attester: creates an attester key file for a writer (svc attest, svc bearer), JSON
+{schema, algorithm, public_key, seed_b32, created_at} with mode 0600, and prints its public key
+and what the responder's operator must do to accept its writes (list it in SVC_ATTESTER_KEYS,
+or vouch for it as a device, docs/devices.md). Does not read SVC_DATA. \`svc agent-key <file>\`
+is an older alias that keeps an existing file instead of refusing.
+
+options:
+  --attester      create an attester key file instead of the responder key
+  --out <file>    where to write it (default ./attester-key.json)
+  --force         replace an existing file (its key is lost); without it an existing file is
+                  refused with exit 2
+  --json          print {created, path, public_key, created_at, mode, enrol} as JSON
+  -h, --help      print this and exit 0`,
+  options: {
+    attester: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    force: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+  },
 };
 const ROTATE_KEY: CommandSpec = {
   name: 'rotate-key',
@@ -59,7 +99,7 @@ Checks a whole transparency log offline: every record hash, sealed trailers and 
 };
 
 /** Commands that take no arguments and need only the configuration. */
-const SIMPLE: Record<string, { spec: CommandSpec; run: () => Promise<number> }> = {
+const SIMPLE: Record<string, { spec: CommandSpec; run: (values: Record<string, string | boolean | undefined>) => Promise<number> }> = {
   serve: {
     spec: SERVE,
     run: async () => {
@@ -71,7 +111,9 @@ const SIMPLE: Record<string, { spec: CommandSpec; run: () => Promise<number> }> 
   },
   keygen: {
     spec: KEYGEN,
-    run: async () => {
+    run: async (v) => {
+      if (v.attester) return attesterKeygen(KEYGEN, v as { out?: string; force?: boolean; json?: boolean });
+      if (v.out !== undefined || v.force) return usageError(KEYGEN, '--out and --force apply to an attester key only: add --attester');
       const cfg = loadConfig();
       const created = ensureKeyFile(cfg.dataDir);
       const k = loadResponderKeys(cfg.dataDir);
@@ -109,6 +151,10 @@ const USAGE_OF: Record<string, string> = {
   verify: VERIFY_SPEC.usage,
   'agent-key': AGENT_KEY_SPEC.usage,
   sign: SIGN_SPEC.usage,
+  attest: ATTEST_SPEC.usage,
+  bearer: BEARER_SPEC.usage,
+  fetch: FETCH_SPEC.usage,
+  mcp: MCP_SPEC.usage,
 };
 
 /** Run one command line (without `node` and the script); the exit status, or -1 while serving. */
@@ -118,7 +164,7 @@ export async function runCli(argv: string[]): Promise<number> {
     const simple = cmd !== undefined && Object.hasOwn(SIMPLE, cmd) ? SIMPLE[cmd] : undefined;
     if (simple) {
       const p = parseCommand(simple.spec, rest);
-      return p.run ? await simple.run() : p.code;
+      return p.run ? await simple.run(p.values) : p.code;
     }
     switch (cmd) {
       case 'verify':
@@ -127,8 +173,16 @@ export async function runCli(argv: string[]): Promise<number> {
         return agentKeyCommand(rest);
       case 'sign':
         return await signCommand(rest);
+      case 'attest':
+        return await attestCommand(rest);
+      case 'bearer':
+        return await bearerCommand(rest);
+      case 'fetch':
+        return await fetchCommand(rest);
       case 'log':
         return await logCommand(rest);
+      case 'mcp':
+        return await mcpCommand(rest);
       case undefined:
       case '--help':
       case '-h':

@@ -1,24 +1,27 @@
 /**
  * `svc agent-key` and `svc sign`: what an agent needs to write records from a shell. agent-key
- * makes an Ed25519 key file (mode 0600) and prints its public key, for the operator to list in
+ * is the older name of `svc keygen --attester` (cli-writer.ts): it makes an Ed25519 key file
+ * (mode 0600, format in cli-keyfile.ts) and prints its public key, for the operator to list in
  * SVC_ATTESTER_KEYS; sign reads record bodies (JSON array) on stdin and prints the signed batch
  * envelope that POST /v1/memory/notes, /v1/edges, /v1/entity/alias, /v1/derive and /v1/attest
- * take. Items given as {band, value, scope?} are completed by the subject rule (recordBody);
- * full bodies (with `cell`) are signed as they are. Nothing here talks to the service except to
- * read its manifest CIDs when --url is given.
+ * take (`svc attest` signs and posts in one step). Items given as {band, value, scope?} are
+ * completed by the subject rule (recordBody); full bodies (with `cell`) are signed as they are.
+ * Nothing here talks to the service except to read its manifest CIDs when --url is given.
  */
-import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { parseCommand, usageError, type CommandSpec } from './cli-args.js';
+import { newKeyFile, readKeyFile, writeKeyFile } from './cli-keyfile.js';
 import * as P from './protocol/index.js';
 
 export const AGENT_KEY_SPEC: CommandSpec = {
   name: 'agent-key',
   usage: `usage: svc agent-key <file>
 
-Creates an agent key file (Ed25519 seed, mode 0600) at <file> if it does not exist, and prints
-{created, path, public_key}; an existing file is read, never replaced. List the public key in
-SVC_ATTESTER_KEYS for the responder to accept the agent's writes.`,
+The older name of \`svc keygen --attester --out <file>\`, kept as an alias. Creates an attester
+key file (Ed25519 seed, mode 0600) at <file> if it does not exist, and prints
+{created, path, public_key}; unlike keygen --attester, an existing file is read and its key
+printed, never replaced. List the public key in SVC_ATTESTER_KEYS for the responder to accept
+the agent's writes.`,
   positionals: { min: 1, max: 1, names: ['<file>'] },
 };
 
@@ -31,7 +34,7 @@ export const SIGN_SPEC: CommandSpec = {
   envelope {batch_root, attester, signature, facts} to POST to the matching endpoint.
 
 options:
-  --key <file>            the agent key file (svc agent-key)
+  --key <file>            the attester key file (svc keygen --attester)
   --url <base>            a responder base URL: its registry and schema CIDs are read from /v1/manifests
   --registry-cid <cid>    the registry CID to sign under (instead of --url)
   --schema-cid <cid>      the schema CID to sign under (instead of --url)`,
@@ -43,17 +46,6 @@ options:
   },
 };
 
-interface KeyFile {
-  seed_b32: string;
-  public_key: string;
-}
-
-function readKey(path: string): { seed: Uint8Array; publicKey: string } {
-  const k = JSON.parse(readFileSync(path, 'utf8')) as KeyFile;
-  const seed = P.b32decode(k.seed_b32, 32, 'seed_b32');
-  return { seed, publicKey: P.b32encode(P.portableEd25519.publicKey(seed)) };
-}
-
 export function agentKeyCommand(args: string[]): number {
   const p = parseCommand(AGENT_KEY_SPEC, args);
   if (!p.run) return p.code;
@@ -61,20 +53,21 @@ export function agentKeyCommand(args: string[]): number {
   if (path === '') return usageError(AGENT_KEY_SPEC, 'the key file name is empty');
   let created = false;
   try {
-    readFileSync(path);
-  } catch {
-    const seed = new Uint8Array(randomBytes(32));
-    const file: KeyFile = { seed_b32: P.b32encode(seed), public_key: P.b32encode(P.portableEd25519.publicKey(seed)) };
-    writeFileSync(path, JSON.stringify(file, null, 2) + '\n', { mode: 0o600, flag: 'wx' });
-    created = true;
+    if (!existsSync(path)) {
+      writeKeyFile(path, newKeyFile(), false);
+      created = true;
+    }
+    console.log(JSON.stringify({ created, path, public_key: readKeyFile(path).publicKey }));
+  } catch (e) {
+    console.error(`svc agent-key: ${(e as Error).message}`);
+    return 2;
   }
-  console.log(JSON.stringify({ created, path, public_key: readKey(path).publicKey }));
   return 0;
 }
 
 /** Complete `{band, value, scope?}` items into record bodies signed now; full bodies pass through. */
-export function completeBodies(items: unknown, now: Date): Record<string, unknown>[] {
-  if (!Array.isArray(items) || items.length === 0) throw new Error('stdin: expected a non-empty JSON array of bodies');
+export function completeBodies(items: unknown, now: Date, source = 'stdin'): Record<string, unknown>[] {
+  if (!Array.isArray(items) || items.length === 0) throw new Error(`${source}: expected a non-empty JSON array of bodies`);
   const signedAt = now.toISOString().slice(0, 19) + 'Z';
   return items.map((it, i) => {
     if (typeof it !== 'object' || it === null || Array.isArray(it)) throw new Error(`item ${i}: expected an object`);
@@ -108,7 +101,7 @@ export async function signCommand(args: string[]): Promise<number> {
       schemaCid ??= m.schema_cid;
       if (!registryCid || !schemaCid) throw new Error(`${url}/v1/manifests did not name registry_cid and schema_cid`);
     }
-    const { seed } = readKey(keyPath);
+    const { seed } = readKeyFile(keyPath);
     const facts = completeBodies(JSON.parse(readFileSync(0, 'utf8')), new Date());
     console.log(JSON.stringify(signEnvelope(facts, seed, registryCid!, schemaCid!)));
     return 0;

@@ -126,7 +126,8 @@ function factLine(f: FactReport): string {
   return `  ${mark} ${String(f.band)} @ ${String(f.cell)} tslot ${String(f.tslot ?? '—')}: ${JSON.stringify(f.value)?.slice(0, 60)} ${String(unit)}${who}${where}`;
 }
 
-function print(v: ResponseVerdict, log: LogReport | undefined, o: Options): void {
+/** The verdict as `svc verify` prints it (also `svc fetch`). */
+export function print(v: ResponseVerdict, log: LogReport | undefined, o: Pick<Options, 'pubkey'>): void {
   const ok = v.valid && v.trusted && (!log || (log.tree_head.ok && log.placements.every((p) => p.ok)));
   const signers = v.signers.join(', ') || '—';
   console.log(

@@ -68,6 +68,21 @@ export function unknownTool(name: string, tools: readonly string[], prefix: stri
   return new RpcError(ERROR_CATALOGUE.not_found.mcp, message, errorData(se, path));
 }
 
+/** MCP's code for a resource URI the server does not have (spec: resources, "Error Handling"). */
+export const RESOURCE_NOT_FOUND = -32002;
+
+/** resources/read of a URI not in resources/list: -32002 with the envelope and the URIs there are. */
+export function unknownResource(uri: string, uris: readonly string[], path: string): RpcError {
+  const se = new SvcError('not_found', `unknown resource ${uri}`, { uri, resources: [...uris], hint: `Read a URI from resources/list: ${uris.join(', ')}.` });
+  return new RpcError(RESOURCE_NOT_FOUND, se.message, errorData(se, path));
+}
+
+/** prompts/get of a name not in prompts/list, or without a required argument: -32602 (invalid params). */
+export function badPrompt(message: string, field: string, hint: string, path: string): RpcError {
+  const se = new SvcError('invalid_argument', message, { field, hint });
+  return new RpcError(ErrorCode.InvalidParams, se.message, errorData(se, path));
+}
+
 /**
  * A tools/call whose params are not `{name: string, arguments?: object}`. The SDK would answer
  * it with -32603 (internal) and a multi-line schema dump; this answers -32602 naming the field.

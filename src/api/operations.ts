@@ -5,6 +5,7 @@
  */
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { ServiceContext } from '../primitives/context/context.js';
+import type { ProgressFn } from '../primitives/reads/common.js';
 
 export interface OperationCall {
   /** Request headers (REST) — e.g. If-None-Match; empty over MCP. */
@@ -15,6 +16,11 @@ export interface OperationCall {
   ip?: string;
   /** The adapter the call came through (a write an operation allows over REST only checks it). */
   channel?: 'rest' | 'mcp';
+  /**
+   * Where a long operation (hunt, recall_many, recall_polygon) reports how far it got: set over
+   * MCP when the request carries a progressToken (notifications/progress), absent over REST.
+   */
+  progress?: ProgressFn;
 }
 
 /** The MCP content blocks a tool result may carry. */

@@ -17,3 +17,4 @@ export * from './tree-head.js';
 export * from './receipt-template.js';
 export * from './verify-response.js';
 export * from './memory-records.js';
+export * from './scope-bearer.js';

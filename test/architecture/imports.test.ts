@@ -86,11 +86,11 @@ function between(g: Map<string, Set<string>>, group: (f: string) => string | nul
 /** Top-level layers, lowest first: each may import only itself and the layers before it. */
 const LAYERS: string[][] = [
   ['protocol'],
-  ['config.ts', 'lib', 'crypto', 'registry', 'geo', 'keys.ts', 'cli-args.ts'],
+  ['config.ts', 'lib', 'crypto', 'registry', 'geo', 'keys.ts', 'cli-args.ts', 'cli-keyfile.ts'],
   ['store', 'sources', 'web'],
   ['primitives'],
   ['api'],
-  ['service.ts', 'server.ts', 'cli-sign.ts', 'cli-verify.ts'],
+  ['service.ts', 'server.ts', 'cli-sign.ts', 'cli-verify.ts', 'cli-writer.ts', 'cli-mcp.ts', 'cli-mcp-bridge.ts'],
   ['cli-commands.ts', 'cli.ts'],
 ];
 

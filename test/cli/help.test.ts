@@ -100,6 +100,11 @@ const COMMANDS: Array<[string[], RegExp]> = [
   [['log', 'verify'], /^usage: svc log verify\b/],
   [['agent-key'], /^usage: svc agent-key <file>/],
   [['sign'], /^usage: svc sign --key <file>/],
+  [['keygen', '--attester'], /^usage: svc keygen\b/],
+  [['attest'], /^usage: svc attest <facts\.json\|->/],
+  [['bearer'], /^usage: svc bearer --scope/],
+  [['fetch'], /^usage: svc fetch <fact_cid>/],
+  [['mcp'], /^usage: svc mcp \[--url <base>\]/],
 ];
 
 /** Run `args` and check it changed nothing: SVC_DATA, the working directory, and no server came up. */
@@ -128,12 +133,15 @@ describe('svc <command> --help and -h', () => {
       ['agent-key', 'new-key.json', '--help'],
       ['rotate-key', '-h'],
       ['log', 'verify', join(base, 'nowhere'), '-h'],
+      ['keygen', '--attester', '--out', 'new-attester.json', '--help'],
+      ['attest', 'facts.json', '--key', 'k.json', '-h'],
     ]) {
       const r = await changesNothing(args);
       assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stdout, /^usage: svc /);
     }
     assert.equal(existsSync(join(cwd, 'new-key.json')), false);
+    assert.equal(existsSync(join(cwd, 'new-attester.json')), false);
   });
 
   it('svc, svc --help, svc -h and svc help print the overview; svc help <command> that command', async () => {
@@ -153,7 +161,9 @@ describe('svc <command> with an unknown flag or an extra argument', () => {
   const REFUSED: Array<[string[], RegExp]> = [
     [['serve', '--port', '9999'], /svc serve: Unknown option '--port'/],
     [['serve', 'now'], /svc serve: takes no arguments/],
-    [['keygen', '--force'], /svc keygen: Unknown option '--force'/],
+    [['keygen', '--frobnicate'], /svc keygen: Unknown option '--frobnicate'/],
+    [['keygen', '--force'], /svc keygen: --out and --force apply to an attester key only/],
+    [['keygen', '--attester', 'extra'], /svc keygen: takes no arguments/],
     [['keygen', 'extra'], /svc keygen: takes no arguments/],
     [['rotate-key', '--yes'], /svc rotate-key: Unknown option '--yes'/],
     [['rotate-key', '-y'], /svc rotate-key: Unknown option '-y'/],
@@ -169,6 +179,14 @@ describe('svc <command> with an unknown flag or an extra argument', () => {
     [['agent-key'], /svc agent-key: missing <file>/],
     [['sign', '--key', 'k.json', '--url', 'http://127.0.0.1:9', '--dry-run'], /svc sign: Unknown option '--dry-run'/],
     [['sign', '--key', 'k.json', '--registry-cid', 'a', '--schema-cid', 'b', 'extra'], /svc sign: takes no arguments/],
+    [['attest', 'facts.json', '--key', 'k.json', '--dry-run'], /svc attest: Unknown option '--dry-run'/],
+    [['attest', '--key', 'k.json'], /svc attest: missing <facts\.json\|->/],
+    [['bearer', '--scope', 'agent_id=a', '--key', 'k.json', 'extra'], /svc bearer: takes no arguments/],
+    [['fetch'], /svc fetch: missing <fact_cid>/],
+    [['mcp', '--port', '8080'], /svc mcp: Unknown option '--port'/],
+    [['mcp', 'http://127.0.0.1:8080'], /svc mcp: takes no arguments/],
+    [['mcp', '--url', 'ftp://127.0.0.1'], /svc mcp: --url: not an http\(s\) URL/],
+    [['mcp', '--url', 'not a url'], /svc mcp: --url: Invalid URL/],
     [['frobnicate'], /svc: unknown command "frobnicate"/],
     [['--version'], /svc: unknown command "--version"/],
   ];

@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { loadRegistry } from '../../registry/registry.js';
 import { hunt } from '../../primitives/hunt/hunt.js';
+import { HUNT_REPLY_CAP_BYTES, fitHuntReply } from '../../primitives/hunt/size.js';
 import { defineOperation } from '../operations.js';
 import { Closed, ExtentSource, LocateResp, MaterializeNote, NextStep, Nullable, ServedFact, Signed } from '../schemas/responses.js';
 
@@ -39,8 +40,8 @@ export const HuntRegion = Closed({
 
 /** A gate reading: pass or fail with its value, or unknown with the reason. */
 const Gate = Closed({
-  band: Type.String(),
-  rule: Type.String(),
+  band: Type.Optional(Type.String({ description: 'absent from a hotspot of a trimmed non-verbose hunt reply (algorithm.gate_band)' })),
+  rule: Type.Optional(Type.String({ description: 'absent from a hotspot of a trimmed non-verbose hunt reply (algorithm.gate_rule)' })),
   status: Type.Union([Type.Literal('pass'), Type.Literal('fail'), Type.Literal('unknown')]),
   value: Type.Optional(Type.Number()),
   fact_cid: Type.Optional(Type.String()),
@@ -56,7 +57,7 @@ export const Hotspot = Closed({
   value: Type.Number(),
   unit: Type.Optional(Type.String()),
   fact_cid: Type.String(),
-  scene_png: Type.String({ description: "the cell's true-colour thumbnail" }),
+  scene_png: Type.Optional(Type.String({ description: "the cell's true-colour thumbnail (absent from a trimmed non-verbose hunt reply)" })),
   gate: Nullable(Gate),
   fact: { ...ServedFact, description: 'the signed body the value comes from (the hunt receipt binds it; no per-fact receipt)' },
 });
@@ -92,7 +93,7 @@ export const huntOp = defineOperation({
     .map((e) => e.aliases[0])
     .join(
       ', ',
-    )} accepted). Give region (free text, resolved by locate) or polygon_bbox. Every sampled cell is reported in samples[] with its status (value, absence, timeout, gate result); one receipt binds every fact_cid cited. An empty hotspots list carries empty_reason.`,
+    )} accepted). Give region (free text, resolved by locate) or polygon_bbox. One receipt binds every fact_cid cited; the hotspots carry their signed facts. verbose:false (default) keeps the reply under ${HUNT_REPLY_CAP_BYTES / 1000} KB: summary counts the samples by status and fact_cids lists the other fact_cids the receipt binds; verbose:true adds samples[] (every sampled cell with its status, value, absence, timeout or gate result), every materialize note and the region's boundary polygon. An empty hotspots list carries empty_reason. Over MCP with a progressToken, progress is reported per sampled cell.`,
   tags: ['read'],
   input: Type.Object(
     {
@@ -100,6 +101,7 @@ export const huntOp = defineOperation({
       event: Type.String({ minLength: 1, maxLength: 64, description: 'hunt event or alias (see /v1/hunt description)' }),
       region: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: 'place with extent (lake, county, region), resolved through locate' })),
       polygon_bbox: Type.Optional(Type.Object({ ...Box, source: Type.Optional(Type.String()) }, { additionalProperties: false })),
+      verbose: Type.Optional(Type.Boolean({ description: `samples[], every materialize note and the region's boundary polygon (default false: reply under ${HUNT_REPLY_CAP_BYTES / 1000} KB)` })),
     },
     { additionalProperties: false },
   ),
@@ -111,12 +113,31 @@ export const huntOp = defineOperation({
     cells_sampled: Type.Integer({ minimum: 0 }),
     hotspots: Type.Array(Hotspot),
     empty_reason: Type.Optional(Type.String({ description: 'why hotspots is empty' })),
-    samples: Type.Array(Sample),
+    more_hotspots: Type.Optional(
+      Type.Array(
+        Closed({
+          rank: Type.Integer({ minimum: 1 }),
+          cell64: Type.String(),
+          lat: Type.Number(),
+          lng: Type.Number(),
+          value: Type.Number(),
+          unit: Type.Optional(Type.String()),
+          fact_cid: Type.String(),
+        }),
+        { description: 'verbose:false over the size cap: the lowest-ranked hotspots without their fact bodies (bound by the receipt; verbose:true carries them)' },
+      ),
+    ),
+    samples: Type.Optional(Type.Array(Sample, { description: 'verbose: every sampled cell with its status' })),
+    fact_cids: Type.Optional(Type.Array(Type.String(), { description: "verbose:false: every fact_cid the receipt binds beyond the hotspots' (sample values, signed absences, gate readings)" })),
     summary: HuntSummary,
     materialize_notes: Type.Array(MaterializeNote),
     caveats: Type.Array(Type.String()),
     next_steps: Type.Array(NextStep),
+    trimmed: Type.Optional(Type.Array(Type.String(), { description: 'verbose:false: what was left out (verbose:true gives it)' })),
   }),
   mcp: 'core',
-  run: (ctx, input, call) => hunt(ctx, input, { deadline: call.deadline }),
+  run: async (ctx, { verbose, ...req }, call) => {
+    const full = await hunt(ctx, req, { deadline: call.deadline, onProgress: call.progress });
+    return verbose ? full : fitHuntReply(full);
+  },
 });

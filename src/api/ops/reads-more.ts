@@ -48,7 +48,7 @@ export const recallManyOp = defineOperation({
   input: Type.Object({ cells: Type.Array(Cell, { minItems: 1, maxItems: MAX_RECALL_MANY }), ...recallFields, include: Type.Optional(Include) }, { additionalProperties: false }),
   output: Closed(manyFields),
   mcp: 'core',
-  run: (ctx, input, call) => recallMany(ctx, input, { deadline: call.deadline }),
+  run: (ctx, input, call) => recallMany(ctx, input, { deadline: call.deadline, onProgress: call.progress }),
 });
 
 export const recallPolygonOp = defineOperation({
@@ -92,7 +92,7 @@ export const recallPolygonOp = defineOperation({
     ),
   }),
   mcp: 'core',
-  run: (ctx, input, call) => recallPolygon(ctx, input, { deadline: call.deadline }),
+  run: (ctx, input, call) => recallPolygon(ctx, input, { deadline: call.deadline, onProgress: call.progress }),
 });
 
 export const queryRegionOp = defineOperation({

@@ -12,6 +12,7 @@ import { REPUTATION_NOTE, attesterReputation } from '../../primitives/memory/rep
 import type { Operation } from '../operations.js';
 import { GEO_ATTRIBUTION } from '../../geo/attribution.js';
 import { MCP_CORE_TOOL_COUNT, toolName, toolsOf } from '../mcp.js';
+import { quickrefDocument } from '../catalogues.js';
 
 /** The order an agent should try tools in: find the place, read, then verify. */
 const RECOMMENDED_ORDER = [
@@ -33,42 +34,6 @@ const RECOMMENDED_ORDER = [
   'verify_receipt',
   'memory_token_resolve',
   'corpus_state_stats',
-];
-
-const QUICKREF: Array<{ intent: string; tool: string; why: string }> = [
-  {
-    intent: 'a question in plain words',
-    tool: 'ask',
-    why: 'routes the question to a topic and a place, reads the signed facts, answers from them and lists the literal next calls; its svc:state: token resolves later (state_resolve)',
-  },
-  { intent: 'what is at a place name', tool: 'locate → recall', why: 'resolve the name, check selected.is_high_confidence, then read the cell' },
-  { intent: 'where in a region an event is happening', tool: 'hunt', why: "samples up to 32 cells over the region, reads the event algorithm's primary and gate bands, ranks signed hotspots" },
-  { intent: 'read given bands at a cell', tool: 'recall', why: 'signed facts, materialized on a miss; notes say what was skipped and why' },
-  { intent: 'one value by id', tool: 'fetch', why: 'fetch by fact_cid or (cell, band, tslot)' },
-  { intent: 'many cells at once', tool: 'recall_many', why: 'up to 256 cells, one receipt per cell' },
-  { intent: 'an area', tool: 'recall_polygon / query_region', why: 'sampled cells inside a polygon; aggregates over stored cells' },
-  { intent: 'a time series', tool: 'trajectory', why: 'stored history of one band at one cell; never fetches' },
-  { intent: 'places that look alike', tool: 'find_similar', why: 'nearest stored cells by embedding (cosine, or Hamming on the .bin128 codes); only stored public vectors are searched' },
-  { intent: 'the embedding of a cell', tool: 'state / state_diff', why: 'the encoder vector (fetched on a miss) with a typed missing[]; its change between two years' },
-  { intent: 'see the place', tool: 'GET /v1/cells/<cell64>/scene.png (cell_scene_rgb)', why: 'true-colour Sentinel-2 thumbnail of the scene the point values come from' },
-  { intent: 'check a statement', tool: 'verify', why: 'a structured claim evaluated against signed facts, with evidence cids' },
-  { intent: 'check an answer', tool: 'verify_receipt', why: 'give the whole response: every fact is recomputed and matched to its receipt (or npx svc verify offline)' },
-  { intent: 'hand a reading to another agent', tool: 'memory_token / memory_token_resolve', why: 'short tokens that resolve to the signed bytes' },
-  { intent: 'add facts', tool: 'POST /v1/attest (REST only)', why: 'signed batches from listed keys; every write lands in the Merkle log' },
-  {
-    intent: 'recall what agents wrote',
-    tool: 'memory_search',
-    why: "notes ranked by the store's full-text engine plus cosine over agent vectors, filtered by place, time, tags, entity, author; write them with POST /v1/memory/notes (REST)",
-  },
-  {
-    intent: 'which real-world object a phrase means',
-    tool: 'entity_resolve → entity_recall',
-    why: "candidates ranked by how many independent keys named them, with the evidence; then the facts at the entity's cells and its own",
-  },
-  { intent: 'what a record is linked to, then or now', tool: 'edges_recall', why: 'typed edges with valid time and transaction time: as-of queries; closed edges stay listed' },
-  { intent: 'where agents disagree', tool: 'memory_contradictions', why: "slots where signed values of different keys differ beyond the band's tolerance, with both fact_cids" },
-  { intent: 'cite a stored value or fetch a fresh one', tool: 'temporal_route', why: 'per band cite_now or fetch_for_intent from cadence, age and intent, with the reasoning as data' },
-  { intent: 'explain a response in words', tool: 'explain', why: 'deterministic prose (signed:false) citing the fact_cids, after verifying the response' },
 ];
 
 function byOrder(ops: readonly Operation[]): Operation[] {
@@ -109,7 +74,7 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext, ops
   app.get('/.well-known/agent-card.json', opts('Agent card'), async () => card());
   app.get('/agent.json', opts('Agent card (alias)'), async () => card());
   app.get('/v1/agent_card', opts('Agent card with the recommended tool order'), async () => card());
-  app.get('/v1/agent_quickref', opts('Intent-to-endpoint map'), async () => ({ schema: `${p}.agent_quickref.v1`, intents: QUICKREF }));
+  app.get('/v1/agent_quickref', opts('Intent-to-endpoint map'), async () => quickrefDocument(p));
   app.get('/v1/agent_stats', opts('Per-tool latency and error counts from real traffic (REST and MCP)'), async () => ({
     schema: `${p}.agent_stats.v1`,
     since: startedAt,

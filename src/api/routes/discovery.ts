@@ -1,22 +1,17 @@
 /** Discovery and catalogues (docs/reads.md, "Discovery and catalogues"): health, well-known documents, registries, limits, coverage map. */
 import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
-import { CONFIG_VARS } from '../../config.js';
-import { cacheBounds } from '../../lib/cache.js';
 import { errorCatalogueDocument } from '../../protocol/errors.js';
 import { CURRENT_PREIMAGE_VERSION } from '../../protocol/receipt.js';
-import { TEMPO_UNIT_S } from '../../protocol/tslot.js';
 import { verifierSpec } from '../../protocol/verifier-spec.js';
 import { SvcError } from '../../protocol/errors.js';
 import { SCHEMA_PROFILE } from '../../registry/manifests.js';
 import { GRID_INFO_QUERY, gridInfoFor } from '../../geo/grid-info.js';
 import type { ServiceContext } from '../../primitives/context/context.js';
 import { coverageMap } from '../../primitives/pictures/coverage-map.js';
-import { LIMITS } from '../limits.js';
 import { cacheHealth, readiness } from '../readiness.js';
-import { STATEMENT_TTL_SECS } from '../../primitives/keys/common.js';
-import { publishedCubeLayout } from '../../primitives/embeddings/state.js';
 import { BandsAnswer } from '../schemas/bands.js';
+import { algorithmsDocument, bandsDocument, limitsDocument, sourcesDocument, topicsDocument } from '../catalogues.js';
 
 export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
   const started = Date.now();
@@ -86,7 +81,6 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext)
     rule: 'each CID = b32(blake3(cbor(manifest))); registry_cid covers the five registry CIDs; schema_cid covers /v1/schema',
   }));
   app.get('/v1/schema', { schema: { summary: 'Active schema profile', tags: ['discovery'] } }, async () => ({ schema_cid: ctx.manifests.schema_cid, profile: SCHEMA_PROFILE }));
-  const cubeLayout = publishedCubeLayout(ctx);
   app.get(
     '/v1/bands',
     {
@@ -97,19 +91,10 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext)
         response: { 200: BandsAnswer },
       },
     },
-    async () => ({
-      manifest_cid: ctx.manifests.bands,
-      tempo_unit_seconds: TEMPO_UNIT_S,
-      bands: ctx.registry.bandList,
-      cube_layout: cubeLayout,
-    }),
+    async () => bandsDocument(ctx),
   );
-  app.get('/v1/topics', { schema: { summary: 'The 26 declared topics', tags: ['catalogue'] } }, async () => ({ manifest_cid: ctx.manifests.topics, topics: ctx.registry.topicList }));
-  app.get('/v1/algorithms', { schema: { summary: 'Algorithm catalogue', tags: ['catalogue'] } }, async () => ({
-    manifest_cid: ctx.manifests.algorithms,
-    algorithms_cid: ctx.manifests.algorithms,
-    algorithms: ctx.registry.algorithmList,
-  }));
+  app.get('/v1/topics', { schema: { summary: 'The 26 declared topics', tags: ['catalogue'] } }, async () => topicsDocument(ctx));
+  app.get('/v1/algorithms', { schema: { summary: 'Algorithm catalogue', tags: ['catalogue'] } }, async () => algorithmsDocument(ctx));
   app.get<{ Params: { key: string } }>(
     '/v1/algorithms/:key',
     {
@@ -122,10 +107,7 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext)
     },
   );
   app.get('/v1/functions', { schema: { summary: 'Derivation functions', tags: ['catalogue'] } }, async () => ({ manifest_cid: ctx.manifests.functions, functions: ctx.registry.functionList }));
-  app.get('/v1/sources', { schema: { summary: 'Upstream sources', tags: ['catalogue'] } }, async () => ({
-    manifest_cid: ctx.manifests.sources,
-    sources: ctx.registry.sourceList.map((s) => ({ ...s, configured_url: ctx.config.upstreams[s.env.replace(/^SVC_UPSTREAM_|_URL$/g, '')] ?? s.default_url })),
-  }));
+  app.get('/v1/sources', { schema: { summary: 'Upstream sources', tags: ['catalogue'] } }, async () => sourcesDocument(ctx));
   app.get(
     '/v1/coverage_map.svg',
     {
@@ -143,31 +125,5 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: ServiceContext)
       return reply.type('image/svg+xml; charset=utf-8').header('Cache-Control', 'public, max-age=60').send(svg);
     },
   );
-  app.get('/v1/limits', { schema: { summary: 'Limits in force', tags: ['discovery'] } }, async () => ({
-    ...LIMITS,
-    rate_limit: { requests_per_second: ctx.config.rateLimitRps, requests_per_minute: Math.round(ctx.config.rateLimitRps * 60), burst: ctx.config.rateLimitBurst, retry_after_s: 1 },
-    gateway_timeout_s: ctx.config.timeoutSecs,
-    materializer_timeout_s: ctx.config.materializerTimeoutSecs,
-    scan_cell_limit: ctx.config.scanCellLimit,
-    body_limit_bytes: ctx.config.bodyLimitBytes,
-    log_segment_bytes: ctx.config.segmentMaxBytes,
-    http: { ...LIMITS.http, max_connections_per_ip: ctx.config.maxConnectionsPerIp },
-    memory: { ...LIMITS.memory, note_daily_quota: ctx.config.noteDailyQuota ?? null, search_concurrency: ctx.config.memorySearchConcurrency },
-    // Quotas and windows of docs/security.md, as configured here.
-    quotas: {
-      attester_daily_facts: ctx.config.attesterDailyFacts ?? null,
-      bundles_per_address: { count: ctx.config.bundleQuota.count, bytes: ctx.config.bundleQuota.bytes, window_s: ctx.config.bundleQuota.windowSecs },
-      responder_signed_records_per_address: { count: ctx.config.signingQuota.count, window_s: ctx.config.signingQuota.windowSecs },
-      unlisted_witness_cosignatures_per_address: { count: ctx.config.witnessQuota.count, window_s: ctx.config.witnessQuota.windowSecs },
-      statement_ttl_s: STATEMENT_TTL_SECS,
-      scope_bearer_ttl_s: ctx.config.scopeBearerTtlSecs,
-      backfill_max_ttl_s: ctx.config.backfillMaxTtlSecs,
-      ask_state_retention_s: ctx.config.askStateRetentionSecs,
-    },
-    // SVC_ARTIFACT_MAX_BYTES: the artifact store's bound (least recently read evicted first; docs/rasters.md).
-    artifacts: { max_bytes: ctx.config.artifactMaxBytes, eviction: 'least_recently_used' },
-    configuration: CONFIG_VARS,
-    // Every in-process cache by name with its entry bound (and TTL or byte bound where it has one).
-    caches: cacheBounds(),
-  }));
+  app.get('/v1/limits', { schema: { summary: 'Limits in force', tags: ['discovery'] } }, async () => limitsDocument(ctx));
 }

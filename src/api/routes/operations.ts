@@ -6,7 +6,7 @@ import type { ServiceContext } from '../../primitives/context/context.js';
 import { withFactMeta } from '../../primitives/facts/fact-meta.js';
 import { toSvcError } from '../errors.js';
 import { toJson } from '../json.js';
-import type { Operation } from '../operations.js';
+import type { Operation, OperationCall } from '../operations.js';
 import { answerMismatch } from '../validation.js';
 
 /**
@@ -50,7 +50,15 @@ function channelKey(op: Operation, channel: 'rest' | 'mcp'): string {
 }
 
 /** Run `op` under the gateway deadline, recording latency and errors for agent_stats. */
-export async function runOperation(ctx: ServiceContext, op: Operation, input: unknown, headers: Record<string, string | string[] | undefined>, channel: 'rest' | 'mcp', ip?: string) {
+export async function runOperation(
+  ctx: ServiceContext,
+  op: Operation,
+  input: unknown,
+  headers: Record<string, string | string[] | undefined>,
+  channel: 'rest' | 'mcp',
+  ip?: string,
+  progress?: OperationCall['progress'],
+) {
   const started = performance.now();
   const timeoutSecs = ctx.config.timeoutSecs;
   const now = Date.now();
@@ -59,7 +67,7 @@ export async function runOperation(ctx: ServiceContext, op: Operation, input: un
   const deadline = now + budgetMs - Math.min(500, budgetMs * 0.15);
   let entry: Deadline | undefined;
   try {
-    const running = op.run(ctx, input ?? {}, { headers, deadline, ip, channel });
+    const running = op.run(ctx, input ?? {}, progress ? { headers, deadline, ip, channel, progress } : { headers, deadline, ip, channel });
     const result = await new Promise((resolve, reject) => {
       entry = { at: now + budgetMs, reject, name: op.name, timeoutSecs };
       deadlines.add(entry);

@@ -13,7 +13,7 @@ import type { NextStep } from '../steps/next-steps.js';
 import type { ServedFact } from '../facts/facts-view.js';
 import type { MaterializeNote } from '../context/materialize-note.js';
 import { recall } from '../reads/recall.js';
-import { mapLimit } from '../reads/common.js';
+import { counting, mapLimit, type ProgressFn } from '../reads/common.js';
 import { resolveEvent } from './events.js';
 import { failedSample, readSample, type SampleReport } from './readings.js';
 import { directionText, rankCandidates } from './rank.js';
@@ -39,6 +39,8 @@ export interface HuntOptions {
   /** Bench only: sample this many cells, beyond the 32-sample cap, to show how wall time scales. */
   samples?: number;
   locate?: LocateFn;
+  /** Told once the cells are chosen (progress 0) and after each sampled cell's read settles. */
+  onProgress?: ProgressFn;
 }
 
 export interface Hotspot {
@@ -83,13 +85,15 @@ export async function hunt(ctx: ServiceContext, req: HuntRequest, opts: HuntOpti
   const sample = stratifiedSample(region.area, max, sampleSeed(region.area, day));
   const bands = ev.gate ? [ev.primary.key, ev.gate.band] : [ev.primary.key];
 
+  const n = sample.cells.length;
+  opts.onProgress?.({ progress: 0, total: n, message: `${ev.event}: reading ${bands.join(' and ')} at ${n} sampled cells` });
   // Every sample at once: the materializer pool bounds upstream fan-out and coalesces repeats.
-  const reads = await mapLimit(sample.cells, sample.cells.length, (cell) =>
+  const readCell = (cell: string) =>
     recall(ctx, { cell, bands }, { primitive: 'hunt', deadline: opts.deadline }).then(
       (r) => ({ report: readSample(cell, r, ev.primary.key, ev.gate), notes: r.materialize_notes, fact: r.facts.find((f) => f.band === ev.primary.key) }),
       (e: unknown) => ({ report: failedSample(cell, ev.primary.key, e), notes: [] as MaterializeNote[], fact: undefined }),
-    ),
-  );
+    );
+  const reads = await mapLimit(sample.cells, n, counting(readCell, n, opts.onProgress, 'sampled cells read'));
   const samples = reads.map((r) => r!.report);
   const notes = reads.flatMap((r) => r!.notes);
   const primaryFacts = new Map(reads.flatMap((r) => (r!.fact ? [[r!.fact.fact_cid, r!.fact] as const] : [])));

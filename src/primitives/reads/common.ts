@@ -13,6 +13,24 @@ import type { ServiceContext } from '../context/context.js';
 export const READ_CONCURRENCY = 16;
 
 /**
+ * How a long primitive reports how far it got (MCP notifications/progress, docs/reads.md "MCP"):
+ * `progress` grows with every call, `total` is the work when known. Reporting never changes what
+ * the primitive does or answers; a caller without a listener passes nothing.
+ */
+export type ProgressFn = (p: { progress: number; total?: number; message?: string }) => void;
+
+/** `fn` that also reports, after each item settles, how many of `total` items are done. */
+export function counting<T, R>(fn: (item: T, i: number) => Promise<R>, total: number, onProgress: ProgressFn | undefined, what: string): (item: T, i: number) => Promise<R> {
+  if (!onProgress) return fn;
+  let done = 0;
+  return (item, i) =>
+    fn(item, i).finally(() => {
+      done++;
+      onProgress({ progress: done, total, message: `${done} of ${total} ${what}` });
+    });
+}
+
+/**
  * Run `fn` over `items` with at most `limit` in flight, results in input order. `shouldStart`
  * is asked before each item starts; when it says no, the item is left undone (result undefined)
  * and so are all later ones — this is how time budgets stop starting new work.

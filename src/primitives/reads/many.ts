@@ -9,7 +9,7 @@ import { invalidArgument } from '../../protocol/errors.js';
 import type { ServiceContext } from '../context/context.js';
 import type { ServedFact } from '../facts/facts-view.js';
 import { provenanceFilter, recall, resolveBands, resolveCell, type RecallInclude, type RecallRequest, type SignedResponse } from './recall.js';
-import { READ_CONCURRENCY, mapLimit } from './common.js';
+import { READ_CONCURRENCY, counting, mapLimit, type ProgressFn } from './common.js';
 import { requestScope } from '../scopes/request.js';
 import { contains, parsePolygon, parsePolygonBbox, sampleArea, type Area } from './geometry.js';
 import { fieldsForRecallArea, type FieldsAnswer, type FieldsUnavailable } from '../fields/field-boundaries.js';
@@ -83,11 +83,12 @@ function recallFields(req: RecallFields): RecallFields {
 }
 
 /** recall over up to 256 cells with bounded concurrency; one receipt per cell. */
-export async function recallMany(ctx: ServiceContext, req: RecallManyRequest, opts: { deadline?: number } = {}): Promise<RecallManyResult> {
+export async function recallMany(ctx: ServiceContext, req: RecallManyRequest, opts: { deadline?: number; onProgress?: ProgressFn } = {}): Promise<RecallManyResult> {
   precheck(ctx, req);
   const { cells, places } = await resolveCells(ctx, req.cells, MAX_RECALL_MANY);
   const fields = recallFields(req);
-  const results = await mapLimit(cells, READ_CONCURRENCY, (cell) => recall(ctx, { ...fields, cell }, { primitive: 'recall_many', deadline: opts.deadline }));
+  const read = (cell: string) => recall(ctx, { ...fields, cell }, { primitive: 'recall_many', deadline: opts.deadline });
+  const results = await mapLimit(cells, READ_CONCURRENCY, counting(read, cells.length, opts.onProgress, 'cells read'));
   const by_cell: Record<string, CellResponse> = {};
   cells.forEach((c, i) => {
     by_cell[c] = withPlace(results[i]!, places.get(c));
@@ -123,7 +124,7 @@ export interface RecallPolygonResult extends RecallManyResult {
  * Cells inside a polygon (or the given cells), read under a time budget: when `budget_ms` ends,
  * no new cell is started; cells not done come back in `pending[]` with `converged: false`.
  */
-export async function recallPolygon(ctx: ServiceContext, req: RecallPolygonRequest, opts: { deadline?: number } = {}): Promise<RecallPolygonResult> {
+export async function recallPolygon(ctx: ServiceContext, req: RecallPolygonRequest, opts: { deadline?: number; onProgress?: ProgressFn } = {}): Promise<RecallPolygonResult> {
   const started = Date.now();
   const given = (['cells', 'polygon', 'polygon_bbox'] as const).filter((k) => req[k] !== undefined);
   if (given.length !== 1) throw invalidArgument(given.length === 0 ? 'polygon' : given[1], 'give exactly one of cells, polygon, polygon_bbox');
@@ -170,7 +171,7 @@ export async function recallPolygon(ctx: ServiceContext, req: RecallPolygonReque
   const results = await mapLimit(
     cells,
     READ_CONCURRENCY,
-    (cell) => recall(ctx, { ...fields, cell }, { primitive: 'recall_polygon', deadline }),
+    counting((cell: string) => recall(ctx, { ...fields, cell }, { primitive: 'recall_polygon', deadline }), cells.length, opts.onProgress, 'cells read'),
     () => Date.now() < budgetEnd,
   );
   const by_cell: Record<string, CellResponse> = {};

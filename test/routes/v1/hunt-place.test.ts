@@ -30,7 +30,7 @@ const inside = (b: { min_lat: number; min_lng: number; max_lat: number; max_lng:
 
 describe('POST /v1/hunt over a named place', () => {
   it('"wildfire in Canberra" samples cells inside the city\'s population-scaled extent', async () => {
-    const r = await post('/v1/hunt', { event: 'wildfire', region: 'Canberra' });
+    const r = await post('/v1/hunt', { event: 'wildfire', region: 'Canberra', verbose: true });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     const region = r.body.region;
     assert.equal(region.source, 'locate:population_scaled');
@@ -43,7 +43,7 @@ describe('POST /v1/hunt over a named place', () => {
   });
 
   it('a district (Wayanad) hunts over the box of its places', async () => {
-    const r = await post('/v1/hunt', { event: 'wildfire', region: 'Wayanad' });
+    const r = await post('/v1/hunt', { event: 'wildfire', region: 'Wayanad', verbose: true });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.region.extent_source, 'member_places');
     assert.equal(r.body.region.source, 'locate:admin2:polygon');

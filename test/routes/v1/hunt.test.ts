@@ -55,8 +55,9 @@ after(async () => {
   await bare.close();
 });
 
+/** A verbose hunt: these tests read samples[] (the per-cell detail; hunt-size.test.ts covers the default reply). */
 async function huntOf(app: TestApp, body: Record<string, unknown>) {
-  const r = await app.app.inject({ method: 'POST', url: '/v1/hunt', payload: body });
+  const r = await app.app.inject({ method: 'POST', url: '/v1/hunt', payload: { ...body, verbose: true } });
   return { status: r.statusCode, body: r.json() };
 }
 

@@ -24,7 +24,7 @@ after(async () => {
 
 describe('precip.spi_3m from the ERA5 archive', () => {
   it('a drought hunt ranks real, signed SPI values (all far below -1 here)', async () => {
-    const r = await t.app.inject({ method: 'POST', url: '/v1/hunt', payload: { event: 'drought', polygon_bbox: { min_lat: 45.7, min_lng: 4.8, max_lat: 45.8, max_lng: 4.9 } } });
+    const r = await t.app.inject({ method: 'POST', url: '/v1/hunt', payload: { event: 'drought', polygon_bbox: { min_lat: 45.7, min_lng: 4.8, max_lat: 45.8, max_lng: 4.9 }, verbose: true } });
     assert.equal(r.statusCode, 200, r.body);
     const h = r.json();
     assert.ok(h.hotspots.length > 0, JSON.stringify(h.summary));
