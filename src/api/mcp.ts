@@ -14,6 +14,7 @@
  * JSON-response mode the SDK drops notifications sent during a request, so every other request
  * keeps the plain JSON answer.
  */
+import { applyCellAlias, cellAliasOf } from './cell-alias.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -144,6 +145,7 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServiceContext, ops: 
         throw unknownTool(name, names, prefix, path);
       }
       const args = req.params.arguments ?? {};
+      applyCellAlias(cellAliasOf(op.input), args);
       // The REST body's validator: same compiled schema, same defaults filled in.
       const validate = jsonValidator(op.input);
       const token = req.params._meta?.progressToken;

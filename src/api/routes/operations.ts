@@ -1,4 +1,5 @@
 /** REST adapter of the operation table: one route per operation, thin. */
+import { applyCellAlias, cellAliasOf } from '../cell-alias.js';
 import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { SvcError } from '../../protocol/errors.js';
@@ -103,9 +104,12 @@ export function checkAnswer(op: Operation, result: unknown, log: { error(obj: ob
 
 export async function operationRoutes(app: FastifyInstance, ctx: ServiceContext, ops: readonly Operation[]): Promise<void> {
   for (const op of ops) {
+    const alias = cellAliasOf(op.input);
     app.route({
       method: op.method,
       url: op.path,
+      // `cell` and `cell64` are one parameter under two names: the undeclared one is moved first.
+      ...(alias ? { preValidation: async (req: { query: unknown; body: unknown }) => applyCellAlias(alias, op.method === 'GET' ? req.query : req.body) } : {}),
       schema: {
         summary: op.summary,
         description: op.description,
