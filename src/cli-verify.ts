@@ -18,6 +18,9 @@ and names its cell. Accepts any response that carries receipts, or a bare receip
 
 options:
   --pubkey <b32>        require every receipt to be signed by this responder key
+  --retired <b32>       with --pubkey: also accept this retired key of the same responder
+                        (repeatable; /.well-known/svc.json lists them under retired_keys), for
+                        responses signed before a key rotation
   --prefix <word>       prefix word of signed preimages (default svc)
   --json                print the per-item report as JSON
   --log <url|file>      also prove each fact's log position: a responder base URL (fetches the
@@ -34,6 +37,7 @@ export const VERIFY_SPEC: CommandSpec = {
   usage: VERIFY_USAGE,
   options: {
     pubkey: { type: 'string' },
+    retired: { type: 'string', multiple: true },
     prefix: { type: 'string', default: 'svc' },
     json: { type: 'boolean', default: false },
     log: { type: 'string' },
@@ -45,6 +49,7 @@ export const VERIFY_SPEC: CommandSpec = {
 interface Options {
   file: string;
   pubkey?: string;
+  retired: string[];
   prefix: string;
   json: boolean;
   log?: string;
@@ -55,8 +60,10 @@ interface Options {
 function parseOptions(args: string[]): Options | number {
   const p = parseCommand(VERIFY_SPEC, args);
   if (!p.run) return p.code;
-  const v = p.values as { pubkey?: string; prefix: string; json: boolean; log?: string; 'save-log'?: string };
+  const v = p.values as unknown as { pubkey?: string; retired?: string[]; prefix: string; json: boolean; log?: string; 'save-log'?: string };
   if (v.pubkey === '') return usageError(VERIFY_SPEC, '--pubkey needs a key');
+  if (v.retired?.length && v.pubkey === undefined) return usageError(VERIFY_SPEC, '--retired needs --pubkey (the current key it is retired from)');
+  if (v.retired?.some((k) => k === '')) return usageError(VERIFY_SPEC, '--retired needs a key');
   if (v.log === '') return usageError(VERIFY_SPEC, '--log needs a URL or a file');
   // A data directory's log is checked whole by another command; reading it as a file would fail with EISDIR.
   if (v.log !== undefined && !/^https?:\/\//.test(v.log) && statSync(v.log, { throwIfNoEntry: false })?.isDirectory()) {
@@ -67,7 +74,7 @@ function parseOptions(args: string[]): Options | number {
   }
   if (v['save-log'] === '') return usageError(VERIFY_SPEC, '--save-log needs a file');
   if (!/^[a-z][a-z0-9_-]{0,31}$/.test(v.prefix)) return usageError(VERIFY_SPEC, `--prefix: expected a short lowercase word, got ${JSON.stringify(v.prefix)}`);
-  return { file: p.positionals[0], pubkey: v.pubkey, prefix: v.prefix, json: v.json, log: v.log, saveLog: v['save-log'] };
+  return { file: p.positionals[0], pubkey: v.pubkey, retired: v.retired ?? [], prefix: v.prefix, json: v.json, log: v.log, saveLog: v['save-log'] };
 }
 
 async function getJson(url: string): Promise<any> {
@@ -155,7 +162,7 @@ export async function verifyCommand(args: string[]): Promise<number> {
     console.error(`unreadable input: ${(e as Error).message}`);
     return 2;
   }
-  const v = verifyResponse(doc, { publicKey: o.pubkey, prefix: o.prefix, backend: nodeEd25519 });
+  const v = verifyResponse(doc, { publicKey: o.pubkey, trustedKeys: o.retired, prefix: o.prefix, backend: nodeEd25519 });
   // Nothing to check at all (no receipt, or a bare receipt that is not one) is unreadable, not invalid.
   if (v.failures.includes('no_receipt') || (v.bare_receipt && v.failures.includes('malformed'))) {
     if (o.json) console.log(JSON.stringify(v, null, 1));

@@ -2,7 +2,7 @@
  * Responder key (docs/protocol-notes.md §8): created on first start in the data directory with mode
  * 0600; rotation keeps every retired key (with its epoch) so receipts signed before still verify.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, unwatchFile, watchFile, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { b32decode, b32encode } from './protocol/base32.js';
 import { randomSeed, type Ed25519Backend } from './protocol/ed25519.js';
@@ -15,6 +15,10 @@ interface KeyFile {
   retired: Array<{ epoch: number; public_key: string; retired_at: string }>;
 }
 
+/**
+ * The responder's keys. A running responder swaps them in place when the key file changes
+ * (watchResponderKeys): readers take `signer` at each use, never keep it.
+ */
 export interface ResponderKeys {
   signer: ReceiptSigner;
   publicKeyB32: string;
@@ -60,6 +64,56 @@ export function loadResponderKeys(dataDir: string, backend: Ed25519Backend = ser
     epoch: file.current.epoch,
     retired: file.retired,
   };
+}
+
+/**
+ * A signer that always signs with the responder's current key: for the store, which signs tree
+ * heads and is handed its signer once at open.
+ */
+export function currentSigner(keys: ResponderKeys): ReceiptSigner {
+  return {
+    get publicKey() {
+      return keys.signer.publicKey;
+    },
+    get epoch() {
+      return keys.signer.epoch;
+    },
+    sign: (digest) => keys.signer.sign(digest),
+  };
+}
+
+/** How often a running responder looks at its key file for a rotation. */
+export const KEY_WATCH_MS = 2000;
+
+/**
+ * Live rotation (docs/security.md, "Rotating the responder key"): when `svc rotate-key` (or an
+ * operator copying a rotated file from another responder) changes the key file, the running
+ * responder loads it and signs with the new epoch from then on; the retired key stays published.
+ * A file that does not load (half copied, a seed that does not match) is ignored and reported;
+ * a file whose epoch is not newer than the one in use is ignored (never a step back).
+ * Returns a function that stops watching.
+ */
+export function watchResponderKeys(dataDir: string, keys: ResponderKeys, report: (line: string) => void = () => {}, backend: Ed25519Backend = serverEd25519): () => void {
+  const path = keyPath(dataDir);
+  const check = () => {
+    let next: ResponderKeys;
+    try {
+      next = loadResponderKeys(dataDir, backend);
+    } catch (e) {
+      report(`responder key file not reloaded: ${(e as Error).message}`);
+      return;
+    }
+    if (next.epoch <= keys.epoch) return;
+    // A new signer object (not the old one changed): prepared receipt templates keyed on the
+    // signer are rebuilt, never reused with the old key.
+    keys.signer = next.signer;
+    keys.publicKeyB32 = next.publicKeyB32;
+    keys.epoch = next.epoch;
+    keys.retired = next.retired;
+    report(`responder key rotated: epoch ${next.epoch}, ${next.publicKeyB32}`);
+  };
+  watchFile(path, { interval: KEY_WATCH_MS, persistent: false }, check);
+  return () => unwatchFile(path, check);
 }
 
 /** Retire the current key and create the next epoch's. Returns the new public key. */

@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import type { Config } from './config.js';
-import { loadResponderKeys } from './keys.js';
+import { currentSigner, loadResponderKeys, watchResponderKeys } from './keys.js';
 import { serverEd25519 } from './crypto/server-ed25519.js';
 import type { ServiceContext } from './primitives/context/context.js';
 import { manifestsOf } from './registry/manifests.js';
@@ -41,7 +41,8 @@ export async function openService(config: Config, opts: { now?: () => Date; mate
       prefix: config.prefix,
       artifactMaxBytes: config.artifactMaxBytes,
     },
-    keys.signer,
+    // Tree heads are signed with the current key, also after a live rotation.
+    currentSigner(keys),
     opts.now ? { clock: opts.now } : {},
   );
   const service: Service = {
@@ -64,10 +65,13 @@ export async function openService(config: Config, opts: { now?: () => Date; mate
     // The vector index is saved first (it reads the log); the store closes what it owns, the
     // geocoder cache of locate included.
     close: async () => {
+      stopKeyWatch();
       await closeVectorIndex(service);
       await store.close();
     },
   };
+  // `svc rotate-key` on a running responder takes effect within seconds (docs/security.md).
+  const stopKeyWatch = watchResponderKeys(config.dataDir, keys, (line) => process.stderr.write(`${line}\n`));
   // Place names in recall (`cell: "Paris"`) resolve through the locate cascade.
   service.locate = placeResolver(service);
   // The saved vector index is loaded and the log followed from the start, not at the first query.
