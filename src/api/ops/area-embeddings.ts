@@ -15,7 +15,7 @@ import { FIELD_MEDIA_TYPE } from '../../primitives/rasters/tessera-format.js';
 import { resolveField } from '../../primitives/rasters/tessera-resolve.js';
 import { defineOperation, type Operation } from '../operations.js';
 import { OneOf } from '../schemas/inputs.js';
-import { Closed, ServedFact, Signed } from '../schemas/responses.js';
+import { Closed, ResolvedPlace, ServedFact, Signed } from '../schemas/responses.js';
 
 const b32 = Type.String({ pattern: '^[a-z2-7]+$' });
 const lat = (description: string) => Type.Number({ minimum: -90, maximum: 90, description });
@@ -114,20 +114,7 @@ const Region = Closed(
   {
     kind: OneOf(['bbox', 'polygon', 'cells'] as const),
     bbox: Box,
-    place: Type.Optional(
-      Closed(
-        {
-          query: Type.String(),
-          label: Type.String(),
-          lat: Type.Number(),
-          lng: Type.Number(),
-          via: Type.String(),
-          is_high_confidence: Type.Boolean(),
-          radius_m: Type.Optional(Type.Number()),
-        },
-        'the place as resolved (not signed: the region it resolved to is)',
-      ),
-    ),
+    place: Type.Optional(ResolvedPlace('the place as resolved (not signed: the region it resolved to is)')),
   },
   'the region as signed (its kind) and the canonical box its field was read over',
 );

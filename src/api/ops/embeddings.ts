@@ -11,7 +11,7 @@ import { embeddingCentroid, embeddingDiversity, neighborhoodConsistency, regionS
 import { PLACE_RADIUS_M } from '../../primitives/rasters/archetype-region.js';
 import { defineOperation, type Operation } from '../operations.js';
 import { OneOf, Scope, Tslot } from '../schemas/inputs.js';
-import { Closed, Nullable, Signed } from '../schemas/responses.js';
+import { Closed, Nullable, ResolvedPlace, Signed } from '../schemas/responses.js';
 
 // ---- inputs -------------------------------------------------------------------------------------
 
@@ -56,20 +56,7 @@ const RegionOut = Closed(
   {
     kind: OneOf(['place', 'polygon', 'bbox', 'cells'] as const),
     bbox: Type.Optional(Type.Array(Type.Number(), { description: '[west, south, east, north] of the area read' })),
-    place: Type.Optional(
-      Closed(
-        {
-          query: Type.String(),
-          label: Type.String(),
-          lat: Type.Number(),
-          lng: Type.Number(),
-          via: Type.String(),
-          is_high_confidence: Type.Boolean(),
-          radius_m: Type.Optional(Type.Number()),
-        },
-        'the place as resolved (not signed: the cells read are)',
-      ),
-    ),
+    place: Type.Optional(ResolvedPlace('the place as resolved (not signed: the cells read are)')),
   },
   'how the region was read',
 );

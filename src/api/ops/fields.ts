@@ -7,7 +7,7 @@ import { FIELD_LIMITS, fieldBoundaries } from '../../primitives/fields/field-bou
 import { invalidArgument } from '../../protocol/errors.js';
 import { defineOperation, type Operation } from '../operations.js';
 import { OneOf } from '../schemas/inputs.js';
-import { Closed, Nullable, Signed } from '../schemas/responses.js';
+import { Closed, Nullable, ResolvedPlace, Signed } from '../schemas/responses.js';
 
 const b32 = Type.String({ pattern: '^[a-z2-7]+$' });
 const lat = (description: string) => Type.Number({ minimum: -90, maximum: 90, description });
@@ -37,20 +37,7 @@ export const FieldsAnswer = Signed({
     bbox: Box,
     aoi_cid: Type.String({ description: 'anchor of the box; the receipt signs it (field.aoi_cid)' }),
     area_km2: Type.Number(),
-    place: Type.Optional(
-      Closed(
-        {
-          query: Type.String(),
-          label: Type.String(),
-          lat: Type.Number(),
-          lng: Type.Number(),
-          via: Type.String(),
-          is_high_confidence: Type.Boolean(),
-          radius_m: Type.Optional(Type.Number({ description: 'a point place: half the side of the square read' })),
-        },
-        'the place as resolved (not signed: check is_high_confidence)',
-      ),
-    ),
+    place: Type.Optional(ResolvedPlace('the place as resolved (not signed: check is_high_confidence)', 'a point place: half the side of the square read')),
   }),
   fields: Type.Array(Field),
   truncated: Type.Boolean(),

@@ -177,3 +177,22 @@ export const LocateResp = Closed(
   },
   'LocateResp: the cell of a place (not signed: check selected.is_high_confidence)',
 );
+
+/**
+ * A place name as an area read resolved it (not signed: what the area resolved to is).
+ * `radius` describes how the area was drawn around a point place.
+ */
+export function ResolvedPlace(description: string, radius = 'the radius read around a point place') {
+  return Closed(
+    {
+      query: Type.String(),
+      label: Type.String(),
+      lat: Type.Number(),
+      lng: Type.Number(),
+      via: Type.String(),
+      is_high_confidence: Type.Boolean(),
+      radius_m: Type.Optional(Type.Number({ description: radius })),
+    },
+    description,
+  );
+}

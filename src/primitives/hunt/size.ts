@@ -20,15 +20,7 @@ const CAVEATS_KEPT = 3;
 const HOTSPOTS_KEPT = 3;
 
 /** A hotspot without its fact body: shown and bound by the receipt, its value not checkable offline here. */
-export interface BareHotspot {
-  rank: number;
-  cell64: string;
-  lat: number;
-  lng: number;
-  value: number;
-  unit?: string;
-  fact_cid: string;
-}
+export type BareHotspot = Pick<Hotspot, 'rank' | 'cell64' | 'lat' | 'lng' | 'value' | 'unit' | 'fact_cid'>;
 
 export interface CompactHuntResult extends Omit<HuntResult, 'samples' | 'hotspots'> {
   hotspots: Array<Omit<Hotspot, 'scene_png' | 'gate'> & { scene_png?: string; gate?: Partial<NonNullable<Hotspot['gate']>> | null }>;
