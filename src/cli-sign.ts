@@ -5,7 +5,8 @@
  * SVC_ATTESTER_KEYS; sign reads record bodies (JSON array) on stdin and prints the signed batch
  * envelope that POST /v1/memory/notes, /v1/edges, /v1/entity/alias, /v1/derive and /v1/attest
  * take (`svc attest` signs and posts in one step). Items given as {band, value, scope?} are
- * completed by the subject rule (recordBody); full bodies (with `cell`) are signed as they are.
+ * completed by the subject rule (recordBody); full bodies (with `cell`) are signed as they are
+ * (completeBodies and signEnvelope in src/protocol/attest-batch.ts, shared with packages/client).
  * Nothing here talks to the service except to read its manifest CIDs when --url is given.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -65,26 +66,6 @@ export function agentKeyCommand(args: string[]): number {
   return 0;
 }
 
-/** Complete `{band, value, scope?}` items into record bodies signed now; full bodies pass through. */
-export function completeBodies(items: unknown, now: Date, source = 'stdin'): Record<string, unknown>[] {
-  if (!Array.isArray(items) || items.length === 0) throw new Error(`${source}: expected a non-empty JSON array of bodies`);
-  const signedAt = now.toISOString().slice(0, 19) + 'Z';
-  return items.map((it, i) => {
-    if (typeof it !== 'object' || it === null || Array.isArray(it)) throw new Error(`item ${i}: expected an object`);
-    const o = it as Record<string, unknown>;
-    if ('cell' in o) return o;
-    if (typeof o.band !== 'string' || typeof o.value !== 'object' || o.value === null) throw new Error(`item ${i}: expected {band, value, scope?} or a full body with cell`);
-    return P.recordBody(o.band, o.value as Record<string, unknown>, { signed_at: signedAt, ...(o.scope ? { scope: o.scope as P.Scope } : {}) });
-  });
-}
-
-/** The attest envelope over `facts`, signed by `seed` under the given manifest CIDs. */
-export function signEnvelope(facts: Record<string, unknown>[], seed: Uint8Array, registryCid: string, schemaCid: string) {
-  const root = P.batchRoot(facts.map((f) => P.factDigest(f)));
-  const signature = P.portableEd25519.sign(P.attesterDigest(root, registryCid, schemaCid), seed);
-  return { batch_root: Array.from(root), attester: P.b32encode(P.portableEd25519.publicKey(seed)), signature: P.b32encode(signature), facts };
-}
-
 export async function signCommand(args: string[]): Promise<number> {
   const p = parseCommand(SIGN_SPEC, args);
   if (!p.run) return p.code;
@@ -102,8 +83,8 @@ export async function signCommand(args: string[]): Promise<number> {
       if (!registryCid || !schemaCid) throw new Error(`${url}/v1/manifests did not name registry_cid and schema_cid`);
     }
     const { seed } = readKeyFile(keyPath);
-    const facts = completeBodies(JSON.parse(readFileSync(0, 'utf8')), new Date());
-    console.log(JSON.stringify(signEnvelope(facts, seed, registryCid!, schemaCid!)));
+    const facts = P.completeBodies(JSON.parse(readFileSync(0, 'utf8')), new Date());
+    console.log(JSON.stringify(P.signEnvelope(facts, seed, registryCid!, schemaCid!)));
     return 0;
   } catch (e) {
     console.error(`sign: ${(e as Error).message}`);

@@ -13,7 +13,6 @@
 import { readFileSync } from 'node:fs';
 import { parseCommand, usageError, type CommandSpec } from './cli-args.js';
 import { KeyFileError, newKeyFile, readKeyFile, writeKeyFile } from './cli-keyfile.js';
-import { completeBodies, signEnvelope } from './cli-sign.js';
 import { print } from './cli-verify.js';
 import { nodeEd25519 } from './crypto/node-ed25519.js';
 import * as P from './protocol/index.js';
@@ -210,7 +209,7 @@ function readFacts(file: string): Record<string, unknown>[] {
   }
   const items = doc && typeof doc === 'object' && !Array.isArray(doc) && 'facts' in doc ? (doc as { facts: unknown }).facts : doc;
   if (!Array.isArray(items) || items.length === 0) throw new Error(`${source}: expected a non-empty JSON array of facts, or {"facts": [...]}`);
-  return completeBodies(items, new Date(), source);
+  return P.completeBodies(items, new Date(), source);
 }
 
 export async function attestCommand(args: string[]): Promise<number> {
@@ -231,9 +230,9 @@ export async function attestCommand(args: string[]): Promise<number> {
     const key = readKeyFile(v.key!);
     const m = (await call(url, '/v1/manifests')).body as { registry_cid?: unknown; schema_cid?: unknown };
     if (typeof m?.registry_cid !== 'string' || typeof m.schema_cid !== 'string') throw new Refusal(`${endpoint(url, '/v1/manifests')} did not name registry_cid and schema_cid`, null, null);
-    let envelope: ReturnType<typeof signEnvelope>;
+    let envelope: P.AttestEnvelope;
     try {
-      envelope = signEnvelope(facts, key.seed, m.registry_cid, m.schema_cid);
+      envelope = P.signEnvelope(facts, key.seed, m.registry_cid, m.schema_cid);
     } catch (e) {
       // A body the canonical CBOR cannot hold (a non-finite number, …).
       console.error(`svc attest: ${(e as Error).message}`);
@@ -366,15 +365,13 @@ export async function bearerCommand(args: string[]): Promise<number> {
     // The expiry is counted from the responder's clock (its Date header), so a client clock that
     // runs ahead cannot push it past the responder's maximum.
     const nowS = Math.floor((wk.date ?? Date.now()) / 1000);
-    const pub = P.b32decode(key.publicKey, 32);
-    const responderKey = P.b32decode(responder, 32);
     // A statement is good once: one signed in the same second for the same scope and expiry (a
     // second run within that second) is refused as replayed, so the next earlier second is tried.
     for (let attempt = 0; ; attempt++) {
       const exp = nowS + ttl - attempt;
-      const signature = P.b32encode(P.portableEd25519.sign(P.scopeBearerRequestDigest(scope, pub, exp, responderKey, prefix), key.seed));
+      const request = P.scopeBearerRequest(scope, key.seed, exp, responder, prefix);
       try {
-        const r = await call(url, '/v1/scope_bearer', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ scope, key: key.publicKey, exp, signature }) });
+        const r = await call(url, '/v1/scope_bearer', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) });
         if (v.json) console.log(JSON.stringify(r.body));
         else {
           console.log(r.body.bearer);

@@ -18,3 +18,4 @@ export * from './receipt-template.js';
 export * from './verify-response.js';
 export * from './memory-records.js';
 export * from './scope-bearer.js';
+export * from './attest-batch.js';
