@@ -13,6 +13,8 @@ import type { Operation } from '../operations.js';
 import { GEO_ATTRIBUTION } from '../../geo/attribution.js';
 import { MCP_CORE_TOOL_COUNT, toolName, toolsOf } from '../mcp.js';
 import { quickrefDocument } from '../catalogues.js';
+import { PROMPT_NAMES } from '../mcp-prompts.js';
+import { resourceUris } from '../mcp-resources.js';
 
 /** The order an agent should try tools in: find the place, read, then verify. */
 const RECOMMENDED_ORDER = [
@@ -70,6 +72,11 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext, ops
     transport: 'streamable-http',
     stateless: true,
     tools: toolsOf(ops, 'core').map((o) => ({ name: toolName(ctx, o), rest: `${o.method} ${o.path}`, summary: o.summary })),
+    // Both endpoints serve the catalogues as resources and the same prompts (docs/reads.md, "MCP").
+    resources: resourceUris(p),
+    prompts: PROMPT_NAMES,
+    progress: 'a tools/call carrying _meta.progressToken and accepting text/event-stream is answered as an event stream: progress notifications, then the result',
+    stdio_bridge: 'npx svc mcp --url <this responder> [--full]',
   }));
   app.get('/.well-known/agent-card.json', opts('Agent card'), async () => card());
   app.get('/agent.json', opts('Agent card (alias)'), async () => card());

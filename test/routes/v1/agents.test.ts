@@ -28,6 +28,8 @@ describe('agent discovery', () => {
     assert.deepEqual(m.tools.map((x: any) => x.name).sort(), core.map((o) => `svc_${o.name}`).sort());
     const recall = m.tools.find((x: any) => x.name === 'svc_recall');
     assert.equal(recall.rest, 'POST /v1/recall');
+    assert.ok(m.resources.includes('svc://catalogue/bands'), JSON.stringify(m.resources));
+    assert.ok(m.prompts.includes('what_is_here'));
   });
 
   it('the agent card is one document at its three addresses; the tool order starts ask → locate → recall and lists every MCP tool once', async () => {
