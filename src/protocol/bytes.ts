@@ -125,4 +125,14 @@ export class ByteBuffer {
   result(): Uint8Array {
     return this.buf.slice(0, this.len);
   }
+
+  /** Start over, keeping the buffer. */
+  clear(): void {
+    this.len = 0;
+  }
+
+  /** Bytes the buffer holds before it must grow. */
+  get capacity(): number {
+    return this.buf.length;
+  }
 }

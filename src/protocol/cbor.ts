@@ -42,6 +42,27 @@ class Writer extends ByteBuffer {
     for (let s = 56n; s >= 0n; s -= 8n) this.byte(Number((v >> s) & 0xffn));
   }
 
+  /** A text string; ASCII goes straight into the buffer (its UTF-8 is its code units). */
+  text(s: string): void {
+    const n = s.length;
+    this.ensure(n + 9);
+    const start = this.len;
+    this.head(3, n);
+    const b = this.buf;
+    let p = this.len;
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) {
+        this.len = start;
+        const u = utf8(s);
+        this.head(3, u.length);
+        return this.bytes(u);
+      }
+      b[p++] = c;
+    }
+    this.len = p;
+  }
+
   /** A non-integral number in its shortest exact float form (half, single, double). */
   float(x: number): void {
     this.ensure(9);
@@ -118,11 +139,8 @@ function encodeInto(w: Writer, v: CborValue, depth: number): void {
     case 'bigint':
       if (v >= 0n) return w.head(0, v);
       return w.head(1, -1n - v);
-    case 'string': {
-      const b = utf8(v);
-      w.head(3, b.length);
-      return w.bytes(b);
-    }
+    case 'string':
+      return w.text(v);
     case 'object':
       break;
     default:
@@ -138,17 +156,28 @@ function encodeInto(w: Writer, v: CborValue, depth: number): void {
     return;
   }
   const obj = v as { readonly [key: string]: CborValue | undefined };
-  const entries: Array<[Uint8Array, CborValue]> = [];
+  // Members in the bytewise order of their encoded keys: an insertion sort of parallel arrays
+  // (maps here are small), each value read once.
+  const keys: Uint8Array[] = [];
+  const vals: CborValue[] = [];
   for (const key of Object.keys(obj)) {
     const val = obj[key];
     if (val === undefined) continue; // as in JSON: an undefined member is not a member
-    entries.push([encodeKey(key), val]);
+    const k = encodeKey(key);
+    let i = keys.length;
+    keys.push(k);
+    vals.push(val);
+    for (; i > 0 && compareBytes(keys[i - 1], k) > 0; i--) {
+      keys[i] = keys[i - 1];
+      vals[i] = vals[i - 1];
+    }
+    keys[i] = k;
+    vals[i] = val;
   }
-  entries.sort((a, b) => compareBytes(a[0], b[0]));
-  w.head(5, entries.length);
-  for (const [k, val] of entries) {
-    w.bytes(k);
-    encodeInto(w, val, depth + 1);
+  w.head(5, keys.length);
+  for (let i = 0; i < keys.length; i++) {
+    w.bytes(keys[i]);
+    encodeInto(w, vals[i], depth + 1);
   }
 }
 
@@ -168,11 +197,25 @@ function encodeKey(key: string): Uint8Array {
   return k;
 }
 
+/**
+ * One writer kept between calls: allocating a fresh buffer per value cost about as much as
+ * encoding a small fact. Taken while in use (a nested call gets its own), and dropped when a
+ * large value grew it.
+ */
+let spare: Writer | null = null;
+const SPARE_MAX = 1 << 16;
+
 /** Canonical CBOR bytes of `value` (docs/protocol-notes.md §3). */
 export function encodeCanonical(value: CborValue): Uint8Array {
-  const w = new Writer();
-  encodeInto(w, value, 0);
-  return w.result();
+  const w = spare ?? new Writer();
+  spare = null;
+  w.clear();
+  try {
+    encodeInto(w, value, 0);
+    return w.result();
+  } finally {
+    if (w.capacity <= SPARE_MAX) spare = w;
+  }
 }
 
 // ---------------------------------------------------------------- strict decoder
@@ -289,7 +332,10 @@ function decodeItem(r: Reader, depth: number): CborValue {
         if (typeof k !== 'string') throw divergence('map keys must be text strings');
         if (Object.prototype.hasOwnProperty.call(out, k)) throw divergence(`duplicate map key "${k}"`);
         const v = decodeItem(r, depth + 1);
-        Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+        // A plain store makes the same own, enumerable, writable member, far faster; only
+        // "__proto__" would instead reach the prototype setter, so it is defined.
+        if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+        else out[k] = v;
       }
       return out;
     }

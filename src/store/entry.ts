@@ -187,11 +187,12 @@ function memberParts(e: LogEntryV1, key: Exclude<EntryKey, 'facts'>, out: Uint8A
  * built around each body's own canonical encoding: a body is encoded once, and the same bytes
  * serve its fact_cid, the entry and (through `bodyAt`) whoever later reads the body back out of
  * the logged entry. Byte for byte what encodeCanonical of the whole entry gives (the entry
- * tests compare the two).
+ * tests compare the two). `encodedBodies`, when given, are encodeCanonical of each body, computed
+ * once elsewhere (encoded-body.ts): they are used as they are.
  */
-export function encodeLogEntryParts(e: LogEntryV1): EncodedLogEntry {
+export function encodeLogEntryParts(e: LogEntryV1, encodedBodies?: readonly Uint8Array[]): EncodedLogEntry {
   checkLogEntry(e);
-  const bodies = e.facts.map((b) => encodeCanonical(b as CborValue));
+  const bodies = encodedBodies === undefined ? e.facts.map((b) => encodeCanonical(b as CborValue)) : [...encodedBodies];
   const parts: Uint8Array[] = [cborHead(5, ENTRY_KEYS.length)];
   let firstBody = -1;
   for (const { key, encoded } of ENTRY_KEYS) {

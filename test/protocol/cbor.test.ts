@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { decodeCanonical, encodeCanonical } from '../../src/protocol/cbor.js';
+import { decodeCanonical, decodeTrusted, encodeCanonical } from '../../src/protocol/cbor.js';
 import { fromHex, toHex } from '../../src/protocol/bytes.js';
 import { SvcError } from '../../src/protocol/errors.js';
 import { cborValueOf, loadVectors } from '../support/vectors.js';
@@ -150,6 +150,25 @@ describe('canonical CBOR (protocol.md §3)', () => {
       [Symbol('s'), 'a symbol'],
     ] as const) {
       it(`refuses ${name} with a message naming the type`, () => assert.throws(() => encodeCanonical(v as any), /cbor: cannot encode/));
+    }
+  });
+
+  describe('map keys that name Object.prototype members', () => {
+    // {"__proto__": {"x": 1}, "constructor": 2, "toString": "t"} in canonical key order.
+    const bytes = encodeCanonical(JSON.parse('{"__proto__": {"x": 1}, "constructor": 2, "toString": "t"}'));
+    for (const [name, decode] of [
+      ['decodeCanonical', decodeCanonical],
+      ['decodeTrusted', decodeTrusted],
+    ] as const) {
+      it(`${name} makes them own members and leaves the prototype alone`, () => {
+        const v = decode(bytes) as Record<string, unknown>;
+        assert.equal(Object.getPrototypeOf(v), Object.prototype);
+        assert.deepEqual(Object.keys(v).sort(), ['__proto__', 'constructor', 'toString']);
+        assert.deepEqual(Object.getOwnPropertyDescriptor(v, '__proto__'), { value: { x: 1 }, enumerable: true, writable: true, configurable: true });
+        assert.equal(v.constructor, 2);
+        assert.equal((v as { x?: unknown }).x, undefined);
+        assert.deepEqual(encodeCanonical(v as never), bytes);
+      });
     }
   });
 });

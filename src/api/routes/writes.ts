@@ -91,7 +91,8 @@ export async function writeRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
     {
       schema: { summary: 'Append a signed batch of facts (responder, device or operator-listed keys only)', tags: ['write'], body: attestBody },
     },
-    async (req) => acceptBatch(ctx, req.body as AttestRequest),
+    // The parsed body belongs to this request alone: its facts are frozen and encoded once.
+    async (req) => acceptBatch(ctx, req.body as AttestRequest, 'attest', { ownsFacts: true }),
   );
 
   await app.register(async (scope) => {
@@ -108,7 +109,7 @@ export async function writeRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
       async (req) => {
         const body = req.body;
         if (!(body instanceof Uint8Array)) throw invalidArgument('content-type', 'send application/cbor', 415);
-        return acceptBatch(ctx, attestFromCbor(new Uint8Array(body.buffer, body.byteOffset, body.byteLength)));
+        return acceptBatch(ctx, attestFromCbor(new Uint8Array(body.buffer, body.byteOffset, body.byteLength)), 'attest', { ownsFacts: true });
       },
     );
   });

@@ -14,11 +14,15 @@ import { admitPublicKey, verifyStrict } from '../../protocol/ed25519.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import { parseRfc3339 } from '../../protocol/rfc3339.js';
 import { blake3 } from '../../protocol/hash.js';
-import { batchProofs, proofToJson } from '../../protocol/merkle-batch.js';
+import { batchRoot, type MerkleProofJson } from '../../protocol/merkle-batch.js';
 import { isoSeconds, scopeFieldsSet, type Scope } from '../../protocol/receipt.js';
 import { checkTslot, tslotOf } from '../../protocol/tslot.js';
 import { attesterDigest } from '../../protocol/tree-head.js';
 import type { AppendResult, FactKind, NewFact, ProvenanceClass } from '../../store/contract.js';
+import { OwnedBatchEncoder } from '../../store/encoded-body.js';
+// The batch tree as the SQLite index keeps it: pure, driver-neutral code (node hashes through the
+// one-chunk BLAKE3), giving batchProofs' root and proofs with each node's base32 computed once.
+import { BatchTree, buildBatchTree } from '../../store/sqlite/batch-tree.js';
 import { reserveDailyFacts } from './attester-quota.js';
 import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { derivativeFunctionRefusal } from './derive-functions.js';
@@ -53,7 +57,7 @@ export interface AttestResult {
   tree_head: Awaited<ReturnType<ServiceContext['store']['log']['latestTreeHead']>>;
   /** Audit path of the batch's log entry in `tree_head`. */
   log_inclusion: { leaf_index: number; tree_size: number; path: string[] };
-  merkle_proofs: Record<string, ReturnType<typeof proofToJson>>;
+  merkle_proofs: Record<string, MerkleProofJson>;
   receipt: ReturnType<typeof issueReceipt>;
 }
 
@@ -73,8 +77,12 @@ interface CheckedFact {
   fn?: string;
 }
 
-/** Validate one submitted fact (`at` names it in refusals) and resolve its index columns; nothing is written here. */
-function checkFact(ctx: ServiceContext, raw: unknown, at: string, attester: string, writer: AttesterKind, nowMs: number): CheckedFact {
+/**
+ * Validate one submitted fact (`at` names it in refusals) and resolve its index columns; nothing is
+ * written here. With `owned` (the caller owns the fact objects: a parsed request), the body is
+ * frozen and encoded through it, for the store to reuse (store/encoded-body.ts).
+ */
+function checkFact(ctx: ServiceContext, raw: unknown, at: string, attester: string, writer: AttesterKind, nowMs: number, owned?: OwnedBatchEncoder): CheckedFact {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalidArgument(at, 'expected an object');
   const body = factBody(raw as Record<string, unknown>) as Record<string, unknown>;
   const kind = body.kind;
@@ -129,17 +137,18 @@ function checkFact(ctx: ServiceContext, raw: unknown, at: string, attester: stri
     }
     scope = scopeFieldsSet(s as Scope) ?? null;
   }
-  let bytes: Uint8Array;
+  let digest: Uint8Array;
+  let factCid: string;
   try {
-    bytes = encodeCanonical(body as CborValue);
+    if (owned) ({ digest, cid: factCid } = owned.encode(body));
+    else factCid = b32encode((digest = blake3(encodeCanonical(body as CborValue))));
   } catch (e) {
     throw invalidArgument(at, `cannot be encoded canonically (${(e as Error).message})`);
   }
-  const digest = blake3(bytes);
   return {
     body,
     digest,
-    fact_cid: b32encode(digest),
+    fact_cid: factCid,
     kind: kind as FactKind,
     cell,
     band,
@@ -182,6 +191,11 @@ export interface AcceptOptions {
    * is written, so what it reveals goes only to a key that signed the batch and may write there.
    */
   beforeAppend?: (scope: Scope | null, attester: string) => Promise<void>;
+  /**
+   * The request's fact objects belong to this call alone (a request body parsed for it, that no
+   * one else holds): their bodies are frozen once checked and encoded only once, here.
+   */
+  ownsFacts?: boolean;
 }
 
 export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primitive = 'attest', opts: AcceptOptions = {}): Promise<AttestResult> {
@@ -200,14 +214,15 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
   // Configuration and the responder's enrollment/revocation records (one store read; none for the responder).
   const writer: AttesterKind = await keyStanding(ctx, attester);
   const nowMs = ctx.now().getTime();
-  const checked = req.facts.map((f, i) => checkFact(ctx, f, `facts[${i}]`, attester, writer, nowMs));
+  const owned = opts.ownsFacts === true ? new OwnedBatchEncoder() : undefined;
+  const checked = req.facts.map((f, i) => checkFact(ctx, f, `facts[${i}]`, attester, writer, nowMs, owned));
   const scope = batchScope(checked.map((c) => c.scope));
 
-  const { root: rebuilt, proofs } = batchProofs(checked.map((c) => c.digest));
-  if (!equalBytes(rebuilt, root)) {
-    throw new SvcError('bad_merkle_proof', `batch_root: merkle root mismatch (rebuilt ${toHex(rebuilt)} from the facts' canonical CBOR)`, {
+  const tree = owned ? owned.finish() : buildBatchTree(checked.map((c) => c.digest));
+  if (!equalBytes(tree.root, root)) {
+    throw new SvcError('bad_merkle_proof', `batch_root: merkle root mismatch (rebuilt ${toHex(tree.root)} from the facts' canonical CBOR)`, {
       field: 'batch_root',
-      rebuilt_hex: toHex(rebuilt),
+      rebuilt_hex: toHex(tree.root),
       rule: 'docs/protocol-notes.md §6',
     });
   }
@@ -236,6 +251,7 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
     );
   await opts.beforeAppend?.(scope, attester);
 
+  const proofs = new BatchTree(tree.count, tree.blob);
   const facts: NewFact[] = checked.map((c, i) => ({
     fact_cid: c.fact_cid,
     body: c.body,
@@ -245,7 +261,7 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
     kind: c.kind,
     provenance_class: c.provenance_class,
     scope: c.scope,
-    proof: proofToJson(proofs[i]),
+    proof: proofs.proof(tree.leafIndex[i]),
   }));
   const release = writer === 'responder' ? undefined : await reserveDailyFacts(ctx, attester, facts.length);
   let res: AppendResult;
@@ -330,7 +346,7 @@ export function mintRefusal(ctx: ServiceContext, body: Record<string, unknown>):
 /** Write facts signed by the responder through the same path as any attester (materialization, derived answers). */
 export async function mintFacts(ctx: ServiceContext, bodies: Record<string, unknown>[], primitive = 'mint'): Promise<AttestResult> {
   const digests = bodies.map((b) => blake3(encodeCanonical(b as CborValue)));
-  const { root } = batchProofs(digests);
+  const root = batchRoot(digests);
   const sig = ctx.keys.signer.sign(attesterDigest(root, ctx.manifests.registry_cid, ctx.manifests.schema_cid));
   return acceptBatch(ctx, { batch_root: root, attester: ctx.keys.publicKeyB32, signature: b32encode(sig), facts: bodies }, primitive);
 }

@@ -210,7 +210,8 @@ export function cachedStore(store: Store, cache: HotCache, opts: CachedStoreOpti
       // Every touched cell, duplicates included: a batch repeating a new fact reports it as a
       // duplicate, and a wasted bump only costs one miss.
       const cells = [...new Set(batch.facts.map((f) => f.cell))];
-      await Promise.all(cells.map((c) => cache.bumpGeneration(c).catch((err) => onError(err as Error, 'bumpGeneration'))));
+      if (cache.bumpGenerations) await cache.bumpGenerations(cells).catch((err) => onError(err as Error, 'bumpGeneration'));
+      else await Promise.all(cells.map((c) => cache.bumpGeneration(c).catch((err) => onError(err as Error, 'bumpGeneration'))));
       return res;
     },
     async close() {

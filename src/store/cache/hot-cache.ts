@@ -27,6 +27,8 @@ export interface HotCache {
   set(key: string, value: Uint8Array, ttlS: number): Promise<void>;
   /** Give the cell a new generation, making every result cached for it unreachable (best effort). */
   bumpGeneration(cell: string): Promise<void>;
+  /** bumpGeneration of each cell, where a cache can do them all at once (best effort). */
+  bumpGenerations?(cells: readonly string[]): Promise<void>;
   /**
    * The cell's current generation (≥ 0), or -1 when the cache cannot vouch for one (a fault, a
    * reconnect not yet checked, a write not yet recorded): then nothing may be cached or served.

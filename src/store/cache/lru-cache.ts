@@ -75,6 +75,11 @@ export class LruCache implements HotCache {
     this.gens.set(cell, ++this.counter);
   }
 
+  /** A batch's cells in one call: no promise per cell. */
+  async bumpGenerations(cells: readonly string[]): Promise<void> {
+    for (const cell of cells) this.gens.set(cell, ++this.counter);
+  }
+
   async generation(cell: string): Promise<number> {
     // peek: a read leaves recency alone, so the table keeps the cells written most recently.
     return this.gens.peek(cell) ?? this.floor;

@@ -8,6 +8,7 @@ import { b32decode } from '../../protocol/base32.js';
 import { equalBytes } from '../../protocol/bytes.js';
 import { SvcError } from '../../protocol/errors.js';
 import type { AppendBatch, LogEntryV1 } from '../contract.js';
+import { ownedBatch } from '../encoded-body.js';
 import { batchLogEntry, encodeLogEntryParts, scopeKey, type EncodedLogEntry } from '../entry.js';
 import { indexEntry, type IndexedEntry } from './indexed-entry.js';
 import { KIND_CODES } from './schema.js';
@@ -19,6 +20,18 @@ export function cidDigest(cid: unknown): Uint8Array | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The digests the batch's fact_cids name (null: not a cid). A fact_cid that is the text of its
+ * body's recorded digest (encoded-body.ts) names that digest: b32 is one text per digest.
+ */
+export function claimedDigests(batch: AppendBatch): (Uint8Array | null)[] {
+  const known = ownedBatch(batch.facts.map((f) => f.body));
+  return batch.facts.map((f, i) => {
+    const e = known?.encoded[i];
+    return e !== undefined && e.cid === f.fact_cid ? e.digest : cidDigest(f.fact_cid);
+  });
 }
 
 /**
@@ -50,16 +63,28 @@ function checkAgainstEntry(batch: AppendBatch, claimed: (Uint8Array | null)[], x
 export function batchEntry(batch: AppendBatch, claimed: (Uint8Array | null)[], acceptedAt: string): { entry: LogEntryV1; encoded: EncodedLogEntry; indexed: IndexedEntry } {
   // Facts already indexed keep their first placement; the entry is the batch as signed.
   const entry = batchLogEntry(batch, acceptedAt);
+  // The write path's encodings of these very bodies, when it recorded them (encoded-body.ts).
+  const known = ownedBatch(entry.facts);
   let encoded: EncodedLogEntry;
   try {
-    encoded = encodeLogEntryParts(entry);
+    encoded = encodeLogEntryParts(
+      entry,
+      known?.encoded.map((e) => e.bytes),
+    );
   } catch (err) {
     // A batch the entry codec refuses is the caller's fault, and nothing was written.
     if (err instanceof SvcError) throw new SvcError('invalid_argument', err.message.replace(/^log entry: /, ''), err.details, { cause: err });
     throw err;
   }
   // Each body was encoded once above; those bytes are in the entry verbatim.
-  const indexed = indexEntry(entry, encoded, true, -1);
+  const indexed = indexEntry(
+    entry,
+    encoded,
+    true,
+    -1,
+    known?.encoded.map((e) => e.digest),
+    known?.tree,
+  );
   checkAgainstEntry(batch, claimed, indexed);
   return { entry, encoded, indexed };
 }

@@ -59,10 +59,12 @@ function projectOrNothing(body: Record<string, unknown>, digest: Uint8Array): Me
  * says whether the log holds exactly those bytes (true when this process wrote the entry; on
  * replay, whether the logged bytes equal them). checkLogEntry has run (encodeLogEntryParts),
  * so bodies carry neither fact_cid nor receipt and their bytes are exactly what is hashed.
+ * `knownDigests`, when given, are the BLAKE3 of `enc.bodies`, computed with them, and `knownTree`
+ * the batch tree over them (encoded-body.ts).
  */
-export function indexEntry(entry: LogEntryV1, enc: EncodedLogEntry, verbatim: boolean, logIndex: number): IndexedEntry {
-  const digests = enc.bodies.map((b) => blake3(b));
-  const tree = buildBatchTree(digests);
+export function indexEntry(entry: LogEntryV1, enc: EncodedLogEntry, verbatim: boolean, logIndex: number, knownDigests?: readonly Uint8Array[], knownTree?: BuiltTree): IndexedEntry {
+  const digests = knownDigests ?? enc.bodies.map((b) => blake3(b));
+  const tree = knownTree ?? buildBatchTree(digests);
   const facts = entry.facts.map((body, i): IndexedFact => {
     const meta = entry.meta[i];
     const band = body.band as string;

@@ -19,7 +19,7 @@ import { isoSeconds, type Scope } from '../../protocol/receipt.js';
 import { FullState, isDiskFull, type StorageHealth } from '../disk-full.js';
 import type { AppendBatch, AppendOnlyLog, AppendResult, CorpusStats, FactQuery, LogEntryV1, LogReader, Store, StoreConfig, StoredFact, WitnessRecord } from '../contract.js';
 import { decodeLogEntry } from '../entry.js';
-import { batchEntry, cidDigest } from './batch-entry.js';
+import { batchEntry, cidDigest, claimedDigests } from './batch-entry.js';
 import { FactRows } from './fact-rows.js';
 import { IndexWriter } from './index-writer.js';
 import { indexLoggedEntry, type IndexedEntry } from './indexed-entry.js';
@@ -212,7 +212,7 @@ class SqliteStore implements Store {
     if (!batch || !Array.isArray(batch.facts) || batch.facts.length === 0) {
       throw new SvcError('invalid_argument', 'facts: expected a non-empty array', { field: 'facts' });
     }
-    const claimed = batch.facts.map((f) => cidDigest(f.fact_cid));
+    const claimed = claimedDigests(batch);
     // Only a batch of nothing but indexed facts skips the log, so facts are looked up only until
     // one is new. Duplicates otherwise come from the apply, which reports both kinds (already
     // indexed, or repeated earlier in this batch) in fact order, as the lookup did.
