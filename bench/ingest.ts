@@ -27,11 +27,11 @@ import { checkAgainstBand, derivativeParents, resolveParents } from '../src/prim
 import * as P from '../src/protocol/index.js';
 import { cellOf } from '../src/protocol/cell64.js';
 import { openService, type Service } from '../src/service.js';
-import { signBits } from '../src/sources/geotessera.js';
 import type { AppendBatch, Store } from '../src/store/contract.js';
 import { openDiskLog, type DiskLog } from '../src/store/log/disk-log.js';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { makeBatch, makeFact, testSigner } from '../test/store/support/facts.js';
+import { attestedFact, parentFacts } from './attest-mix.js';
 
 // As the service does at boot (src/service.ts), so the bench measures what a responder runs.
 const fastBlake3 = process.env.SVC_BENCH_PORTABLE_BLAKE3 ? false : installFastBlake3();
@@ -158,51 +158,6 @@ async function latency(name: string, count: number, concurrency: number) {
 
 const attestSeed = P.blake3(P.utf8('bench ingest attester'));
 const attestKey = P.b32encode(P.portableEd25519.publicKey(attestSeed));
-const WORLDCOVER = [10, 20, 30, 40, 50, 60, 80, 90];
-
-/**
- * Fact `n` of a realistic attested mix: mostly scalars in range with their declared units,
- * some categorical, a 128-bit code, an absence and a derivative naming stored parents.
- */
-function attestedFact(n: number, parents: readonly string[]): Record<string, unknown> {
-  const cell = cellOf(-50 + (n % 1000) * 0.1, -170 + Math.floor(n / 1000) * 0.05);
-  const fast = P.currentTslot('fast') - (n % 97);
-  const medium = P.currentTslot('medium') - (n % 29);
-  const base = { cell, signed_at: '2026-01-01T00:00:00Z' };
-  switch (n % 16) {
-    case 5:
-    case 6:
-    case 7:
-      return { ...base, kind: 'primary', band: 'indices.ndvi', tslot: medium, value: Math.round(((n % 110) / 100 - 0.2) * 1e4) / 1e4, unit: 'unitless' };
-    case 8:
-    case 9:
-      return { ...base, kind: 'primary', band: 'copdem30m.elevation_mean', tslot: 0, value: (n % 4000) - 50, unit: 'm_msl' };
-    case 10:
-      return { ...base, kind: 'primary', band: 'landcover.esa_worldcover_2021', tslot: 0, value: WORLDCOVER[n % WORLDCOVER.length], unit: 'class' };
-    case 11:
-      return { ...base, kind: 'primary', band: 'geotessera.bin128', tslot: P.currentTslot('slow') - 1, value: signBits(Array.from({ length: 128 }, (_, i) => Math.sin(n + i))), unit: 'bit' };
-    case 12:
-      return { ...base, kind: 'absence', band: 'soil.soc_0_30cm', tslot: 0, value: null, unit: 'g_kg', absence_reason: 'outside_coverage' };
-    case 13:
-      // A derivative and its parent share one cell (the write path refuses anything else).
-      return {
-        ...base,
-        cell: cellOf(70, -170 + (n % parents.length) * 0.01),
-        kind: 'derivative',
-        band: 'indices.ndvi',
-        tslot: medium,
-        value: (n % 100) / 100,
-        unit: 'unitless',
-        derivation: { fn: 'normalized_difference@1', sources: [], parents: [parents[n % parents.length]] },
-      };
-    case 14:
-    case 15:
-      return { ...base, kind: 'primary', band: 'weather.precipitation', tslot: fast, value: (n % 500) / 10, unit: 'mm' };
-    default:
-      return { ...base, kind: 'primary', band: 'weather.temperature_2m', tslot: fast, value: Math.round(((n % 500) / 10 - 10) * 10) / 10, unit: 'degC' };
-  }
-}
-
 /** A signed attest request over `facts` (signed before timing, as a client would). */
 function signedBatch(svc: Service, facts: Record<string, unknown>[]): AttestRequest {
   const root = P.batchRoot(facts.map((f) => P.factDigest(f)));
@@ -235,14 +190,7 @@ async function attest(name: string, size: number, count: number, concurrency: nu
   const svc = await openService(loadConfig(env, { dataDir, attesterKeys: [attestKey] }), { materializers: [] });
   try {
     // Parents for the derivative facts, stored before timing starts.
-    const seed = Array.from({ length: 64 }, (_, i) => ({
-      kind: 'primary',
-      cell: cellOf(70, -170 + i * 0.01),
-      band: 'weather.temperature_2m',
-      tslot: P.currentTslot('fast'),
-      value: i / 10,
-      unit: 'degC',
-    }));
+    const seed = parentFacts();
     const parents = (await acceptBatch(svc, signedBatch(svc, seed))).fact_cids;
     const work = Array.from({ length: count }, () =>
       signedBatch(
