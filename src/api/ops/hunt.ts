@@ -49,7 +49,8 @@ const Gate = Closed({
 });
 
 /** A ranked hotspot (also in an /v1/ask answer that ran a hunt). */
-export const Hotspot = Closed({
+/** What every hotspot says; a bare one (in more_hotspots) says only this. */
+const hotspotFields = {
   rank: Type.Integer({ minimum: 1 }),
   cell64: Type.String(),
   lat: Type.Number(),
@@ -57,6 +58,10 @@ export const Hotspot = Closed({
   value: Type.Number(),
   unit: Type.Optional(Type.String()),
   fact_cid: Type.String(),
+};
+
+export const Hotspot = Closed({
+  ...hotspotFields,
   scene_png: Type.Optional(Type.String({ description: "the cell's true-colour thumbnail (absent from a trimmed non-verbose hunt reply)" })),
   gate: Nullable(Gate),
   fact: { ...ServedFact, description: 'the signed body the value comes from (the hunt receipt binds it; no per-fact receipt)' },
@@ -114,18 +119,7 @@ export const huntOp = defineOperation({
     hotspots: Type.Array(Hotspot),
     empty_reason: Type.Optional(Type.String({ description: 'why hotspots is empty' })),
     more_hotspots: Type.Optional(
-      Type.Array(
-        Closed({
-          rank: Type.Integer({ minimum: 1 }),
-          cell64: Type.String(),
-          lat: Type.Number(),
-          lng: Type.Number(),
-          value: Type.Number(),
-          unit: Type.Optional(Type.String()),
-          fact_cid: Type.String(),
-        }),
-        { description: 'verbose:false over the size cap: the lowest-ranked hotspots without their fact bodies (bound by the receipt; verbose:true carries them)' },
-      ),
+      Type.Array(Closed(hotspotFields), { description: 'verbose:false over the size cap: the lowest-ranked hotspots without their fact bodies (bound by the receipt; verbose:true carries them)' }),
     ),
     samples: Type.Optional(Type.Array(Sample, { description: 'verbose: every sampled cell with its status' })),
     fact_cids: Type.Optional(Type.Array(Type.String(), { description: "verbose:false: every fact_cid the receipt binds beyond the hotspots' (sample values, signed absences, gate readings)" })),
