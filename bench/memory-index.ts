@@ -31,6 +31,7 @@ import type { NoteSearch } from '../src/store/memory.js';
 import { openDiskLog } from '../src/store/log/disk-log.js';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { makeBatch, makeFact, testSigner } from '../test/store/support/facts.js';
+import { searchText } from '../test/store/support/note-search.js';
 import { percentiles, seededRandom } from './harness.js';
 
 installFastBlake3(); // as the service does at boot
@@ -246,8 +247,8 @@ interface Tagged<T> {
   kind: string;
   q: T;
 }
-const noteQueries: Tagged<NoteSearch>[] = Array.from({ length: QUERIES }, () => {
-  const q: NoteSearch = { scope: queryScope(), text: words(between(1, 3)).join(' '), limit: rnd() < 0.1 ? 200 : 10 };
+const noteQueries: Tagged<NoteSearch & { text: string }>[] = Array.from({ length: QUERIES }, () => {
+  const q: NoteSearch & { text: string } = { scope: queryScope(), text: words(between(1, 3)).join(' '), limit: rnd() < 0.1 ? 200 : 10 };
   const r = rnd();
   let kind = q.scope === null ? 'public' : 'scoped';
   if (r < 0.2) {
@@ -261,7 +262,8 @@ const noteQueries: Tagged<NoteSearch>[] = Array.from({ length: QUERIES }, () => 
   return { kind, q };
 });
 progress(`searchNotes: ${noteQueries.length} queries`);
-const search = await time(noteQueries, (x) => store.memory.searchNotes(x.q));
+// Ranked as the service ranks (candidates and statistics from the store, BM25F in primitives/memory).
+const search = await time(noteQueries, (x) => searchText(store, x.q));
 const byKind: Record<string, ReturnType<typeof summary>> = {};
 for (const kind of [...new Set(noteQueries.map((x) => x.kind))].sort()) byKind[kind] = summary(search.all.filter((_, i) => noteQueries[i].kind === kind));
 // The slowest queries, to see what dominates the tail.

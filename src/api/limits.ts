@@ -21,7 +21,8 @@ import { MAX_PLOTS, MAX_TOTAL_CELLS, POINT_PLOT_MAX_HA } from '../primitives/eud
 import { BASE_BUDGET_S, MAX_BUDGET_S, MAX_RUNNING_JOBS, VISUAL_BUDGET_S } from '../primitives/eudr/jobs.js';
 import { MAX_CELLS_PER_PLOT } from '../primitives/eudr/sample.js';
 import { MMU_HA } from '../primitives/eudr/verdict.js';
-import { MAX_NOTES_PER_WRITE, MAX_QUERY_WORDS, MAX_RADIUS_M, MAX_RESULTS, TEXT_CANDIDATES, VECTOR_SCAN } from '../primitives/memory/notes.js';
+import { MAX_NOTES_PER_WRITE } from '../primitives/memory/notes.js';
+import { MAX_CONTEXT, MAX_QUERY_WORDS, MAX_RADIUS_M, MAX_RESULTS, TEXT_CANDIDATES, VECTOR_SCAN } from '../primitives/memory/note-search.js';
 
 /**
  * HTTP connection hygiene (issue 13, items 6 and 11; docs/reliability.md). A request must arrive
@@ -111,6 +112,7 @@ export const LIMITS = {
     search_text_candidates: TEXT_CANDIDATES,
     search_vector_scan: VECTOR_SCAN,
     search_radius_m: MAX_RADIUS_M,
+    search_context: MAX_CONTEXT,
     /** Distinct words a search query keeps (the rest are ignored). */
     search_query_words: MAX_QUERY_WORDS,
     /**

@@ -43,6 +43,10 @@ export interface NoteRow {
   observed_at: number | null;
   /** Agent-supplied embedding, or null. */
   vector: Float32Array | null;
+  /** Who said or wrote what the note records, or null. */
+  speaker: string | null;
+  /** The conversation or session the note belongs to, or null. */
+  thread: string | null;
 }
 
 /** An edge as stated by a signed record. Times are Unix seconds. */
@@ -141,6 +145,8 @@ export function projectMemory(body: Record<string, unknown>, factCid: string): M
         lng: centre?.lng ?? null,
         observed_at: unixOf(v.observed_at) ?? unixOf(body.signed_at),
         vector: vec,
+        speaker: str(v.speaker) ? v.speaker : null,
+        thread: str(v.thread) ? v.thread : null,
       },
     };
   }
@@ -172,11 +178,13 @@ export interface NoteSearch {
   /** Exact scope; null: public notes only. */
   scope: Scope | null;
   /**
-   * Free text. The driver turns it into its engine's query (FTS5 MATCH / tsquery) from its word
-   * tokens only, OR-combined, so no caller text is ever parsed as engine syntax. Absent or
-   * without a word: no text ranking, newest first.
+   * Terms (src/store/note-terms.ts, as the ranking made them): the candidates are, for each
+   * term, the newest `per_term` notes listing it that pass the filters, united; each hit then
+   * carries its packed document. Absent or empty: the newest notes passing the filters.
    */
-  text?: string;
+  terms?: string[];
+  /** Candidates per term (1..4000), with `terms`. */
+  per_term?: number;
   /** Every tag must be present. */
   tags?: string[];
   /** entity_cid the note is about. */
@@ -192,20 +200,39 @@ export interface NoteSearch {
   authors?: string[];
   /** Only notes carrying a vector (for vector-only searches). */
   with_vector?: boolean;
-  /** Candidates wanted (1..1000). */
+  /** Whether hits carry their vectors (default true); a text-only ranking needs none. */
+  vectors?: boolean;
+  /** Notes wanted without terms (1..1000); with terms, a bound on the union as well. */
   limit: number;
 }
 
 export interface NoteHit {
   fact_cid: string;
-  /** Engine text score, higher is better (FTS5: −bm25; PostgreSQL: ts_rank_cd); 0 without text. */
-  text_score: number;
   attester: string;
   accepted_at: string;
   observed_at: number | null;
   lat: number | null;
   lng: number | null;
   vector: Float32Array | null;
+  /** The packed document (note-terms.ts packDocument); null unless the search gave terms. */
+  doc: string | null;
+  thread: string | null;
+}
+
+/** A scope's note statistics for a set of terms: what idf and the length norm need. */
+export interface NoteStats {
+  /** Notes in the scope. */
+  notes: number;
+  /** Text terms of those notes in all. */
+  tokens: number;
+  /** Notes listing each term, in the order asked (0 for a term none lists). */
+  df: number[];
+}
+
+/** The notes just before and after one in its thread (log order), nearest last / first. */
+export interface NoteNeighbours {
+  before: NoteHit[];
+  after: NoteHit[];
 }
 
 export interface EdgeQuery {
@@ -255,6 +282,10 @@ export interface SharedSlot {
 /** Reads over the memory index; every method is side-effect free and scope-exact. */
 export interface MemoryReader {
   searchNotes(q: NoteSearch): Promise<NoteHit[]>;
+  /** The scope's note count, total text length and each term's document frequency. */
+  noteStats(q: { scope: Scope | null; terms: string[] }): Promise<NoteStats>;
+  /** Up to `n` notes before and after `fact_cid` in `thread` under the scope, in log order (accepted_before as in NoteSearch). */
+  noteNeighbours(q: { scope: Scope | null; fact_cid: string; thread: string; n: number; accepted_before?: string }): Promise<NoteNeighbours>;
   edges(q: EdgeQuery): Promise<EdgeRow[]>;
   /** Aliases (and entity names) matching the phrase's words, best first. */
   aliases(q: { scope: Scope | null; text: string; limit: number }): Promise<AliasHit[]>;

@@ -20,6 +20,7 @@ import { runContractSuite } from './contract-suite.js';
 import { runMemoryContractSuite } from './memory-contract-suite.js';
 import { makeBatch, makeFact, steppingClock, testSigner } from './support/facts.js';
 import { openPgStore, pgConfig, pgQuery, pgSkip, pgUrl } from './support/pg-env.js';
+import { searchText } from './support/note-search.js';
 
 const signer = testSigner();
 const HERE = cellOf(51.5, -0.12);
@@ -37,7 +38,7 @@ const unix = (iso: string) => Date.parse(iso) / 1000;
 async function memorySnapshot(store: Store, plot: string) {
   return {
     notes: await store.memory.searchNotes({ scope: null, limit: 100 }),
-    ranked: await store.memory.searchNotes({ scope: null, text: 'paddock gate', limit: 100 }),
+    ranked: await searchText(store, { scope: null, text: 'paddock gate', limit: 100 }),
     edges: await store.memory.edges({ scope: null, record: plot, direction: 'both', limit: 100 }),
     aliases: await store.memory.aliases({ scope: null, text: 'plot seven', limit: 100 }),
     derived: await store.memory.derivedBy({ scope: null, attester: curated([record('memory.note', { text: 'x' })]).attester, limit: 100 }),
@@ -306,11 +307,11 @@ describe('postgres store', { skip: pgSkip }, () => {
       try {
         const n = record('memory.note', { text: 'rolled back note' });
         await assert.rejects(store.append(curated([n])));
-        assert.deepEqual(await store.memory.searchNotes({ scope: null, text: 'note', limit: 5 }), []);
+        assert.deepEqual(await searchText(store, { scope: null, text: 'note', limit: 5 }), []);
         failing = false;
         await store.append(curated([n]));
         assert.deepEqual(
-          (await store.memory.searchNotes({ scope: null, text: 'note', limit: 5 })).map((h) => h.fact_cid),
+          (await searchText(store, { scope: null, text: 'note', limit: 5 })).map((h) => h.fact_cid),
           [factCid(n)],
         );
         // A duplicate indexes nothing twice.
@@ -327,7 +328,7 @@ describe('postgres store', { skip: pgSkip }, () => {
         const n = record('memory.note', { text: 'valve\u0000 stuck open', tags: ['va\u0000lve'] });
         const a = record('memory.alias', { entity: anchorId({ n: 'v' }), phrase: 'the\u0000 old valve' });
         await store.append(curated([n, a]));
-        const hits = await store.memory.searchNotes({ scope: null, text: 'valve', tags: ['valve'], limit: 5 });
+        const hits = await searchText(store, { scope: null, text: 'valve', tags: ['valve'], limit: 5 });
         assert.deepEqual(
           hits.map((h) => h.fact_cid),
           [factCid(n)],
@@ -345,7 +346,7 @@ describe('postgres store', { skip: pgSkip }, () => {
       }
     });
 
-    it('is built from the stored facts when a version-1 schema is opened', async () => {
+    it('is built from the stored facts when a version-1 schema is opened, and its notes again from a version-2 one', async () => {
       const { store, schema, cleanup } = await openPgStore(signer);
       let reopened: Store | undefined;
       try {
@@ -357,12 +358,22 @@ describe('postgres store', { skip: pgSkip }, () => {
         assert.equal(before.derived.length, 1);
         assert.equal(before.slots.length, 1);
         await store.close();
-        await pgQuery(`DROP TABLE "${schema}".mem_notes, "${schema}".mem_aliases, "${schema}".mem_edges, "${schema}".mem_edge_closures, "${schema}".mem_derivations, "${schema}".shared_slots`);
+        await pgQuery(
+          `DROP TABLE "${schema}".mem_notes, "${schema}".mem_note_df, "${schema}".mem_note_stats, "${schema}".mem_aliases, "${schema}".mem_edges, "${schema}".mem_edge_closures, "${schema}".mem_derivations, "${schema}".shared_slots`,
+        );
         await pgQuery(`UPDATE "${schema}".meta SET value = '1' WHERE key = 'schema_version'`);
         reopened = await createPostgresStore(pgConfig(), signer, { schema, logger: () => undefined });
         assert.deepEqual(await memorySnapshot(reopened, plot), before);
         const [v] = await pgQuery<{ value: string }>(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`);
-        assert.equal(v.value, '2');
+        assert.equal(v.value, '3');
+        await reopened.close();
+        // A version-2 schema: notes in another shape (here: none) and no term statistics; the
+        // other memory tables stay. Its notes are projected again, nothing else twice.
+        await pgQuery(`DROP TABLE "${schema}".mem_notes, "${schema}".mem_note_df, "${schema}".mem_note_stats`);
+        await pgQuery(`CREATE TABLE "${schema}".mem_notes (fact_cid text PRIMARY KEY, text text)`);
+        await pgQuery(`UPDATE "${schema}".meta SET value = '2' WHERE key = 'schema_version'`);
+        reopened = await createPostgresStore(pgConfig(), signer, { schema, logger: () => undefined });
+        assert.deepEqual(await memorySnapshot(reopened, plot), before);
       } finally {
         await reopened?.close();
         await cleanup();
@@ -408,7 +419,7 @@ describe('postgres store', { skip: pgSkip }, () => {
         const n = record('memory.note', { text: 'gate left open at the east paddock', tags: ['gate'] });
         await a.append(curated([n]));
         assert.deepEqual(
-          (await b.memory.searchNotes({ scope: null, text: 'paddock gate', limit: 5 })).map((h) => h.fact_cid),
+          (await searchText(b, { scope: null, text: 'paddock gate', limit: 5 })).map((h) => h.fact_cid),
           [factCid(n)],
         );
         // An exclusive edge written through b closes the one written through a.

@@ -21,6 +21,7 @@ import { runContractSuite, type MakeStore } from './contract-suite.js';
 import { runMemoryContractSuite } from './memory-contract-suite.js';
 import { entryOf, makeBatch, makeFact, mixedBatch, steppingClock, testSigner } from './support/facts.js';
 import { logOpener, withFailingAppend } from './support/log-factory.js';
+import { searchText } from './support/note-search.js';
 
 const signer = testSigner();
 const logs = await logOpener(signer, { segmentMaxBytes: 64 * 1024 });
@@ -503,7 +504,7 @@ describe('sqlite store: memory index', () => {
     const out: Record<string, unknown> = {};
     for (const scope of [null, A]) {
       const k = scope === null ? 'public' : 'a';
-      out[`${k}.text`] = await m.searchNotes({ scope, text: 'north field pump', limit: 10 });
+      out[`${k}.text`] = await searchText({ memory: m }, { scope, text: 'north field pump', limit: 10 });
       out[`${k}.newest`] = await m.searchNotes({ scope, limit: 10 });
       out[`${k}.tags`] = await m.searchNotes({ scope, tags: ['pump', 'fixed'], limit: 10 });
       out[`${k}.vector`] = await m.searchNotes({ scope, with_vector: true, limit: 10 });
@@ -593,18 +594,18 @@ describe('sqlite store: memory index', () => {
         );
         clock.advance(1);
       }
-      const zebra = await store.memory.searchNotes({ scope: null, text: 'zebra field', limit: 5 });
+      const zebra = await searchText(store, { scope: null, text: 'zebra field', limit: 5 });
       assert.equal(zebra.length, 5);
       const withZebra = new Set([5, 3000, 4100].map((i) => factCid(record('memory.note', { text: texts[i], tags: [texts[i].includes('maize') ? 'maize' : 'wheat'] }))));
       assert.deepEqual(new Set(zebra.slice(0, 3).map((h) => h.fact_cid)), withZebra, 'every note with the rare word first, the oldest too');
       assert.ok(zebra.every((h) => h.text_score > 0));
-      const common = await store.memory.searchNotes({ scope: null, text: 'field report', limit: 50 });
+      const common = await searchText(store, { scope: null, text: 'field report', limit: 50 });
       assert.equal(common.length, 50);
       assert.ok(
         common.every((h, i) => h.text_score > 0 && (i === 0 || common[i - 1].text_score >= h.text_score)),
         'best first',
       );
-      const tagged = await store.memory.searchNotes({ scope: null, text: 'field', tags: ['wheat'], limit: 20 });
+      const tagged = await searchText(store, { scope: null, text: 'field', tags: ['wheat'], limit: 20 });
       assert.equal(tagged.length, 20);
       assert.equal(new Set(tagged.map((h) => h.fact_cid)).size, 20);
     } finally {

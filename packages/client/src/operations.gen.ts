@@ -808,6 +808,19 @@ export type LogInclusion = {
   path: string[];
 };
 
+export type BeforeItem = {
+  fact_cid: string;
+  attester: string;
+  accepted_at: string;
+  observed_at: string | null;
+  note: unknown;
+  /** a signed fact as served: body fields, fact_cid, receipt, fact_meta */
+  fact: {
+    fact_cid: string;
+    [key: string]: unknown;
+  };
+};
+
 export type Polygon3 = {
   type: "Polygon";
   /** one ring of [lng, lat] positions */
@@ -3440,7 +3453,7 @@ export type MemoryNotesInput = {
   }>;
 };
 
-/** Output of memory_notes: Write 1..256 agent notes (memory.note records) signed with the agent key — Each note value: {text (1..8000 chars), cell?, entity?, facts? (fact_cids), tags? (≤ 32), observed_at?, vector? (2..1024 numbers)}. A note in a scope needs a key bound to that scope. A key may write notes until it has SVC_NOTE_DAILY_QUOTA facts accepted in the UTC day (default 10 000, see /v1/limits): a batch passing it is refused whole, 429 compute_quota_exceeded with retry_after (seconds to 00:00 UTC). Returns the attest result (fact_cids, log_index, merkle_proofs, receipt) and notes[] {fact_cid, subject}. Search them with POST /v1/memory/search. */
+/** Output of memory_notes: Write 1..256 agent notes (memory.note records) signed with the agent key — Each note value: {text (1..8000 chars), cell?, entity?, facts? (fact_cids), tags? (≤ 32), observed_at?, vector? (2..1024 numbers), speaker? (who said it, ≤ 100 chars: searched as its own field), thread? (conversation or session id, ≤ 128 chars: search context returns neighbours in it)}. A note in a scope needs a key bound to that scope. A key may write notes until it has SVC_NOTE_DAILY_QUOTA facts accepted in the UTC day (default 10 000, see /v1/limits): a batch passing it is refused whole, 429 compute_quota_exceeded with retry_after (seconds to 00:00 UTC). Returns the attest result (fact_cids, log_index, merkle_proofs, receipt) and notes[] {fact_cid, subject}. Search them with POST /v1/memory/search. */
 export type MemoryNotesOutput = {
   accepted: true;
   /** one per submitted fact, in order */
@@ -3491,31 +3504,63 @@ export type MemorySearchInput = {
     text?: number;
     vector?: number;
   };
+  /** auto (default): a time expression in the query boosts notes observed inside it; off: words only */
+  time?: "auto" | "off";
+  /** pseudo-relevance feedback: terms from the best notes of a first pass join the query at lower weight (default true) */
+  feedback?: boolean;
+  /** notes to return on each side of every hit in the hit's thread (default 0) */
+  context?: number;
 };
 
-/** Output of memory_search: Search agent notes: full-text ranking by the store engine, cosine over agent vectors, filters by scope, place, time, tags, entity and author — Use to recall what agents wrote about a place, entity or topic. query: free words (ranked by SQLite FTS5 bm25 or PostgreSQL ts_rank_cd; no operators); vector: your own embedding of the query, compared with the vectors agents stored on notes. text_score: the engine score divided by the best candidate score (0..1). Score: text only → text_score; vector only → (cosine+1)/2; both → weighted blend (weights, default 0.5/0.5); filters only → newest first, score null. Returns results[] {fact_cid, score, text_score, cosine, distance_m?, attester, accepted_at, note, fact (signed body + receipt)} and one receipt binding every result. Without scope only public notes are searched; with scope, send its bearer (HTTP header Authorization: Bearer, on the REST or the MCP request). Busy: at most SVC_MEMORY_SEARCH_CONCURRENCY searches run at once per process; more get 503 overloaded with retry_after (retry then). Next: POST /v1/edges/recall on a result fact_cid, or /v1/entity/resolve for an entity it names. */
+/** Output of memory_search: Search agent notes: BM25F over text, speaker and tags (same on every store), time expressions, cosine over agent vectors, thread context, filters by scope, place, time, tags, entity and author — Use to recall what agents wrote or heard: facts about a place, entity, person or topic, and when. query: natural words or a question ("when did Caroline go camping?"); question words are set aside, the rest ranked by BM25F over the note text, its speaker and its tags with the searched scope's own statistics, a proximity bonus, and one round of feedback terms from the best notes (feedback: false turns it off); a time expression in the query ("in May 2023", "last week", "since 2024") boosts notes observed inside it (time: "off" to disable; interpretation says what was read). vector: your own embedding of the query, compared with the vectors stored on notes. text_score: the note's score over the best candidate's (0..1). Score: text only → text_score; vector only → (cosine+1)/2; both → weighted blend (weights, default 0.5/0.5); ×2 inside the query's time window; filters only → newest first, score null. Returns results[] {fact_cid, score, text_score, cosine, observed_at (answer "when" from it), in_time_window?, distance_m?, attester, accepted_at, note (text, speaker, thread, tags…), fact (signed body + receipt), context? {before, after}: with context: n, the n notes on each side in the note's thread}, interpretation {terms, set_aside, feedback?, time?}, and one receipt binding every note returned. Without scope only public notes are searched; with scope, send its bearer (HTTP header Authorization: Bearer, on the REST or the MCP request). Busy: at most SVC_MEMORY_SEARCH_CONCURRENCY searches run at once per process; more get 503 overloaded with retry_after (retry then). Next: a narrower query or observed_from/observed_to, context: 2 to read around a hit, POST /v1/edges/recall on a result fact_cid, or /v1/entity/resolve for an entity it names. */
 export type MemorySearchOutput = {
   query: string | null;
   ranking: "text" | "vector" | "hybrid" | "newest";
-  /** the store engine that ranked the text */
-  engine: string;
+  /** the service's own BM25F over text, speaker and tags (docs/memory.md), the same on every store */
+  engine: "bm25f";
+  /** the store index that found the candidates */
+  index: "sqlite_fts5" | "postgres_gin";
   weights?: {
     text: number;
     vector: number;
   };
+  interpretation: {
+    /** the terms ranked by (stemmed) */
+    terms: string[];
+    /** question words left out of the ranking */
+    set_aside: string[];
+    /** feedback terms added, with their weights */
+    feedback?: Array<{
+      term: string;
+      weight: number;
+    }>;
+    time?: {
+      expression: string;
+      from: string;
+      to: string;
+      /** none: observed_from/observed_to were given and win */
+      applied: "boost" | "filter" | "none";
+    };
+  };
   results: Array<{
     fact_cid: string;
-    score: number | null;
-    text_score: number | null;
-    cosine: number | null;
-    distance_m?: number;
     attester: string;
     accepted_at: string;
+    observed_at: string | null;
     note: unknown;
     /** a signed fact as served: body fields, fact_cid, receipt, fact_meta */
     fact: {
       fact_cid: string;
       [key: string]: unknown;
+    };
+    score: number | null;
+    text_score: number | null;
+    cosine: number | null;
+    distance_m?: number;
+    in_time_window?: boolean;
+    context?: {
+      before: BeforeItem[];
+      after: BeforeItem[];
     };
   }>;
   vector_scan_truncated?: boolean;
@@ -5657,7 +5702,7 @@ export abstract class SvcOperations {
     return this.call('memory_notes', input, options);
   }
 
-  /** POST /v1/memory/search: Search agent notes: full-text ranking by the store engine, cosine over agent vectors, filters by scope, place, time, tags, entity and author */
+  /** POST /v1/memory/search: Search agent notes: BM25F over text, speaker and tags (same on every store), time expressions, cosine over agent vectors, thread context, filters by scope, place, time, tags, entity and author */
   memory_search(input: MemorySearchInput = {}, options?: CallOptions): Promise<MemorySearchOutput> {
     return this.call('memory_search', input, options);
   }

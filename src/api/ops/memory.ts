@@ -5,7 +5,8 @@
  * bearer (the operation table's guard, docs/scopes.md).
  */
 import { MAX_EDGES_PER_WRITE, MAX_EDGES_RETURNED, recallEdges, writeEdges } from '../../primitives/memory/edges.js';
-import { MAX_NOTES_PER_WRITE, MAX_RADIUS_M, MAX_RESULTS, searchNotes, writeNotes } from '../../primitives/memory/notes.js';
+import { MAX_NOTES_PER_WRITE, writeNotes } from '../../primitives/memory/notes.js';
+import { MAX_CONTEXT, MAX_RADIUS_M, MAX_RESULTS, searchNotes } from '../../primitives/memory/note-search.js';
 import { Type } from '@sinclair/typebox';
 import { EDGE_TYPES } from '../../store/memory.js';
 import { defineOperation, type Operation } from '../operations.js';
@@ -41,7 +42,7 @@ export const memoryNotesOp = defineOperation({
   path: '/v1/memory/notes',
   summary: 'Write 1..256 agent notes (memory.note records) signed with the agent key',
   description:
-    'Each note value: {text (1..8000 chars), cell?, entity?, facts? (fact_cids), tags? (≤ 32), observed_at?, vector? (2..1024 numbers)}. A note in a scope needs a key bound to that scope. A key may write notes until it has SVC_NOTE_DAILY_QUOTA facts accepted in the UTC day (default 10 000, see /v1/limits): a batch passing it is refused whole, 429 compute_quota_exceeded with retry_after (seconds to 00:00 UTC). Returns the attest result (fact_cids, log_index, merkle_proofs, receipt) and notes[] {fact_cid, subject}. Search them with POST /v1/memory/search.',
+    'Each note value: {text (1..8000 chars), cell?, entity?, facts? (fact_cids), tags? (≤ 32), observed_at?, vector? (2..1024 numbers), speaker? (who said it, ≤ 100 chars: searched as its own field), thread? (conversation or session id, ≤ 128 chars: search context returns neighbours in it)}. A note in a scope needs a key bound to that scope. A key may write notes until it has SVC_NOTE_DAILY_QUOTA facts accepted in the UTC day (default 10 000, see /v1/limits): a batch passing it is refused whole, 429 compute_quota_exceeded with retry_after (seconds to 00:00 UTC). Returns the attest result (fact_cids, log_index, merkle_proofs, receipt) and notes[] {fact_cid, subject}. Search them with POST /v1/memory/search.',
   tags: ['memory'],
   input: signedRecordsSchema('memory.note', MAX_NOTES_PER_WRITE, 'memory.note records'),
   output: Signed({ ...AttestAnswer, notes: Type.Array(Closed({ fact_cid: Type.String(), subject: Type.String({ description: 'svc:entity:<anchor> the note is filed under' }) })) }),
@@ -49,13 +50,24 @@ export const memoryNotesOp = defineOperation({
   run: (ctx, input) => writeNotes(ctx, input),
 });
 
+/** A note as search serves it (a hit or a neighbour in its thread). */
+const NoteServed = {
+  fact_cid: Type.String(),
+  attester: Type.String(),
+  accepted_at: Type.String(),
+  observed_at: Nullable(Type.String({ description: "the note's valid time: its observed_at, else its signed_at" })),
+  note: AnyValue,
+  fact: ServedFact,
+};
+
 export const memorySearchOp = defineOperation({
   name: 'memory_search',
   method: 'POST',
   path: '/v1/memory/search',
-  summary: 'Search agent notes: full-text ranking by the store engine, cosine over agent vectors, filters by scope, place, time, tags, entity and author',
+  summary:
+    'Search agent notes: BM25F over text, speaker and tags (same on every store), time expressions, cosine over agent vectors, thread context, filters by scope, place, time, tags, entity and author',
   description:
-    'Use to recall what agents wrote about a place, entity or topic. query: free words (ranked by SQLite FTS5 bm25 or PostgreSQL ts_rank_cd; no operators); vector: your own embedding of the query, compared with the vectors agents stored on notes. text_score: the engine score divided by the best candidate score (0..1). Score: text only → text_score; vector only → (cosine+1)/2; both → weighted blend (weights, default 0.5/0.5); filters only → newest first, score null. Returns results[] {fact_cid, score, text_score, cosine, distance_m?, attester, accepted_at, note, fact (signed body + receipt)} and one receipt binding every result. Without scope only public notes are searched; with scope, send its bearer (HTTP header Authorization: Bearer, on the REST or the MCP request). Busy: at most SVC_MEMORY_SEARCH_CONCURRENCY searches run at once per process; more get 503 overloaded with retry_after (retry then). Next: POST /v1/edges/recall on a result fact_cid, or /v1/entity/resolve for an entity it names.',
+    'Use to recall what agents wrote or heard: facts about a place, entity, person or topic, and when. query: natural words or a question ("when did Caroline go camping?"); question words are set aside, the rest ranked by BM25F over the note text, its speaker and its tags with the searched scope\'s own statistics, a proximity bonus, and one round of feedback terms from the best notes (feedback: false turns it off); a time expression in the query ("in May 2023", "last week", "since 2024") boosts notes observed inside it (time: "off" to disable; interpretation says what was read). vector: your own embedding of the query, compared with the vectors stored on notes. text_score: the note\'s score over the best candidate\'s (0..1). Score: text only → text_score; vector only → (cosine+1)/2; both → weighted blend (weights, default 0.5/0.5); ×2 inside the query\'s time window; filters only → newest first, score null. Returns results[] {fact_cid, score, text_score, cosine, observed_at (answer "when" from it), in_time_window?, distance_m?, attester, accepted_at, note (text, speaker, thread, tags…), fact (signed body + receipt), context? {before, after}: with context: n, the n notes on each side in the note\'s thread}, interpretation {terms, set_aside, feedback?, time?}, and one receipt binding every note returned. Without scope only public notes are searched; with scope, send its bearer (HTTP header Authorization: Bearer, on the REST or the MCP request). Busy: at most SVC_MEMORY_SEARCH_CONCURRENCY searches run at once per process; more get 503 overloaded with retry_after (retry then). Next: a narrower query or observed_from/observed_to, context: 2 to read around a hit, POST /v1/edges/recall on a result fact_cid, or /v1/entity/resolve for an entity it names.',
   tags: ['memory'],
   input: Type.Object(
     {
@@ -74,25 +86,40 @@ export const memorySearchOp = defineOperation({
       weights: Type.Optional(
         Type.Object({ text: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })), vector: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })) }, { additionalProperties: false }),
       ),
+      time: Type.Optional(OneOf(['auto', 'off'] as const, { description: 'auto (default): a time expression in the query boosts notes observed inside it; off: words only' })),
+      feedback: Type.Optional(Type.Boolean({ description: 'pseudo-relevance feedback: terms from the best notes of a first pass join the query at lower weight (default true)' })),
+      context: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_CONTEXT, description: "notes to return on each side of every hit in the hit's thread (default 0)" })),
     },
     { additionalProperties: false },
   ),
   output: Signed({
     query: Nullable(Type.String()),
     ranking: OneOf(['text', 'vector', 'hybrid', 'newest'] as const),
-    engine: Type.String({ description: 'the store engine that ranked the text' }),
+    engine: Type.Literal('bm25f', { description: "the service's own BM25F over text, speaker and tags (docs/memory.md), the same on every store" }),
+    index: OneOf(['sqlite_fts5', 'postgres_gin'] as const, { description: 'the store index that found the candidates' }),
     weights: Type.Optional(Type.Object({ text: Type.Number(), vector: Type.Number() }, { additionalProperties: false })),
+    interpretation: Closed({
+      terms: Type.Array(Type.String(), { description: 'the terms ranked by (stemmed)' }),
+      set_aside: Type.Array(Type.String(), { description: 'question words left out of the ranking' }),
+      feedback: Type.Optional(Type.Array(Closed({ term: Type.String(), weight: Type.Number() }), { description: 'feedback terms added, with their weights' })),
+      time: Type.Optional(
+        Closed({
+          expression: Type.String(),
+          from: Type.String(),
+          to: Type.String(),
+          applied: OneOf(['boost', 'filter', 'none'] as const, { description: 'none: observed_from/observed_to were given and win' }),
+        }),
+      ),
+    }),
     results: Type.Array(
       Closed({
-        fact_cid: Type.String(),
+        ...NoteServed,
         score: Nullable(Type.Number()),
         text_score: Nullable(Type.Number()),
         cosine: Nullable(Type.Number()),
         distance_m: Type.Optional(Type.Number()),
-        attester: Type.String(),
-        accepted_at: Type.String(),
-        note: AnyValue,
-        fact: ServedFact,
+        in_time_window: Type.Optional(Type.Boolean()),
+        context: Type.Optional(Closed({ before: Type.Array(Closed(NoteServed)), after: Type.Array(Closed(NoteServed)) })),
       }),
     ),
     vector_scan_truncated: Type.Optional(Type.Boolean()),

@@ -19,6 +19,9 @@ export const STATED_EDGE_TYPES: readonly string[] = EDGE_TYPES.filter((t) => t !
 export const NOTE_TEXT_MAX = 8000;
 export const NOTE_FACTS_MAX = 64;
 export const NOTE_TAGS_MAX = 32;
+/** A note's speaker (who said or wrote what it records) and thread (the conversation or session it belongs to). */
+export const NOTE_SPEAKER_MAX = 100;
+export const NOTE_THREAD_MAX = 128;
 export const NOTE_VECTOR_DIM: readonly [number, number] = [2, 1024];
 export const TAG_RE = /^[a-z0-9][a-z0-9_.:-]{0,63}$/;
 export const ENTITY_KIND_RE = /^[a-z][a-z0-9_]{0,63}$/;
@@ -93,8 +96,10 @@ function publicKey(field: string, v: unknown): string {
 // ---- per band --------------------------------------------------------------------------------
 
 function note(f: string, v: Obj): void {
-  fields(f, v, ['text'], ['cell', 'entity', 'facts', 'tags', 'observed_at', 'vector'], 'memory.note');
+  fields(f, v, ['text'], ['cell', 'entity', 'facts', 'tags', 'observed_at', 'vector', 'speaker', 'thread'], 'memory.note');
   text(`${f}.text`, v.text, NOTE_TEXT_MAX, { nonBlank: true });
+  if (v.speaker !== undefined) text(`${f}.speaker`, v.speaker, NOTE_SPEAKER_MAX, { nonBlank: true });
+  if (v.thread !== undefined) text(`${f}.thread`, v.thread, NOTE_THREAD_MAX, { nonBlank: true });
   if (v.cell !== undefined && !isCell(v.cell)) throw invalidArgument(`${f}.cell`, `expected a cell64 (from /v1/locate), got ${show(v.cell)}`);
   if (v.entity !== undefined) entityCid(`${f}.entity`, v.entity);
   if (v.facts !== undefined) cidList(`${f}.facts`, v.facts, NOTE_FACTS_MAX);

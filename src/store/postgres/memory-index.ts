@@ -16,6 +16,7 @@
  */
 import { decodeTrusted } from '../../protocol/cbor.js';
 import { EXCLUSIVE_EDGE_TYPES, edgeClosures, projectMemory, type IndexedEdge, type MemoryRows } from '../memory.js';
+import { documentTerms, noteDocument, packDocument } from '../note-terms.js';
 import { int, rows, type Db } from './pg-db.js';
 import type { Tables } from './tables.js';
 
@@ -155,6 +156,7 @@ export class MemoryIndexer {
     if (p === undefined) return;
     if (p.note) {
       const n = p.note;
+      const doc = noteDocument(n.text, n.speaker, n.tags);
       this.out.notes.push({
         c: f.cid,
         s: f.scopeKey,
@@ -169,7 +171,10 @@ export class MemoryIndexer {
         en: n.entity,
         tg: n.tags.map(pgText),
         v: n.vector === null ? null : vectorBytes(n.vector).toString('hex'),
-        tx: pgText(n.text),
+        th: n.thread === null ? null : pgText(n.thread),
+        d: pgText(packDocument(doc)),
+        tm: documentTerms(doc).map(pgText),
+        l: doc.text.length,
       });
     }
     if (p.alias) {
@@ -222,15 +227,25 @@ export class MemoryIndexer {
 
   /**
    * INSERT CTEs writing the collected rows (parameters from `$first`, one JSON array per table),
-   * to be joined into the sequencer's statement; the names are `m1`..`m5`.
+   * to be joined into the sequencer's statement; the names are `m1`..`m7`. The notes actually
+   * inserted (m1's RETURNING) add to their scope's term and note counts (m6, m7), so a note
+   * stored twice never counts twice.
    */
   static insertCtes(t: Tables, first: number): string {
     const p = (i: number) => `$${first + i}::json`;
     return `m1 AS (
-         INSERT INTO ${t.notes} (fact_cid, scope_key, attester, accepted_at, log_index, position, observed_at, cell, lat, lng, entity, tags, vector, text)
-         SELECT c, s, a, at, li, p, o, ce, la, ln, en, ARRAY(SELECT json_array_elements_text(tg)), decode(v, 'hex'), tx
-           FROM json_to_recordset(${p(0)}) AS x(c text, s text, a text, at text, li bigint, p int, o bigint, ce text, la float8, ln float8, en text, tg json, v text, tx text)
-         ON CONFLICT DO NOTHING),
+         INSERT INTO ${t.notes} (fact_cid, scope_key, attester, accepted_at, log_index, position, observed_at, cell, lat, lng, entity, tags, vector, thread, doc, terms, length)
+         SELECT c, s, a, at, li, p, o, ce, la, ln, en, ARRAY(SELECT json_array_elements_text(tg)), decode(v, 'hex'), th, d, ARRAY(SELECT json_array_elements_text(tm)), l
+           FROM json_to_recordset(${p(0)}) AS x(c text, s text, a text, at text, li bigint, p int, o bigint, ce text, la float8, ln float8, en text, tg json, v text, th text, d text, tm json, l int)
+         ON CONFLICT DO NOTHING RETURNING scope_key, terms, length),
+       m6 AS (
+         INSERT INTO ${t.noteDf} AS d (scope_key, term, df)
+         SELECT scope_key, term, count(*) FROM m1, unnest(m1.terms) AS term GROUP BY 1, 2
+         ON CONFLICT (scope_key, term) DO UPDATE SET df = d.df + excluded.df),
+       m7 AS (
+         INSERT INTO ${t.noteStats} AS n (scope_key, notes, tokens)
+         SELECT scope_key, count(*), sum(length) FROM m1 GROUP BY 1
+         ON CONFLICT (scope_key) DO UPDATE SET notes = n.notes + excluded.notes, tokens = n.tokens + excluded.tokens),
        m2 AS (
          INSERT INTO ${t.aliases} (fact_cid, scope_key, entity, phrase, attester, log_index, position)
          SELECT c, s, en, ph, a, li, p FROM json_to_recordset(${p(1)}) AS x(c text, s text, en text, ph text, a text, li bigint, p int)
@@ -262,23 +277,25 @@ const BACKFILL_PAGE = 2000;
 /**
  * Build the memory index and the shared slots from the facts already stored, in log order (a
  * schema created by a build without them). Runs inside the migration's transaction, under the
- * sequencer lock, so no writer adds facts meanwhile. Returns the facts projected.
+ * sequencer lock, so no writer adds facts meanwhile. Returns the facts projected. `notesOnly`:
+ * the notes alone, into an emptied notes table (a version-2 schema, whose notes had another shape).
  */
-export async function backfillMemory(db: Db, t: Tables): Promise<number> {
+export async function backfillMemory(db: Db, t: Tables, opts: { notesOnly?: boolean } = {}): Promise<number> {
   // Shared slots: every key with two distinct attesters, in one statement.
-  await rows(
-    db,
-    `INSERT INTO ${t.sharedSlots} (scope_key, cell, band, tslot)
+  if (!opts.notesOnly)
+    await rows(
+      db,
+      `INSERT INTO ${t.sharedSlots} (scope_key, cell, band, tslot)
      SELECT scope_key, cell, band, tslot FROM ${t.facts} GROUP BY 1, 2, 3, 4 HAVING count(DISTINCT attester) > 1
      ON CONFLICT DO NOTHING`,
-  );
+    );
   let after: [number, number] = [-1, -1];
   let done = 0;
   for (;;) {
     const page = await rows<{ fact_cid: string; body: Buffer; attester: string; scope_key: string; accepted_at: string; log_index: string; position: number }>(
       db,
       `SELECT fact_cid, body, attester, scope_key, accepted_at, log_index, position FROM ${t.facts}
-        WHERE (kind = 'derivative' OR band LIKE 'memory.%') AND (log_index, position) > ($1, $2)
+        WHERE ${opts.notesOnly ? `band = 'memory.note'` : `(kind = 'derivative' OR band LIKE 'memory.%')`} AND (log_index, position) > ($1, $2)
         ORDER BY log_index, position LIMIT ${BACKFILL_PAGE}`,
       after,
     );

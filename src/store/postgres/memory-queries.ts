@@ -9,15 +9,15 @@ import type pg from 'pg';
 import type { Scope } from '../../protocol/receipt.js';
 import { scopeKey } from '../entry.js';
 import { finite, isoBound, limitOf } from '../query-checks.js';
-import type { AliasHit, EdgeQuery, EdgeRow, MemoryReader, NoteHit, NoteSearch, SharedSlot } from '../memory.js';
+import type { AliasHit, EdgeQuery, EdgeRow, MemoryReader, NoteHit, NoteNeighbours, NoteSearch, NoteStats, SharedSlot } from '../memory.js';
 import { pgText, vectorOf } from './memory-index.js';
 import { int, rows, rowsPlanned } from './pg-db.js';
 import { Where } from './queries.js';
 
-/** Newest matches of one word taken as candidates at most (docs/memory.md, bounded ranking). */
-export const RANKED_MATCHES = 4000;
-/** Fewest a word of a long query still takes: 32 × 250 keeps the union at 2 × RANKED_MATCHES. */
-const MIN_PER_WORD = 250;
+/** Candidates per term at most (NoteSearch.per_term), as on SQLite. */
+const MAX_PER_TERM = 4000;
+/** Terms a candidate search takes at most. */
+const MAX_TERMS = 64;
 import type { Tables } from './tables.js';
 
 /** Largest page any memory read returns (NoteSearch.limit is 1..1000). */
@@ -87,13 +87,28 @@ function strings(field: string, v: unknown): string[] {
 
 interface NoteRowOut {
   fact_cid: string;
-  text_score: number;
   attester: string;
   accepted_at: string;
   observed_at: string | null;
   lat: number | null;
   lng: number | null;
-  vector: Buffer | null;
+  thread: string | null;
+  vector?: Buffer | null;
+  doc?: string;
+}
+
+function hitOf(r: NoteRowOut): NoteHit {
+  return {
+    fact_cid: r.fact_cid,
+    attester: r.attester,
+    accepted_at: r.accepted_at,
+    observed_at: r.observed_at === null ? null : int(r.observed_at),
+    lat: r.lat,
+    lng: r.lng,
+    vector: vectorOf(r.vector ?? null),
+    doc: r.doc ?? null,
+    thread: r.thread,
+  };
 }
 
 interface EdgeRowOut {
@@ -127,7 +142,7 @@ export class MemoryQueries implements MemoryReader {
     const limit = limitOf(q.limit);
     const w = new Where();
     w.add((p) => `scope_key = ${p}`, scopeKey(q.scope));
-    const words = tsqueryWords(q.text);
+    const terms = q.terms === undefined ? [] : strings('terms', q.terms).slice(0, MAX_TERMS);
     if (q.tags !== undefined) {
       const tags = strings('tags', q.tags);
       if (tags.length > 0) w.add((p) => `tags @> ${p}::text[]`, tags);
@@ -156,46 +171,60 @@ export class MemoryQueries implements MemoryReader {
       w.add((p) => `attester = ANY(${p}::text[])`, authors);
     }
     if (q.with_vector === true) w.terms.push('vector IS NOT NULL');
-    const cols = 'fact_cid, attester, accepted_at, observed_at, lat, lng, vector, log_index, position';
+    const cols = `fact_cid, attester, accepted_at, observed_at, lat, lng, thread, log_index, position${q.vectors === false ? '' : ', vector'}`;
     let sql: string;
-    if (words === null) {
+    if (terms.length === 0) {
       w.args.push(limit);
-      sql = `SELECT fact_cid, 0::float4 AS text_score, ${cols} FROM ${this.t.notes}
-              WHERE ${w.terms.join(' AND ')} ORDER BY log_index DESC, position DESC LIMIT $${w.args.length}`;
+      sql = `SELECT ${cols} FROM ${this.t.notes} WHERE ${w.terms.join(' AND ')} ORDER BY log_index DESC, position DESC LIMIT $${w.args.length}`;
     } else {
-      // ts_rank_cd scores every row it is given, so a word found in most notes of a large scope
-      // would have them all scored. Candidates instead: per word, its newest matches up to a
-      // bound (all of a rare word's), then the union is ranked by the whole query. Exact while
-      // every word matches at most `perWord` notes (docs/memory.md, bounded ranking).
-      // The union is at most 2 × RANKED_MATCHES rows from four words on (250 per word at 32).
-      const perWord = Math.min(RANKED_MATCHES, Math.max(MIN_PER_WORD, Math.floor((2 * RANKED_MATCHES) / words.length)));
+      // Per term its newest matches up to the bound, united (memory.ts NoteSearch.terms).
+      const perTerm = Math.max(1, Math.min(MAX_PER_TERM, Math.floor(finite('per_term', q.per_term ?? limit))));
       const base = w.terms.join(' AND ');
-      const branches = words.map((word) => {
-        w.args.push(word);
-        return `(SELECT tsv, ${cols} FROM ${this.t.notes} WHERE ${base} AND tsv @@ to_tsquery('english', $${w.args.length})
-                  ORDER BY log_index DESC, position DESC LIMIT ${perWord})`;
+      const branches = terms.map((term) => {
+        w.args.push([term]);
+        return `(SELECT ${cols}, doc FROM ${this.t.notes} WHERE ${base} AND terms @> $${w.args.length}::text[]
+                  ORDER BY log_index DESC, position DESC LIMIT ${perTerm})`;
       });
-      w.args.push(words.join(' | '));
-      const full = `$${w.args.length}`;
-      w.args.push(limit);
-      sql = `SELECT * FROM (
-               SELECT DISTINCT ON (fact_cid) ts_rank_cd(tsv, to_tsquery('english', ${full})) AS text_score, ${cols}
-                 FROM (${branches.join(' UNION ALL ')}) u ORDER BY fact_cid) d
-             ORDER BY text_score DESC, log_index DESC, position DESC LIMIT $${w.args.length}`;
+      sql = `SELECT DISTINCT ON (fact_cid) * FROM (${branches.join(' UNION ALL ')}) u ORDER BY fact_cid`;
     }
-    // Planned per call: how many notes a word or tag matches decides between the GIN indexes, a
-    // scope b-tree and a scan, and a generic plan would also run to_tsquery again on every row.
+    // Planned per call: how many notes a term or tag matches decides between the GIN indexes, a
+    // scope b-tree and a scan.
     const got = await rowsPlanned<NoteRowOut>(this.pool, sql, w.args);
-    return got.map((r) => ({
-      fact_cid: r.fact_cid,
-      text_score: Number(r.text_score),
-      attester: r.attester,
-      accepted_at: r.accepted_at,
-      observed_at: r.observed_at === null ? null : int(r.observed_at),
-      lat: r.lat,
-      lng: r.lng,
-      vector: vectorOf(r.vector),
-    }));
+    return got.map(hitOf);
+  }
+
+  async noteStats(a: { scope: Scope | null; terms: string[] }): Promise<NoteStats> {
+    const key = scopeKey(a.scope);
+    const terms = strings('terms', a.terms);
+    const [stats] = await rows<{ notes: string; tokens: string }>(this.pool, `SELECT notes, tokens FROM ${this.t.noteStats} WHERE scope_key = $1`, [key]);
+    const df = new Map<string, number>();
+    if (terms.length > 0) {
+      const got = await rows<{ term: string; df: string }>(this.pool, `SELECT term, df FROM ${this.t.noteDf} WHERE scope_key = $1 AND term = ANY($2::text[])`, [key, terms]);
+      for (const r of got) df.set(r.term, int(r.df));
+    }
+    return { notes: stats ? int(stats.notes) : 0, tokens: stats ? int(stats.tokens) : 0, df: a.terms.map((t) => df.get(pgText(t)) ?? 0) };
+  }
+
+  async noteNeighbours(a: { scope: Scope | null; fact_cid: string; thread: string; n: number; accepted_before?: string }): Promise<NoteNeighbours> {
+    const n = Math.max(0, Math.min(20, Math.floor(finite('n', a.n))));
+    if (n === 0) return { before: [], after: [] };
+    const args: unknown[] = [scopeKey(a.scope), str('thread', a.thread), str('fact_cid', a.fact_cid), n];
+    let bound = '';
+    if (a.accepted_before !== undefined) {
+      args.push(isoBound('accepted_before', a.accepted_before));
+      bound = ' AND x.accepted_at <= $5';
+    }
+    const cols = 'x.fact_cid, x.attester, x.accepted_at, x.observed_at, x.lat, x.lng, x.thread';
+    const side = (op: string, order: string) =>
+      rows<NoteRowOut>(
+        this.pool,
+        `SELECT ${cols} FROM ${this.t.notes} self JOIN ${this.t.notes} x ON x.scope_key = self.scope_key AND x.thread = self.thread
+          WHERE self.scope_key = $1 AND self.thread = $2 AND self.fact_cid = $3 AND (x.log_index, x.position) ${op} (self.log_index, self.position)${bound}
+          ORDER BY x.log_index ${order}, x.position ${order} LIMIT $4`,
+        args,
+      );
+    const [before, after] = await Promise.all([side('<', 'DESC'), side('>', 'ASC')]);
+    return { before: before.reverse().map(hitOf), after: after.map(hitOf) };
   }
 
   /**

@@ -113,6 +113,8 @@ class PostgresStore implements Store {
     // The same fault mapping and closed check as every other read.
     this.memory = {
       searchNotes: (q) => this.read('memory.searchNotes', () => mem.searchNotes(q)),
+      noteStats: (q) => this.read('memory.noteStats', () => mem.noteStats(q)),
+      noteNeighbours: (q) => this.read('memory.noteNeighbours', () => mem.noteNeighbours(q)),
       edges: (q) => this.read('memory.edges', () => mem.edges(q)),
       aliases: (q) => this.read('memory.aliases', () => mem.aliases(q)),
       derivedBy: (q) => this.read('memory.derivedBy', () => mem.derivedBy(q)),

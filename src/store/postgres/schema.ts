@@ -17,8 +17,12 @@ import { checkSchemaName, tablesOf } from './tables.js';
  * 1: log, facts, supersedes edges, attester days, claims, witnesses.
  * 2: the agent-memory index (mem_* tables) and shared_slots, built from the stored facts when
  *    a version-1 schema is opened (`migrate`).
+ * 3: notes indexed by the terms src/store/note-terms.ts makes (the SQLite driver indexes the
+ *    same): `terms` (GIN) and the packed document replace the english tsvector; per scope, the
+ *    document frequency of each term and the notes' count and length (mem_note_df,
+ *    mem_note_stats). A version-2 schema's notes are projected again from the stored facts.
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 export const DEFAULT_SCHEMA = 'svc';
 
 /**
@@ -138,15 +142,32 @@ CREATE TABLE IF NOT EXISTS ${s}.mem_notes (
   tags        text[] NOT NULL,
   -- float32 little-endian
   vector      bytea,
-  text        text NOT NULL,
-  tsv         tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, text)) STORED
+  thread      text COLLATE "C",
+  -- note-terms.ts: the packed document, its distinct terms and its text length in terms
+  doc         text NOT NULL,
+  terms       text[] NOT NULL,
+  length      int NOT NULL
 );
-CREATE INDEX IF NOT EXISTS mem_notes_tsv ON ${s}.mem_notes USING gin (tsv);
+CREATE INDEX IF NOT EXISTS mem_notes_terms ON ${s}.mem_notes USING gin (terms);
 CREATE INDEX IF NOT EXISTS mem_notes_tags ON ${s}.mem_notes USING gin (tags);
 -- Newest first without text, and the scope's share of every other filter.
 CREATE INDEX IF NOT EXISTS mem_notes_recent ON ${s}.mem_notes (scope_key, log_index DESC, position DESC);
 CREATE INDEX IF NOT EXISTS mem_notes_entity ON ${s}.mem_notes (scope_key, entity) WHERE entity IS NOT NULL;
 CREATE INDEX IF NOT EXISTS mem_notes_lat ON ${s}.mem_notes (scope_key, lat, lng) WHERE lat IS NOT NULL;
+CREATE INDEX IF NOT EXISTS mem_notes_thread ON ${s}.mem_notes (scope_key, thread, log_index, position) WHERE thread IS NOT NULL;
+-- Per scope: notes listing each term, and the notes' count and total text length (the ranking's
+-- idf and length norm come from the searched scope alone).
+CREATE TABLE IF NOT EXISTS ${s}.mem_note_df (
+  scope_key text COLLATE "C" NOT NULL,
+  term      text COLLATE "C" NOT NULL,
+  df        bigint NOT NULL,
+  PRIMARY KEY (scope_key, term)
+);
+CREATE TABLE IF NOT EXISTS ${s}.mem_note_stats (
+  scope_key text COLLATE "C" PRIMARY KEY,
+  notes     bigint NOT NULL,
+  tokens    bigint NOT NULL
+);
 
 -- memory.alias phrases and memory.entity names.
 CREATE TABLE IF NOT EXISTS ${s}.mem_aliases (
@@ -282,12 +303,21 @@ export async function migrate(client: pg.PoolClient, schema: string): Promise<vo
   await client.query('BEGIN');
   try {
     await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [sequencerLockKey(schema)]);
+    // Read before the DDL, which may not apply to an older shape (a missing meta: a new schema).
+    const hasMeta = (await client.query<{ ok: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS ok`, [`${s}.meta`])).rows[0].ok;
+    const had = hasMeta ? await client.query<{ value: string }>(`SELECT value FROM ${s}.meta WHERE key = 'schema_version'`) : { rows: [] };
+    // Version 2's notes table has another shape (an english tsvector): dropped, then rebuilt below.
+    if (had.rows.length > 0 && Number(had.rows[0].value) === 2) await client.query(`DROP TABLE IF EXISTS ${s}.mem_notes`);
     await client.query(ddl(s));
     const r = await client.query<{ value: string }>(`SELECT value FROM ${s}.meta WHERE key = 'schema_version'`);
     if (r.rows.length === 0) {
       await client.query(`INSERT INTO ${s}.meta (key, value) VALUES ('schema_version', $1)`, [String(SCHEMA_VERSION)]);
     } else if (Number(r.rows[0].value) > SCHEMA_VERSION) {
       throw new SvcError('internal', `postgres schema ${schema}: version ${r.rows[0].value} is newer than this build (${SCHEMA_VERSION})`);
+    } else if (Number(r.rows[0].value) === 2) {
+      // Notes were indexed by words of the english configuration: index them again by terms.
+      await backfillMemory(client, tablesOf(schema), { notesOnly: true });
+      await client.query(`UPDATE ${s}.meta SET value = $1 WHERE key = 'schema_version'`, [String(SCHEMA_VERSION)]);
     } else if (Number(r.rows[0].value) < 2) {
       // The memory tables were just created empty over facts stored without them: project
       // those facts now, in log order, so the index is what indexing them would have built.

@@ -28,6 +28,8 @@ export interface Tables {
   attesterDays: string;
   scopeClaims: string;
   notes: string;
+  noteDf: string;
+  noteStats: string;
   aliases: string;
   memEdges: string;
   closures: string;
@@ -53,6 +55,8 @@ export function tablesOf(schema: string): Tables {
     attesterDays: `${s}.attester_days`,
     scopeClaims: `${s}.scope_claims`,
     notes: `${s}.mem_notes`,
+    noteDf: `${s}.mem_note_df`,
+    noteStats: `${s}.mem_note_stats`,
     aliases: `${s}.mem_aliases`,
     memEdges: `${s}.mem_edges`,
     closures: `${s}.mem_edge_closures`,

@@ -12,7 +12,8 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { b32decode, b32encode } from '../../protocol/base32.js';
 import { edgeClosures, EXCLUSIVE_EDGE_TYPES, type AliasRowIn, type EdgeRowIn, type IndexedEdge, type MemoryRows, type NoteRow } from '../memory.js';
-import { indexedWords } from './memory-text.js';
+import { documentTerms, noteDocument, packDocument } from '../note-terms.js';
+import { indexedTerms, indexedWords } from './memory-text.js';
 import type { Names } from './names.js';
 
 /** A fact being indexed for the first time, as its memory rows need it. */
@@ -63,6 +64,8 @@ export class MemoryWriter {
   private readonly insertNote: Statement<unknown[]>;
   private readonly insertNoteText: Statement<[number, string]>;
   private readonly insertTag: Statement<[string, number, number]>;
+  private readonly countTerm: Statement<[number, string]>;
+  private readonly countNote: Statement<[number, number]>;
   private readonly insertAlias: Statement<unknown[]>;
   private readonly insertAliasText: Statement<[number, string]>;
   private readonly insertDerivation: Statement<[number, number, Uint8Array]>;
@@ -76,7 +79,9 @@ export class MemoryWriter {
     private readonly attesters: Names,
     private readonly refs: Names,
   ) {
-    this.insertNote = db.prepare(`INSERT INTO notes (scope_id, cid, attester_id, accepted_at, observed_at, lat, lng, entity_id, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.insertNote = db.prepare(`INSERT INTO notes (scope_id, cid, attester_id, accepted_at, observed_at, lat, lng, entity_id, vector, thread, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.countTerm = db.prepare(`INSERT INTO note_df (scope_id, term, df) VALUES (?, ?, 1) ON CONFLICT (scope_id, term) DO UPDATE SET df = df + 1`);
+    this.countNote = db.prepare(`INSERT INTO note_stats (scope_id, notes, tokens) VALUES (?, 1, ?) ON CONFLICT (scope_id) DO UPDATE SET notes = notes + 1, tokens = tokens + excluded.tokens`);
     this.insertNoteText = db.prepare(`INSERT INTO notes_fts (rowid, words) VALUES (?, ?)`);
     this.insertTag = db.prepare(`INSERT OR IGNORE INTO note_tags (tag, scope_id, note_id) VALUES (?, ?, ?)`);
     this.insertAlias = db.prepare(`INSERT INTO aliases (scope_id, entity_id, cid, attester_id, phrase) VALUES (?, ?, ?, ?, ?)`);
@@ -107,9 +112,12 @@ export class MemoryWriter {
   private note(n: NoteRow, f: MemoryFact, attesterId: number): void {
     const entityId = n.entity === null ? null : this.refs.intern(n.entity);
     const vector = n.vector === null ? null : vectorBlob(n.vector);
-    const id = Number(this.insertNote.run(f.scopeId, f.digest, attesterId, f.acceptedAt, n.observed_at, n.lat, n.lng, entityId, vector).lastInsertRowid);
-    const words = indexedWords(f.scopeId, n.text);
-    if (words !== '') this.insertNoteText.run(id, words);
+    const doc = noteDocument(n.text, n.speaker, n.tags);
+    const id = Number(this.insertNote.run(f.scopeId, f.digest, attesterId, f.acceptedAt, n.observed_at, n.lat, n.lng, entityId, vector, n.thread, packDocument(doc)).lastInsertRowid);
+    const terms = documentTerms(doc);
+    if (terms.length > 0) this.insertNoteText.run(id, indexedTerms(f.scopeId, terms));
+    for (const t of terms) this.countTerm.run(f.scopeId, t);
+    this.countNote.run(f.scopeId, doc.text.length);
     for (const tag of n.tags) this.insertTag.run(tag, f.scopeId, id);
   }
 

@@ -27,8 +27,8 @@ import { b32encode } from '../../protocol/base32.js';
 import type { Scope } from '../../protocol/receipt.js';
 import { scopeKey } from '../entry.js';
 import { distinctStrings, finite, isoBound, limitOf } from '../query-checks.js';
-import type { AliasHit, EdgeQuery, EdgeRow, MemoryReader, NoteHit, NoteSearch, SharedSlot } from '../memory.js';
-import { blobVector } from './memory-index.js';
+import type { AliasHit, EdgeQuery, EdgeRow, MemoryReader, NoteHit, NoteNeighbours, NoteSearch, NoteStats, SharedSlot } from '../memory.js';
+import { NoteQueriesSqlite } from './note-queries.js';
 import { matchOf, queryTerms, queryWords } from './memory-text.js';
 import type { Queries } from './queries.js';
 import { packedBound, unpackAcceptedAt } from './schema.js';
@@ -45,8 +45,6 @@ const MIN_RARE_NOTES = 250;
 const FILL_WORDS = 4;
 /** Newest matches the fill ranks (step 3). */
 const NEWEST_WINDOW = 2000;
-/** A box holding at most this many of the scope's notes is read through notes_geo. */
-const SPARSE_BOX = 2000;
 
 /** A transaction-time bound as the packed accepted_at it compares with. */
 function packedIso(field: string, v: unknown): number {
@@ -61,36 +59,16 @@ interface TextTable {
   cols: string;
 }
 
-const NOTE_COLS = 'n.id, n.cid, n.attester_id, n.accepted_at, n.observed_at, n.lat, n.lng, n.vector';
-const NOTES: TextTable = { fts: 'notes_fts', rows: 'notes', cols: NOTE_COLS };
 const ALIASES: TextTable = { fts: 'aliases_fts', rows: 'aliases', cols: 'n.id, n.entity_id, n.phrase, n.cid, n.attester_id' };
-
-interface NoteOut {
-  id: number;
-  cid: Buffer;
-  attester_id: number;
-  accepted_at: number;
-  observed_at: number | null;
-  lat: number | null;
-  lng: number | null;
-  vector: Buffer | null;
-  score: number;
-}
-
-/** WHERE terms over `n` (notes) with named parameters; `none` when no row can match. */
-interface NoteFilters {
-  where: string[];
-  args: Record<string, unknown>;
-  none: boolean;
-  tags: string[];
-  entityId: number | undefined;
-  bbox: boolean;
-}
 
 export class MemoryIndexSqlite implements MemoryReader {
   private readonly cache = new BoundedCache<string, Statement>('sqlite_memory_statements', { max: 256 });
 
-  constructor(private readonly q: Queries) {}
+  private readonly notes: NoteQueriesSqlite;
+
+  constructor(private readonly q: Queries) {
+    this.notes = new NoteQueriesSqlite(q, (sql) => this.prepared(sql));
+  }
 
   private prepared(sql: string): Statement {
     let st = this.cache.get(sql);
@@ -107,114 +85,15 @@ export class MemoryIndexSqlite implements MemoryReader {
   }
 
   async searchNotes(s: NoteSearch): Promise<NoteHit[]> {
-    if (typeof s !== 'object' || s === null) throw new TypeError('query: expected an object');
-    const limit = limitOf(s.limit);
-    const words = queryWords(s.text);
-    const f = this.noteFilters(s);
-    const scopeId = this.scopeId(s.scope);
-    if (limit === 0 || f.none || scopeId === undefined) return [];
-    f.args.scope = scopeId;
-    const rows = words.length > 0 ? (this.rankedText(NOTES, scopeId, words, f.where, f.args, limit) as unknown as NoteOut[]) : this.newestNotes(f, limit);
-    return rows.map((r) => ({
-      fact_cid: b32encode(r.cid),
-      text_score: r.score,
-      attester: this.q.attesters.name(r.attester_id),
-      accepted_at: unpackAcceptedAt(r.accepted_at),
-      observed_at: r.observed_at,
-      lat: r.lat,
-      lng: r.lng,
-      vector: blobVector(r.vector),
-    }));
+    return this.notes.searchNotes(s);
   }
 
-  /** The filters of a note search other than its words, validated. */
-  private noteFilters(s: NoteSearch): NoteFilters {
-    const f: NoteFilters = { where: [], args: {}, none: false, tags: [], entityId: undefined, bbox: false };
-    if (s.tags !== undefined) {
-      f.tags = distinctStrings('tags', s.tags);
-      if (f.tags.length > 0) {
-        // Every tag present: one primary-key probe per tag.
-        f.where.push(`(SELECT count(*) FROM note_tags t WHERE t.tag IN (SELECT value FROM json_each(@tags)) AND t.scope_id = n.scope_id AND t.note_id = n.id) = @ntags`);
-        f.args.tags = JSON.stringify(f.tags);
-        f.args.ntags = f.tags.length;
-      }
-    }
-    if (s.entity !== undefined) {
-      if (typeof s.entity !== 'string') throw new TypeError('entity: expected a string');
-      f.entityId = this.q.refs.get(s.entity);
-      if (f.entityId === undefined) f.none = true;
-      f.where.push('n.entity_id = @entity');
-      f.args.entity = f.entityId ?? -1;
-    }
-    if (s.bbox !== undefined) {
-      const b = s.bbox;
-      if (typeof b !== 'object' || b === null) throw new TypeError('bbox: expected an object');
-      f.args.min_lat = finite('bbox.min_lat', b.min_lat);
-      f.args.max_lat = finite('bbox.max_lat', b.max_lat);
-      f.args.min_lng = finite('bbox.min_lng', b.min_lng);
-      f.args.max_lng = finite('bbox.max_lng', b.max_lng);
-      f.where.push('n.lat >= @min_lat AND n.lat <= @max_lat');
-      // A box across the antimeridian comes as min_lng > max_lng.
-      f.where.push(b.min_lng <= b.max_lng ? 'n.lng >= @min_lng AND n.lng <= @max_lng' : '(n.lng >= @min_lng OR n.lng <= @max_lng)');
-      f.bbox = true;
-    }
-    if (s.observed_from !== undefined) {
-      f.where.push('n.observed_at >= @observed_from');
-      f.args.observed_from = finite('observed_from', s.observed_from);
-    }
-    if (s.observed_to !== undefined) {
-      f.where.push('n.observed_at <= @observed_to');
-      f.args.observed_to = finite('observed_to', s.observed_to);
-    }
-    if (s.accepted_before !== undefined) {
-      f.where.push('n.accepted_at <= @accepted_before');
-      f.args.accepted_before = packedIso('accepted_before', s.accepted_before);
-    }
-    if (s.authors !== undefined) {
-      const ids = distinctStrings('authors', s.authors).flatMap((a) => this.q.attesters.get(a) ?? []);
-      if (ids.length === 0) f.none = true;
-      f.where.push('n.attester_id IN (SELECT value FROM json_each(@authors))');
-      f.args.authors = JSON.stringify(ids);
-    }
-    if (s.with_vector === true) f.where.push('n.vector IS NOT NULL');
-    return f;
+  async noteStats(a: { scope: Scope | null; terms: string[] }): Promise<NoteStats> {
+    return this.notes.noteStats(a);
   }
 
-  /**
-   * Newest first without words, from the narrowest index the filters allow: the entity's notes,
-   * the first tag's, a sparse box's, the vector-bearing ones, else the scope's. Each is in id
-   * (log) order, so the other filters are checked walking back from the newest, until the limit.
-   */
-  private newestNotes(f: NoteFilters, limit: number): NoteOut[] {
-    const rest = f.where.length > 0 ? ` AND ${f.where.join(' AND ')}` : '';
-    const args: Record<string, unknown> = { ...f.args, limit };
-    let sql: string;
-    if (f.entityId !== undefined) {
-      sql = `SELECT ${NOTE_COLS}, 0 AS score FROM notes n INDEXED BY notes_entity WHERE n.scope_id = @scope${rest} ORDER BY n.id DESC LIMIT @limit`;
-    } else if (f.tags.length > 0) {
-      args.first_tag = f.tags[0];
-      sql = `SELECT ${NOTE_COLS}, 0 AS score FROM note_tags t0 CROSS JOIN notes n ON n.id = t0.note_id
-             WHERE t0.tag = @first_tag AND t0.scope_id = @scope${rest} ORDER BY t0.note_id DESC LIMIT @limit`;
-    } else if (f.bbox && this.sparseBox(args)) {
-      sql = `SELECT ${NOTE_COLS}, 0 AS score FROM notes n INDEXED BY notes_geo WHERE n.scope_id = @scope${rest} ORDER BY n.id DESC LIMIT @limit`;
-    } else if (f.where.includes('n.vector IS NOT NULL')) {
-      sql = `SELECT ${NOTE_COLS}, 0 AS score FROM notes n INDEXED BY notes_vector WHERE n.scope_id = @scope${rest} ORDER BY n.id DESC LIMIT @limit`;
-    } else {
-      sql = `SELECT ${NOTE_COLS}, 0 AS score FROM notes n INDEXED BY notes_scope WHERE n.scope_id = @scope${rest} ORDER BY n.id DESC LIMIT @limit`;
-    }
-    return this.prepared(sql).all(args) as NoteOut[];
-  }
-
-  /**
-   * Whether the box holds few of the scope's notes (then sorting them beats walking the scope
-   * newest first, which would pass over the many notes outside it). One bounded index walk.
-   */
-  private sparseBox(args: Record<string, unknown>): boolean {
-    const lng = (args.min_lng as number) <= (args.max_lng as number) ? 'lng >= @min_lng AND lng <= @max_lng' : '(lng >= @min_lng OR lng <= @max_lng)';
-    const n = this.prepared(`SELECT count(*) FROM (SELECT 1 FROM notes INDEXED BY notes_geo WHERE scope_id = @scope AND lat >= @min_lat AND lat <= @max_lat AND ${lng} LIMIT ${SPARSE_BOX + 1})`)
-      .pluck()
-      .get({ scope: args.scope, min_lat: args.min_lat, max_lat: args.max_lat, min_lng: args.min_lng, max_lng: args.max_lng }) as number;
-    return n <= SPARSE_BOX;
+  async noteNeighbours(a: { scope: Scope | null; fact_cid: string; thread: string; n: number; accepted_before?: string }): Promise<NoteNeighbours> {
+    return this.notes.noteNeighbours(a);
   }
 
   /**

@@ -32,46 +32,30 @@
  * (`"north`, `NEAR(pump`, `pump*`, `AND`, `title:pump` come out as plain words or nothing).
  */
 
-/** The FTS5 tokenizer of notes_fts and aliases_fts (schema.ts); see above for why. */
+/** The FTS5 tokenizer of aliases_fts (schema.ts); see above for why. */
 export const FTS_TOKENIZE = 'porter ascii';
+/**
+ * The FTS5 tokenizer of notes_fts: note terms come stemmed by note-terms.ts (the same terms
+ * PostgreSQL indexes), so FTS5 only splits them, at the spaces between them.
+ */
+export const NOTE_TOKENIZE = 'ascii';
 
 /** Distinct words a query keeps: an OR over more ranks no better and costs more. */
 export const MAX_QUERY_WORDS = 32;
 
-const WORD = /[\p{L}\p{N}\p{M}]+/gu;
-const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
-const ASCII_WORD = /^[A-Za-z0-9]+$/;
-/**
- * Diacritics folded away: the general-purpose combining blocks (Latin, Greek, Cyrillic accents).
- * Marks that are part of a script's spelling (Indic vowel signs, viramas, kana voicing marks)
- * stay: dropping them would make different words one.
- */
-const DIACRITIC = /[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]/gu;
+import { textWords } from '../note-terms.js';
 
-/**
- * One word as indexed and searched: lower case (Unicode default mapping, word by word so no
- * neighbour changes it), decomposed, diacritics dropped, recomposed, final sigma as sigma.
- * "İstanbul", "ISTANBUL" and "istanbul" are one word; so are "café" and "cafe".
- */
-function fold(word: string): string {
-  return word.toLowerCase().normalize('NFD').replace(DIACRITIC, '').normalize('NFC').replace(/ς/g, 'σ');
-}
-
-/** The folded words of `text`, in order: each holds a letter or digit and no ASCII separator. */
-export function* textWords(text: string): Generator<string> {
-  for (const m of text.matchAll(WORD)) {
-    if (ASCII_WORD.test(m[0])) {
-      yield m[0].toLowerCase();
-      continue;
-    }
-    // Re-split: folding keeps letters, digits and marks only in principle; this makes it a rule.
-    for (const w of fold(m[0]).matchAll(WORD)) if (LETTER_OR_DIGIT.test(w[0])) yield w[0];
-  }
-}
+export { textWords };
 
 /** The token prefix of a scope id. */
 function prefixOf(scopeId: number): string {
   return `${scopeId}q`;
+}
+
+/** The indexed form of note terms under a scope: each prefixed (see above). */
+export function indexedTerms(scopeId: number, terms: readonly string[]): string {
+  const p = prefixOf(scopeId);
+  return terms.map((t) => p + t).join(' ');
 }
 
 /** The indexed form of `text` under a scope: every word, in order, prefixed (see above). */

@@ -25,13 +25,18 @@
  * Version 4 indexes note and alias words with FTS5's `ascii` tokenizer over words folded by
  * memory-text.ts, so FTS5 can no longer split a scope-prefixed word (memory-text.ts says why);
  * a version-3 index is rebuilt from the log like any older one.
+ *
+ * Version 5 indexes notes by the terms src/store/note-terms.ts makes (the same on PostgreSQL),
+ * pre-stemmed, so notes_fts tokenizes with `ascii` alone; it keeps each note's packed document,
+ * speaker terms and thread, and per scope the document frequency of each term and the notes'
+ * count and total length, which the ranking (primitives/memory/note-rank.ts) scores with.
  */
 import type { Database } from 'better-sqlite3';
 import { SvcError } from '../../protocol/errors.js';
 import type { FactKind, ProvenanceClass } from '../contract.js';
-import { FTS_TOKENIZE } from './memory-text.js';
+import { FTS_TOKENIZE, NOTE_TOKENIZE } from './memory-text.js';
 
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** On-disk codes: append only, never reorder (rows store the position). */
 export const KIND_CODES: readonly FactKind[] = ['primary', 'absence', 'derivative'];
@@ -131,23 +136,42 @@ CREATE TABLE IF NOT EXISTS notes (
   lat         REAL,
   lng         REAL,
   entity_id   INTEGER,
-  vector      BLOB
+  vector      BLOB,
+  thread      TEXT,
+  -- note-terms.ts packDocument: the text, speaker and tag terms the ranking scores
+  doc         TEXT NOT NULL
 );
 -- Newest first within a scope (searches without words), and the narrower starting points.
 CREATE INDEX IF NOT EXISTS notes_scope ON notes (scope_id, id);
 CREATE INDEX IF NOT EXISTS notes_entity ON notes (entity_id, scope_id, id) WHERE entity_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS notes_vector ON notes (scope_id, id) WHERE vector IS NOT NULL;
 CREATE INDEX IF NOT EXISTS notes_geo ON notes (scope_id, lat, lng) WHERE lat IS NOT NULL;
+-- A hit's neighbours in its thread (search's context), in log order.
+CREATE INDEX IF NOT EXISTS notes_thread ON notes (scope_id, thread, id) WHERE thread IS NOT NULL;
+-- Per scope: how many notes list each term (any field), and the notes' count and total text
+-- length, so a search's idf and length norm come from its own scope alone.
+CREATE TABLE IF NOT EXISTS note_df (
+  scope_id INTEGER NOT NULL,
+  term     TEXT NOT NULL,
+  df       INTEGER NOT NULL,
+  PRIMARY KEY (scope_id, term)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS note_stats (
+  scope_id INTEGER PRIMARY KEY,
+  notes    INTEGER NOT NULL,
+  tokens   INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS note_tags (
   tag      TEXT NOT NULL,
   scope_id INTEGER NOT NULL,
   note_id  INTEGER NOT NULL,
   PRIMARY KEY (tag, scope_id, note_id)
 ) WITHOUT ROWID;
--- Words of each note, every one prefixed with its scope id (memory-text.ts), so a term's
--- posting list holds one scope's notes only: a search, bm25's document frequencies included,
--- reads nothing of another scope. Contentless: the text is in the log already.
-CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(words, content='', tokenize='${FTS_TOKENIZE}');
+-- The distinct terms of each note (note-terms.ts), every one prefixed with its scope id
+-- (memory-text.ts), so a term's posting list holds one scope's notes only and a search reads
+-- nothing of another scope. Terms are stemmed already, so FTS5 only splits them (ascii).
+-- Contentless: the text is in the log already.
+CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(words, content='', tokenize='${NOTE_TOKENIZE}');
 
 -- memory.alias phrases and memory.entity names; aliases_fts as notes_fts.
 CREATE TABLE IF NOT EXISTS aliases (
@@ -246,6 +270,8 @@ const DERIVED = [
   'notes',
   'note_tags',
   'notes_fts',
+  'note_df',
+  'note_stats',
   'aliases',
   'aliases_fts',
   'mem_edges',

@@ -95,13 +95,9 @@ class SqliteStore implements Store {
     this.rows = new FactRows(q, appendLog);
     this.writer = new IndexWriter(db, q, APPLIED_KEY, (err) => this.commitFailed(err));
     const mem = new MemoryIndexSqlite(q);
-    this.memory = {
-      searchNotes: (x) => this.memoryRead('searchNotes', () => mem.searchNotes(x)),
-      edges: (x) => this.memoryRead('edges', () => mem.edges(x)),
-      aliases: (x) => this.memoryRead('aliases', () => mem.aliases(x)),
-      derivedBy: (x) => this.memoryRead('derivedBy', () => mem.derivedBy(x)),
-      sharedSlots: (x) => this.memoryRead('sharedSlots', () => mem.sharedSlots(x)),
-    };
+    const names = ['searchNotes', 'noteStats', 'noteNeighbours', 'edges', 'aliases', 'derivedBy', 'sharedSlots'] as const;
+    // Each read through memoryRead (an open store; database faults typed), same arguments.
+    this.memory = Object.fromEntries(names.map((k) => [k, (x: never) => this.memoryRead(k, () => (mem[k] as (a: never) => Promise<unknown>).call(mem, x))])) as unknown as MemoryReader;
   }
 
   /** A memory read on an open store; a database failure is the contract's internal fault, a bad argument stays what it is. */

@@ -1,0 +1,100 @@
+/**
+ * The text half of a note search: candidates and statistics from the store, scored by
+ * note-rank.ts, with one round of pseudo-relevance feedback (docs/memory.md, "How search ranks").
+ * The store is asked the same questions whatever its driver, so the result is the same.
+ */
+import type { MemoryReader, NoteHit, NoteSearch } from '../../store/memory.js';
+import { unpackDocument, type NoteDocument } from '../../store/note-terms.js';
+import { feedbackCandidates, feedbackTerms, RANKING, scoreDocument, type ScopeStats, type WeightedTerm } from './note-rank.js';
+
+/** Candidates a text search takes per term: this budget shared by its terms, each at least MIN_PER_TERM. */
+export const CANDIDATE_BUDGET = 4000;
+const MIN_PER_TERM = 250;
+/** Candidates a feedback term adds at most. */
+const FEEDBACK_PER_TERM = 200;
+
+export interface TextHit {
+  hit: NoteHit;
+  doc: NoteDocument;
+  /** Raw BM25F score (the scope's statistics). */
+  score: number;
+}
+
+export interface TextRanking {
+  hits: Map<string, TextHit>;
+  /** Feedback terms that entered the ranking, with their weights. */
+  expanded: Array<{ term: string; weight: number }>;
+}
+
+function perTerm(n: number): number {
+  return Math.max(MIN_PER_TERM, Math.floor(CANDIDATE_BUDGET / Math.max(1, n)));
+}
+
+async function statsFor(reader: MemoryReader, base: Omit<NoteSearch, 'limit'>, terms: readonly string[], into?: ScopeStats): Promise<ScopeStats> {
+  const got = await reader.noteStats({ scope: base.scope, terms: [...terms] });
+  const stats = into ?? { notes: got.notes, tokens: got.tokens, df: new Map<string, number>() };
+  terms.forEach((t, i) => stats.df.set(t, got.df[i]));
+  return stats;
+}
+
+/**
+ * Text candidates of `terms` under the filters (and, for a time window, the window's own
+ * candidates too, so an older note inside it is not cut by the newest-first bound), scored.
+ */
+export async function rankText(
+  reader: MemoryReader,
+  base: Omit<NoteSearch, 'limit'>,
+  own: readonly string[],
+  opts: { vectors: boolean; window?: { from: number; to: number }; feedback: boolean; yieldTurn: () => Promise<void> },
+): Promise<TextRanking> {
+  const stats = await statsFor(reader, base, own);
+  const hits = new Map<string, TextHit>();
+  const gather = async (terms: readonly string[], cap: number) => {
+    const asks: NoteSearch[] = [{ ...base, terms: [...terms], per_term: cap, vectors: opts.vectors, limit: 1000 }];
+    if (opts.window) asks.push({ ...asks[0], observed_from: opts.window.from, observed_to: opts.window.to });
+    for (const ask of asks) {
+      for (const h of await reader.searchNotes(ask)) {
+        if (!hits.has(h.fact_cid) && h.doc !== null) hits.set(h.fact_cid, { hit: h, doc: unpackDocument(h.doc), score: 0 });
+      }
+      await opts.yieldTurn();
+    }
+  };
+  await gather(own, perTerm(own.length));
+  let terms: WeightedTerm[] = own.map((term) => ({ term, weight: 1, own: true }));
+  const score = () => {
+    for (const h of hits.values()) h.score = scoreDocument(terms, h.doc, stats);
+  };
+  score();
+  let expanded: TextRanking['expanded'] = [];
+  if (opts.feedback) {
+    const top = [...hits.values()]
+      .filter((h) => h.score > 0)
+      .sort(byScore)
+      .slice(0, RANKING.feedback.docs);
+    const candidates = feedbackCandidates(top, new Set(own), RANKING.feedback.terms * 3);
+    if (candidates.length > 0) {
+      await statsFor(
+        reader,
+        base,
+        candidates.map((c) => c.term),
+        stats,
+      );
+      const extra = feedbackTerms(candidates, stats);
+      if (extra.length > 0) {
+        await gather(
+          extra.map((t) => t.term),
+          FEEDBACK_PER_TERM,
+        );
+        terms = [...terms, ...extra];
+        expanded = extra.map((t) => ({ term: t.term, weight: Number(t.weight.toFixed(6)) }));
+        score();
+      }
+    }
+  }
+  return { hits, expanded };
+}
+
+/** Best first; ties by fact_cid, so both stores order equal scores alike. */
+export function byScore(a: { score: number; hit: { fact_cid: string } }, b: { score: number; hit: { fact_cid: string } }): number {
+  return b.score - a.score || (a.hit.fact_cid < b.hit.fact_cid ? -1 : a.hit.fact_cid > b.hit.fact_cid ? 1 : 0);
+}
