@@ -809,7 +809,6 @@ export type LogInclusion = {
 };
 
 export type BeforeItem = {
-  fact_cid: string;
   attester: string;
   accepted_at: string;
   observed_at: string | null;
@@ -3558,6 +3557,7 @@ export type MemorySearchOutput = {
     cosine: number | null;
     distance_m?: number;
     in_time_window?: boolean;
+    /** the notes just before and after the hit in its thread (log order); each names itself by its signed fact, bound by the fact's own receipt */
     context?: {
       before: BeforeItem[];
       after: BeforeItem[];

@@ -60,6 +60,8 @@ const NoteServed = {
   fact: ServedFact,
 };
 
+const { fact_cid: _cid, ...ContextServed } = NoteServed;
+
 export const memorySearchOp = defineOperation({
   name: 'memory_search',
   method: 'POST',
@@ -119,7 +121,12 @@ export const memorySearchOp = defineOperation({
         cosine: Nullable(Type.Number()),
         distance_m: Type.Optional(Type.Number()),
         in_time_window: Type.Optional(Type.Boolean()),
-        context: Type.Optional(Closed({ before: Type.Array(Closed(NoteServed)), after: Type.Array(Closed(NoteServed)) })),
+        context: Type.Optional(
+          Closed(
+            { before: Type.Array(Closed(ContextServed)), after: Type.Array(Closed(ContextServed)) },
+            "the notes just before and after the hit in its thread (log order); each names itself by its signed fact, bound by the fact's own receipt",
+          ),
+        ),
       }),
     ),
     vector_scan_truncated: Type.Optional(Type.Boolean()),

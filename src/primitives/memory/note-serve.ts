@@ -30,13 +30,22 @@ export interface ServedNote {
   fact: ServedFact;
 }
 
+/**
+ * A neighbour in a hit's thread: its fact (with its own receipt) names it; no fact_cid beside it,
+ * which a verifier would take for a reference the search's receipt must bind (it binds the
+ * ranked notes only, in rank order).
+ */
+export type ContextNote = Omit<ServedNote, 'fact_cid'>;
+
+const asContext = ({ fact_cid: _, ...rest }: ServedNote): ContextNote => rest;
+
 export interface SearchResult extends ServedNote {
   score: number | null;
   text_score: number | null;
   cosine: number | null;
   distance_m?: number;
   in_time_window?: boolean;
-  context?: { before: ServedNote[]; after: ServedNote[] };
+  context?: { before: ContextNote[]; after: ContextNote[] };
 }
 
 export interface SearchAnswer {
@@ -90,15 +99,16 @@ export async function serveSearch(ctx: ServiceContext, a: SearchAnswer) {
           ? { before: [], after: [] }
           : await ctx.store.memory.noteNeighbours({ scope: a.scope, fact_cid: r.h.fact_cid, thread, n: a.context, ...(a.asOf ? { accepted_before: a.asOf } : {}) });
       out.context = {
-        before: await Promise.all(near.before.map((h) => served(ctx, h, a.scope))),
-        after: await Promise.all(near.after.map((h) => served(ctx, h, a.scope))),
+        before: (await Promise.all(near.before.map((h) => served(ctx, h, a.scope)))).map(asContext),
+        after: (await Promise.all(near.after.map((h) => served(ctx, h, a.scope)))).map(asContext),
       };
     }
     return out;
   })) as SearchResult[];
-  const all = results.flatMap((r) => [r, ...(r.context ? [...r.context.before, ...r.context.after] : [])]);
-  const cids = [...new Set(all.map((r) => r.fact_cid))];
-  const cells = [...new Set(all.map((r) => r.fact.cell as string))];
+  // The receipt binds the ranked notes in rank order (a verifier checks the order); a context
+  // note is bound by its own fact receipt, and being a neighbour is shown, not signed.
+  const cids = results.map((r) => r.fact_cid);
+  const cells = [...new Set(results.map((r) => r.fact.cell as string))];
   return {
     query: a.query,
     ranking: a.ranking,
