@@ -183,8 +183,8 @@ export interface NoteSearch {
    * carries its packed document. Absent or empty: the newest notes passing the filters.
    */
   terms?: string[];
-  /** Candidates per term (1..4000), with `terms`. */
-  per_term?: number;
+  /** Candidates per term (1..4000), with `terms`: one bound for all, or one per term in order. */
+  per_term?: number | number[];
   /** Every tag must be present. */
   tags?: string[];
   /** entity_cid the note is about. */

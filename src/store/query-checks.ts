@@ -38,3 +38,24 @@ export function distinctStrings(field: string, v: unknown): string[] {
   if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) throw new TypeError(`${field}: expected an array of strings`);
   return [...new Set(v as string[])];
 }
+
+/** Candidates per term at most (NoteSearch.per_term), on every driver. */
+export const MAX_PER_TERM = 4000;
+/** Terms a candidate search takes at most. */
+const MAX_TERMS = 64;
+
+/**
+ * NoteSearch's terms with each one's candidate bound (`per_term`: one bound for all, or one per
+ * term in order; default `limit`), validated, distinct (a repeated term keeps its first bound).
+ */
+export function termBounds(terms: unknown, perTerm: unknown, limit: number): Array<[string, number]> {
+  if (terms === undefined) return [];
+  if (!Array.isArray(terms) || !terms.every((x) => typeof x === 'string')) throw new TypeError('terms: expected an array of strings');
+  if (Array.isArray(perTerm) && perTerm.length !== terms.length) throw new RangeError('per_term: expected one bound per term');
+  const out = new Map<string, number>();
+  terms.forEach((t: string, i) => {
+    const raw = Array.isArray(perTerm) ? perTerm[i] : (perTerm ?? limit);
+    if (!out.has(t)) out.set(t, Math.max(1, Math.min(MAX_PER_TERM, Math.floor(finite('per_term', raw)))));
+  });
+  return [...out.entries()].slice(0, MAX_TERMS);
+}

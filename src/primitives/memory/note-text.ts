@@ -7,9 +7,12 @@ import type { MemoryReader, NoteHit, NoteSearch } from '../../store/memory.js';
 import { unpackDocument, type NoteDocument } from '../../store/note-terms.js';
 import { feedbackCandidates, feedbackTerms, RANKING, scoreDocument, type ScopeStats, type WeightedTerm } from './note-rank.js';
 
-/** Candidates a text search takes per term: this budget shared by its terms, each at least MIN_PER_TERM. */
-export const CANDIDATE_BUDGET = 4000;
-const MIN_PER_TERM = 250;
+/**
+ * Candidates a text search takes: this budget shared by its terms, rarest first, each taking all
+ * its matches or an even share of what is left, and at least MIN_PER_TERM.
+ */
+export const CANDIDATE_BUDGET = 1000;
+const MIN_PER_TERM = 100;
 /** Candidates a feedback term adds at most. */
 const FEEDBACK_PER_TERM = 200;
 
@@ -26,8 +29,22 @@ export interface TextRanking {
   expanded: Array<{ term: string; weight: number }>;
 }
 
-function perTerm(n: number): number {
-  return Math.max(MIN_PER_TERM, Math.floor(CANDIDATE_BUDGET / Math.max(1, n)));
+/**
+ * Each term's bound: rarest first, all of its matches while they fit an even share of the budget
+ * left, else that share (at least `least`). A term no note lists gets 0 (not asked at all). The
+ * rare terms, which decide a ranking, are thereby exact; common ones bring their newest matches.
+ */
+export function termCaps(terms: readonly string[], stats: ScopeStats, budget: number, least: number): number[] {
+  const caps = terms.map(() => 0);
+  const order = terms.map((t, i) => ({ i, df: stats.df.get(t) ?? 0 })).filter((x) => x.df > 0);
+  order.sort((a, b) => a.df - b.df || a.i - b.i);
+  let left = budget;
+  order.forEach(({ i, df }, k) => {
+    const share = Math.floor(left / (order.length - k));
+    caps[i] = Math.max(least, Math.min(df, share));
+    left = Math.max(0, left - Math.min(df, caps[i]));
+  });
+  return caps;
 }
 
 async function statsFor(reader: MemoryReader, base: Omit<NoteSearch, 'limit'>, terms: readonly string[], into?: ScopeStats): Promise<ScopeStats> {
@@ -49,8 +66,11 @@ export async function rankText(
 ): Promise<TextRanking> {
   const stats = await statsFor(reader, base, own);
   const hits = new Map<string, TextHit>();
-  const gather = async (terms: readonly string[], cap: number) => {
-    const asks: NoteSearch[] = [{ ...base, terms: [...terms], per_term: cap, vectors: opts.vectors, limit: 1000 }];
+  const gather = async (all: readonly string[], budget: number, least: number) => {
+    const caps = termCaps(all, stats, budget, least);
+    const terms = all.filter((_, i) => caps[i] > 0);
+    if (terms.length === 0) return;
+    const asks: NoteSearch[] = [{ ...base, terms, per_term: caps.filter((c) => c > 0), vectors: opts.vectors, limit: 1000 }];
     if (opts.window) asks.push({ ...asks[0], observed_from: opts.window.from, observed_to: opts.window.to });
     for (const ask of asks) {
       for (const h of await reader.searchNotes(ask)) {
@@ -59,7 +79,7 @@ export async function rankText(
       await opts.yieldTurn();
     }
   };
-  await gather(own, perTerm(own.length));
+  await gather(own, CANDIDATE_BUDGET, MIN_PER_TERM);
   let terms: WeightedTerm[] = own.map((term) => ({ term, weight: 1, own: true }));
   const score = () => {
     for (const h of hits.values()) h.score = scoreDocument(terms, h.doc, stats);
@@ -83,7 +103,8 @@ export async function rankText(
       if (extra.length > 0) {
         await gather(
           extra.map((t) => t.term),
-          FEEDBACK_PER_TERM,
+          FEEDBACK_PER_TERM * extra.length,
+          1,
         );
         terms = [...terms, ...extra];
         expanded = extra.map((t) => ({ term: t.term, weight: Number(t.weight.toFixed(6)) }));

@@ -8,16 +8,12 @@
 import type pg from 'pg';
 import type { Scope } from '../../protocol/receipt.js';
 import { scopeKey } from '../entry.js';
-import { finite, isoBound, limitOf } from '../query-checks.js';
+import { finite, isoBound, limitOf, termBounds } from '../query-checks.js';
 import type { AliasHit, EdgeQuery, EdgeRow, MemoryReader, NoteHit, NoteNeighbours, NoteSearch, NoteStats, SharedSlot } from '../memory.js';
 import { pgText, vectorOf } from './memory-index.js';
 import { int, rows, rowsPlanned } from './pg-db.js';
 import { Where } from './queries.js';
 
-/** Candidates per term at most (NoteSearch.per_term), as on SQLite. */
-const MAX_PER_TERM = 4000;
-/** Terms a candidate search takes at most. */
-const MAX_TERMS = 64;
 import type { Tables } from './tables.js';
 
 /** Largest page any memory read returns (NoteSearch.limit is 1..1000). */
@@ -142,7 +138,7 @@ export class MemoryQueries implements MemoryReader {
     const limit = limitOf(q.limit);
     const w = new Where();
     w.add((p) => `scope_key = ${p}`, scopeKey(q.scope));
-    const terms = q.terms === undefined ? [] : strings('terms', q.terms).slice(0, MAX_TERMS);
+    const terms = termBounds(q.terms, q.per_term, limit).map(([t, cap]): [string, number] => [pgText(t), cap]);
     if (q.tags !== undefined) {
       const tags = strings('tags', q.tags);
       if (tags.length > 0) w.add((p) => `tags @> ${p}::text[]`, tags);
@@ -178,12 +174,11 @@ export class MemoryQueries implements MemoryReader {
       sql = `SELECT ${cols} FROM ${this.t.notes} WHERE ${w.terms.join(' AND ')} ORDER BY log_index DESC, position DESC LIMIT $${w.args.length}`;
     } else {
       // Per term its newest matches up to the bound, united (memory.ts NoteSearch.terms).
-      const perTerm = Math.max(1, Math.min(MAX_PER_TERM, Math.floor(finite('per_term', q.per_term ?? limit))));
       const base = w.terms.join(' AND ');
-      const branches = terms.map((term) => {
+      const branches = terms.map(([term, cap]) => {
         w.args.push([term]);
         return `(SELECT ${cols}, doc FROM ${this.t.notes} WHERE ${base} AND terms @> $${w.args.length}::text[]
-                  ORDER BY log_index DESC, position DESC LIMIT ${perTerm})`;
+                  ORDER BY log_index DESC, position DESC LIMIT ${cap})`;
       });
       sql = `SELECT DISTINCT ON (fact_cid) * FROM (${branches.join(' UNION ALL ')}) u ORDER BY fact_cid`;
     }

@@ -79,7 +79,7 @@ export class MemoryWriter {
     private readonly attesters: Names,
     private readonly refs: Names,
   ) {
-    this.insertNote = db.prepare(`INSERT INTO notes (scope_id, cid, attester_id, accepted_at, observed_at, lat, lng, entity_id, vector, thread, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.insertNote = db.prepare(`INSERT INTO notes (scope_id, cid, attester_id, accepted_at, observed_at, lat, lng, entity_id, thread, doc, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.countTerm = db.prepare(`INSERT INTO note_df (scope_id, term, df) VALUES (?, ?, 1) ON CONFLICT (scope_id, term) DO UPDATE SET df = df + 1`);
     this.countNote = db.prepare(`INSERT INTO note_stats (scope_id, notes, tokens) VALUES (?, 1, ?) ON CONFLICT (scope_id) DO UPDATE SET notes = notes + 1, tokens = tokens + excluded.tokens`);
     this.insertNoteText = db.prepare(`INSERT INTO notes_fts (rowid, words) VALUES (?, ?)`);
@@ -113,7 +113,7 @@ export class MemoryWriter {
     const entityId = n.entity === null ? null : this.refs.intern(n.entity);
     const vector = n.vector === null ? null : vectorBlob(n.vector);
     const doc = noteDocument(n.text, n.speaker, n.tags);
-    const id = Number(this.insertNote.run(f.scopeId, f.digest, attesterId, f.acceptedAt, n.observed_at, n.lat, n.lng, entityId, vector, n.thread, packDocument(doc)).lastInsertRowid);
+    const id = Number(this.insertNote.run(f.scopeId, f.digest, attesterId, f.acceptedAt, n.observed_at, n.lat, n.lng, entityId, n.thread, packDocument(doc), vector).lastInsertRowid);
     const terms = documentTerms(doc);
     if (terms.length > 0) this.insertNoteText.run(id, indexedTerms(f.scopeId, terms));
     for (const t of terms) this.countTerm.run(f.scopeId, t);

@@ -15,7 +15,7 @@ import { b32decode, b32encode } from '../../protocol/base32.js';
 import type { Scope } from '../../protocol/receipt.js';
 import { scopeKey } from '../entry.js';
 import type { NoteHit, NoteNeighbours, NoteSearch, NoteStats } from '../memory.js';
-import { distinctStrings, finite, isoBound, limitOf } from '../query-checks.js';
+import { distinctStrings, finite, isoBound, limitOf, termBounds } from '../query-checks.js';
 import { blobVector } from './memory-index.js';
 import { queryTerms } from './memory-text.js';
 import type { Queries } from './queries.js';
@@ -23,10 +23,6 @@ import { packedBound, unpackAcceptedAt } from './schema.js';
 
 /** A box holding at most this many of the scope's notes is read through notes_geo. */
 const SPARSE_BOX = 2000;
-/** Candidates per term at most (NoteSearch.per_term). */
-export const MAX_PER_TERM = 4000;
-/** Terms a candidate search takes at most. */
-const MAX_TERMS = 64;
 
 const COLS = 'n.id, n.cid, n.attester_id, n.accepted_at, n.observed_at, n.lat, n.lng, n.thread';
 
@@ -80,14 +76,13 @@ export class NoteQueriesSqlite {
   searchNotes(s: NoteSearch): NoteHit[] {
     if (typeof s !== 'object' || s === null) throw new TypeError('query: expected an object');
     const limit = limitOf(s.limit);
-    const terms = s.terms === undefined ? [] : distinctStrings('terms', s.terms).slice(0, MAX_TERMS);
+    const terms = termBounds(s.terms, s.per_term, limit);
     const f = this.noteFilters(s);
     const scopeId = this.scopeId(s.scope);
     if (limit === 0 || f.none || scopeId === undefined) return [];
     f.args.scope = scopeId;
     const cols = s.vectors === false ? COLS : `${COLS}, n.vector`;
     if (terms.length === 0) return this.newestNotes(f, cols, limit).map((r) => this.hit(r));
-    const perTerm = Math.max(1, Math.min(MAX_PER_TERM, Math.floor(finite('per_term', s.per_term ?? limit))));
     const rest = f.where.length > 0 ? ` AND ${f.where.join(' AND ')}` : '';
     // CROSS JOIN keeps FTS5 the outer loop, walking the term's postings newest first.
     const st = this.prepared(
@@ -95,9 +90,13 @@ export class NoteQueriesSqlite {
         WHERE notes_fts MATCH @match AND n.scope_id = @scope${rest} ORDER BY notes_fts.rowid DESC LIMIT @cap`,
     );
     const seen = new Map<number, NoteOut>();
-    for (const match of queryTerms(scopeId, terms)) {
-      for (const r of st.all({ ...f.args, match, cap: perTerm }) as NoteOut[]) seen.set(r.id, r);
-    }
+    const matches = queryTerms(
+      scopeId,
+      terms.map(([t]) => t),
+    );
+    matches.forEach((match, i) => {
+      for (const r of st.all({ ...f.args, match, cap: terms[i][1] }) as NoteOut[]) seen.set(r.id, r);
+    });
     return [...seen.values()].map((r) => this.hit(r));
   }
 

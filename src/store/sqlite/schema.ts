@@ -136,10 +136,12 @@ CREATE TABLE IF NOT EXISTS notes (
   lat         REAL,
   lng         REAL,
   entity_id   INTEGER,
-  vector      BLOB,
   thread      TEXT,
   -- note-terms.ts packDocument: the text, speaker and tag terms the ranking scores
-  doc         TEXT NOT NULL
+  doc         TEXT NOT NULL,
+  -- last: a vector may be kilobytes (overflow pages), and a read of the columns before it never
+  -- walks them (a ranking reads the document of every candidate)
+  vector      BLOB
 );
 -- Newest first within a scope (searches without words), and the narrower starting points.
 CREATE INDEX IF NOT EXISTS notes_scope ON notes (scope_id, id);
