@@ -90,6 +90,18 @@ export function scoreDocument(terms: readonly WeightedTerm[], doc: NoteDocument,
   return score;
 }
 
+/**
+ * The most a note can score from `terms` (weight 1, the query's own) when it holds no other
+ * query term: each term's idf × (k1 + 1), which f(k1 + 1)/(f + k1) never reaches, plus every
+ * pair's largest proximity bonus.
+ */
+export function maxScore(terms: readonly string[], stats: ScopeStats): number {
+  const idfs = terms.map((t) => idf(stats, t));
+  let bound = idfs.reduce((a, x) => a + x * (RANKING.k1 + 1), 0);
+  for (let i = 0; i < idfs.length; i++) for (let j = i + 1; j < idfs.length; j++) bound += RANKING.proximity * Math.min(idfs[i], idfs[j]);
+  return bound;
+}
+
 /** Least distance between two ascending position lists. */
 function nearest(a: readonly number[], b: readonly number[]): number {
   let i = 0;

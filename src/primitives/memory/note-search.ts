@@ -167,7 +167,9 @@ async function rankNotes(ctx: ServiceContext, req: SearchRequest) {
   let vectorScanTruncated = false;
   let expanded: Array<{ term: string; weight: number }> = [];
   if (hasWords) {
-    const text = await rankText(ctx.store.memory, p.base, own, { vectors: p.vector !== undefined, window: p.window, feedback: p.feedback, yieldTurn: nextTurn });
+    // A blend with vectors, or a radius refined afterwards, needs every text candidate scored.
+    const need = p.vector || p.radius !== undefined ? undefined : Math.max(p.limit, RANKING.feedback.docs);
+    const text = await rankText(ctx.store.memory, p.base, own, { vectors: p.vector !== undefined, window: p.window, feedback: p.feedback, need, yieldTurn: nextTurn });
     expanded = text.expanded;
     for (const h of [...text.hits.values()].sort(byScore)) {
       if (h.score <= 0) continue;

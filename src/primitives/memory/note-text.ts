@@ -5,7 +5,7 @@
  */
 import type { MemoryReader, NoteHit, NoteSearch } from '../../store/memory.js';
 import { unpackDocument, type NoteDocument } from '../../store/note-terms.js';
-import { feedbackCandidates, feedbackTerms, RANKING, scoreDocument, type ScopeStats, type WeightedTerm } from './note-rank.js';
+import { feedbackCandidates, feedbackTerms, maxScore, RANKING, scoreDocument, type ScopeStats, type WeightedTerm } from './note-rank.js';
 
 /**
  * Candidates a text search takes: this budget shared by its terms, rarest first, each taking all
@@ -62,15 +62,13 @@ export async function rankText(
   reader: MemoryReader,
   base: Omit<NoteSearch, 'limit'>,
   own: readonly string[],
-  opts: { vectors: boolean; window?: { from: number; to: number }; feedback: boolean; yieldTurn: () => Promise<void> },
+  /** need: how many of the best must be exact (absent: every candidate is wanted, as a blend with vectors needs). */
+  opts: { vectors: boolean; window?: { from: number; to: number }; feedback: boolean; need?: number; yieldTurn: () => Promise<void> },
 ): Promise<TextRanking> {
   const stats = await statsFor(reader, base, own);
   const hits = new Map<string, TextHit>();
-  const gather = async (all: readonly string[], budget: number, least: number) => {
-    const caps = termCaps(all, stats, budget, least);
-    const terms = all.filter((_, i) => caps[i] > 0);
-    if (terms.length === 0) return;
-    const asks: NoteSearch[] = [{ ...base, terms, per_term: caps.filter((c) => c > 0), vectors: opts.vectors, limit: 1000 }];
+  const fetch = async (terms: readonly string[], caps: readonly number[]) => {
+    const asks: NoteSearch[] = [{ ...base, terms: [...terms], per_term: [...caps], vectors: opts.vectors, limit: 1000 }];
     if (opts.window) asks.push({ ...asks[0], observed_from: opts.window.from, observed_to: opts.window.to });
     for (const ask of asks) {
       for (const h of await reader.searchNotes(ask)) {
@@ -79,11 +77,25 @@ export async function rankText(
       await opts.yieldTurn();
     }
   };
-  await gather(own, CANDIDATE_BUDGET, MIN_PER_TERM);
   let terms: WeightedTerm[] = own.map((term) => ({ term, weight: 1, own: true }));
   const score = () => {
     for (const h of hits.values()) h.score = scoreDocument(terms, h.doc, stats);
   };
+  // The query's own terms, rarest first, one at a time; once the `need`-th best score so far
+  // beats the most a note holding none of the terms fetched could score (note-rank.ts
+  // `maxScore`), the rest are not fetched: they could only add notes ranked below it.
+  const caps = termCaps(own, stats, CANDIDATE_BUDGET, MIN_PER_TERM);
+  const order = own.map((term, i) => ({ term, cap: caps[i], df: stats.df.get(term) ?? 0 })).filter((x) => x.cap > 0);
+  order.sort((a, b) => a.df - b.df);
+  for (let k = 0; k < order.length; k++) {
+    if (k > 0 && opts.need !== undefined) {
+      score();
+      const kth = [...hits.values()].map((h) => h.score).sort((a, b) => b - a)[opts.need - 1];
+      const rest = order.slice(k).map((x) => x.term);
+      if (kth !== undefined && kth > maxScore(rest, stats) * (opts.window ? RANKING.time_boost : 1)) break;
+    }
+    await fetch([order[k].term], [order[k].cap]);
+  }
   score();
   let expanded: TextRanking['expanded'] = [];
   if (opts.feedback) {
@@ -101,10 +113,9 @@ export async function rankText(
       );
       const extra = feedbackTerms(candidates, stats);
       if (extra.length > 0) {
-        await gather(
+        await fetch(
           extra.map((t) => t.term),
-          FEEDBACK_PER_TERM * extra.length,
-          1,
+          extra.map(() => FEEDBACK_PER_TERM),
         );
         terms = [...terms, ...extra];
         expanded = extra.map((t) => ({ term: t.term, weight: Number(t.weight.toFixed(6)) }));

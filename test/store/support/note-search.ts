@@ -15,7 +15,7 @@ export async function searchText(store: Pick<Store, 'memory'>, q: Omit<NoteSearc
   const { text, limit, ...base } = q;
   const terms = analyseQuery(text ?? '', new Date(), false).terms.map((t) => t.term);
   if (terms.length === 0) return (await store.memory.searchNotes({ ...base, limit })).map((h) => ({ ...h, text_score: 0 }));
-  const ranked = await rankText(store.memory, base, terms, { vectors: false, feedback: false, yieldTurn: async () => {} });
+  const ranked = await rankText(store.memory, base, terms, { vectors: false, feedback: false, need: limit, yieldTurn: async () => {} });
   return [...ranked.hits.values()]
     .filter((h) => h.score > 0)
     .sort(byScore)
