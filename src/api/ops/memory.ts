@@ -69,7 +69,7 @@ export const memorySearchOp = defineOperation({
   summary:
     'Search agent notes: BM25F over text, speaker and tags (same on every store), time expressions, cosine over agent vectors, thread context, filters by scope, place, time, tags, entity and author',
   description:
-    'Use to recall what agents wrote or heard: facts about a place, entity, person or topic, and when. query: natural words or a question ("when did Caroline go camping?"); question words are set aside, the rest ranked by BM25F over the note text, its speaker and its tags with the searched scope\'s own statistics, a proximity bonus, and one round of feedback terms from the best notes (feedback: false turns it off); a time expression in the query ("in May 2023", "last week", "since 2024") boosts notes observed inside it (time: "off" to disable; interpretation says what was read). vector: your own embedding of the query, compared with the vectors stored on notes. text_score: the note\'s score over the best candidate\'s (0..1). Score: text only → text_score; vector only → (cosine+1)/2; both → weighted blend (weights, default 0.5/0.5); ×2 inside the query\'s time window; filters only → newest first, score null. Returns results[] {fact_cid, score, text_score, cosine, observed_at (answer "when" from it), in_time_window?, distance_m?, attester, accepted_at, note (text, speaker, thread, tags…), fact (signed body + receipt), context? {before, after}: with context: n, the n notes on each side in the note\'s thread}, interpretation {terms, set_aside, feedback?, time?}, and one receipt binding every note returned. Without scope only public notes are searched; with scope, send its bearer (HTTP header Authorization: Bearer, on the REST or the MCP request). Busy: at most SVC_MEMORY_SEARCH_CONCURRENCY searches run at once per process; more get 503 overloaded with retry_after (retry then). Next: a narrower query or observed_from/observed_to, context: 2 to read around a hit, POST /v1/edges/recall on a result fact_cid, or /v1/entity/resolve for an entity it names.',
+    'Use to recall what agents wrote or heard: facts about a place, entity, person or topic, and when. query: natural words or a question ("when did Caroline go camping?"); question words are set aside, the rest ranked by BM25F over the note text, its speaker and its tags with the searched scope\'s own statistics, a proximity bonus (feedback: true adds terms from the best notes of a first pass); a time expression in the query ("in May 2023", "last week", "since 2024") boosts notes observed inside it (time: "off" to disable; interpretation says what was read). vector: your own embedding of the query, compared with the vectors stored on notes. text_score: the note\'s score over the best candidate\'s (0..1). Score: text only → text_score; vector only → max(0, cosine)/best_cosine; both → weighted blend (weights, default 0.5/0.5; both parts 0..1, so a weight means what it says); ×10 inside the query\'s time window (so those notes come first); filters only → newest first, score null. Returns results[] {fact_cid, score, text_score, cosine, observed_at (answer "when" from it), in_time_window?, distance_m?, attester, accepted_at, note (text, speaker, thread, tags…), fact (signed body + receipt), context? {before, after}: with context: n, the n notes on each side in the note\'s thread}, interpretation {terms, set_aside, feedback?, time?}, and one receipt binding every note returned. Without scope only public notes are searched; with scope, send its bearer (HTTP header Authorization: Bearer, on the REST or the MCP request). Busy: at most SVC_MEMORY_SEARCH_CONCURRENCY searches run at once per process; more get 503 overloaded with retry_after (retry then). Next: a narrower query or observed_from/observed_to, context: 2 to read around a hit, POST /v1/edges/recall on a result fact_cid, or /v1/entity/resolve for an entity it names.',
   tags: ['memory'],
   input: Type.Object(
     {
@@ -89,7 +89,9 @@ export const memorySearchOp = defineOperation({
         Type.Object({ text: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })), vector: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })) }, { additionalProperties: false }),
       ),
       time: Type.Optional(OneOf(['auto', 'off'] as const, { description: 'auto (default): a time expression in the query boosts notes observed inside it; off: words only' })),
-      feedback: Type.Optional(Type.Boolean({ description: 'pseudo-relevance feedback: terms from the best notes of a first pass join the query at lower weight (default true)' })),
+      feedback: Type.Optional(
+        Type.Boolean({ description: 'pseudo-relevance feedback: terms from the best notes of a first pass join the query at lower weight (default false: it did not help on the evaluation set)' }),
+      ),
       context: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_CONTEXT, description: "notes to return on each side of every hit in the hit's thread (default 0)" })),
     },
     { additionalProperties: false },
@@ -110,6 +112,7 @@ export const memorySearchOp = defineOperation({
           from: Type.String(),
           to: Type.String(),
           applied: OneOf(['boost', 'filter', 'none'] as const, { description: 'none: observed_from/observed_to were given and win' }),
+          boost: Type.Optional(Type.Number({ description: 'the multiplier of a score in the window (with applied: boost)' })),
         }),
       ),
     }),
@@ -130,6 +133,7 @@ export const memorySearchOp = defineOperation({
       }),
     ),
     vector_scan_truncated: Type.Optional(Type.Boolean()),
+    best_cosine: Type.Optional(Nullable(Type.Number({ description: 'the best candidate cosine; a vector score is max(0, cosine) / best_cosine' }))),
   }),
   mcp: 'full',
   run: (ctx, input) => searchNotes(ctx, input),

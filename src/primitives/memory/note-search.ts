@@ -51,7 +51,7 @@ export interface SearchRequest {
   weights?: { text?: number; vector?: number };
   /** 'auto': a time expression in the query boosts notes observed inside it; 'off': words only. */
   time?: 'auto' | 'off';
-  /** Pseudo-relevance feedback (default true). */
+  /** Pseudo-relevance feedback (default false). */
   feedback?: boolean;
   /** Neighbours in the hit's thread to return on each side (0..5). */
   context?: number;
@@ -138,13 +138,14 @@ async function parseSearch(ctx: ServiceContext, req: SearchRequest) {
   // An explicit observed window wins over one read from the words (those words still leave the query).
   const window = analysed.time && observedFrom === undefined && observedTo === undefined ? { from: analysed.time.start_unix, to: analysed.time.end_unix } : undefined;
   const vectorNorm = vector ? Math.sqrt(vector.reduce((a, x) => a + x * x, 0)) : 0;
-  return { scope, vector, vectorNorm, centre, radius, base, limit: req.limit, weights, asOf, analysed, window, context, feedback: req.feedback !== false };
+  return { scope, vector, vectorNorm, centre, radius, base, limit: req.limit, weights, asOf, analysed, window, context, feedback: req.feedback === true };
 }
 
 /**
  * Ranked search over notes. Score: with text and vector, `weights.text·t + weights.vector·v`
  * (divided by the weights' sum), t = the note's BM25F score / the best candidate's, v =
- * (cosine + 1) / 2; with text only, t; with a vector only, v; then × RANKING.time_boost for a
+ * max(0, cosine) / the best candidate's cosine (both 0..1, so the weights mean what they say);
+ * with text only, t; with a vector only, v; then × RANKING.time_boost for a
  * note observed inside the query's time expression. Filters only: no score, newest first (inside
  * the time expression's window, when the words held one and nothing else).
  */
@@ -201,12 +202,15 @@ async function rankNotes(ctx: ServiceContext, req: SearchRequest) {
     });
   }
   const maxText = Math.max(0, ...hits.map((h) => textScore.get(h.fact_cid) ?? 0));
+  const cosines = new Map<string, number | null>();
+  if (p.vector) for (const h of hits) cosines.set(h.fact_cid, h.vector && h.vector.length === p.vector.length ? cosineWith(p.vector, p.vectorNorm, h.vector) : null);
+  const maxCos = Math.max(0, ...[...cosines.values()].map((c) => c ?? 0));
   const wsum = p.weights.text + p.weights.vector;
   const inWindow = (h: NoteHit) => p.window !== undefined && h.observed_at !== null && h.observed_at >= p.window.from && h.observed_at <= p.window.to;
   const scored: Ranked[] = hits.map((h) => {
     const t = hasWords ? (maxText > 0 ? (textScore.get(h.fact_cid) ?? 0) / maxText : 0) : null;
-    const cos = p.vector && h.vector && h.vector.length === p.vector.length ? cosineWith(p.vector, p.vectorNorm, h.vector) : null;
-    const v = p.vector ? (cos === null ? 0 : (cos + 1) / 2) : null;
+    const cos = cosines.get(h.fact_cid) ?? null;
+    const v = p.vector ? (cos === null || maxCos === 0 ? 0 : Math.max(0, cos) / maxCos) : null;
     let score: number | null = null;
     if (t !== null && v !== null) score = (p.weights.text * t + p.weights.vector * v) / wsum;
     else if (t !== null) score = t;
@@ -236,10 +240,12 @@ async function rankNotes(ctx: ServiceContext, req: SearchRequest) {
               from: isoSeconds(p.analysed.time.start_unix * 1000),
               to: isoSeconds(p.analysed.time.end_unix * 1000),
               applied: p.window !== undefined ? (newest ? 'filter' : 'boost') : 'none',
+              ...(p.window !== undefined && !newest ? { boost: RANKING.time_boost } : {}),
             },
           }
         : {}),
     },
     vectorScanTruncated: p.vector ? vectorScanTruncated : undefined,
+    bestCosine: p.vector ? (maxCos > 0 ? Number(maxCos.toFixed(6)) : null) : undefined,
   });
 }

@@ -58,6 +58,8 @@ export interface SearchAnswer {
   context: number;
   interpretation: Record<string, unknown>;
   vectorScanTruncated?: boolean;
+  /** The best candidate's cosine, which vector scores are divided by (null: no positive cosine). */
+  bestCosine?: number | null;
 }
 
 const round6 = (x: number | null) => (x === null ? null : Number(x.toFixed(6)));
@@ -118,6 +120,7 @@ export async function serveSearch(ctx: ServiceContext, a: SearchAnswer) {
     interpretation: a.interpretation,
     results,
     ...(a.vectorScanTruncated !== undefined ? { vector_scan_truncated: a.vectorScanTruncated } : {}),
+    ...(a.bestCosine !== undefined ? { best_cosine: a.bestCosine } : {}),
     receipt: issueReceipt(ctx, 'memory_search', cells, cids, { scope: a.scope ?? undefined, ...(a.asOf ? { as_of: { transaction_time: a.asOf } } : {}) }),
   };
 }

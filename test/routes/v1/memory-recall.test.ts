@@ -90,6 +90,13 @@ describe('note search over a conversation', () => {
     const time = may.interpretation.time as { expression: string; from: string; to: string; applied: string };
     assert.equal(time.applied, 'boost');
     assert.equal(time.from, '2023-05-01T00:00:00Z');
+    // The boost and in_time_window check offline against the signed notes' valid times.
+    assert.equal(P.verifyResponse(may, { publicKey: t.service.keys.publicKeyB32 }).trusted, true);
+    const forged = structuredClone(may) as typeof may;
+    forged.results[2].in_time_window = true;
+    const v = P.verifyResponse(forged, { publicKey: t.service.keys.publicKeyB32 });
+    assert.equal(v.trusted, false);
+    assert.ok(v.failures.includes('score_inconsistent'), JSON.stringify(v.failures));
     const august = await search({ query: 'camping in August 2023' });
     assert.equal(august.results[0].fact_cid, cid(5));
     const off = await search({ query: 'camping in August 2023', time: 'off' });
