@@ -263,14 +263,16 @@ async function scaleRun(target: number, nQuestions: number) {
       const writeS = await client.write(inputs, scope, (n) => {
         if (n % (NOTES_LOG * NOTES_PER_WRITE) === 0 || n === inputs.length) progress(`scale ${store}: ${n} notes written`);
       });
-      const lat: Record<string, number[]> = { text: [], hybrid: [] };
-      const rows: Record<string, Ranked[]> = { text: [], hybrid: [] };
+      const lat: Record<string, number[]> = { text: [], text_page: [], hybrid: [] };
+      const rows: Record<string, Ranked[]> = { text: [], text_page: [], hybrid: [] };
       const errors: Record<string, number> = {};
       let truncated = 0;
       for (const q of questions) {
         const qv = encoder.encode(q.question);
         for (const [name, body] of [
           ['text', { query: q.question, limit: LIMIT }],
+          // The default page (limit 10): what an agent's plain search costs.
+          ['text_page', { query: q.question }],
           ['hybrid', { query: q.question, vector: qv, limit: LIMIT }],
         ] as const) {
           const r = await client.search(body, scope);
@@ -284,6 +286,7 @@ async function scaleRun(target: number, nQuestions: number) {
         notes: inputs.length,
         write: { seconds: Number(writeS.toFixed(1)), notes_per_s: Math.round(inputs.length / writeS) },
         text: { ...percentiles(lat.text), recall_at_10: summarise(rows.text).recall_at_10 },
+        text_default_page: { ...percentiles(lat.text_page), limit: 10 },
         hybrid: { ...percentiles(lat.hybrid), recall_at_10: summarise(rows.hybrid).recall_at_10, vector_scan_truncated_responses: truncated },
         ...(Object.keys(errors).length > 0 ? { errors } : {}),
         wall_s: Number(((performance.now() - storeStarted) / 1000).toFixed(1)),

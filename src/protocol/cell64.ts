@@ -109,6 +109,9 @@ export function parseCell(text: unknown): bigint {
 
 /** True when `text` is a valid geographic cell64. */
 export function isCell(text: unknown): text is string {
+  // The grammar first: most non-cells (svc:entity: subjects of every memory record) fail it, and
+  // an error built only to be caught costs microseconds (a stack trace) on the write path.
+  if (typeof text !== 'string' || text.length < 19 || text.length > 23 || !CELL64_RE.test(text)) return false;
   try {
     parseCell(text);
     return true;

@@ -178,9 +178,9 @@ export interface NoteSearch {
   /** Exact scope; null: public notes only. */
   scope: Scope | null;
   /**
-   * Terms (src/store/note-terms.ts, as the ranking made them): the candidates are, for each
-   * term, the newest `per_term` notes listing it that pass the filters, united; each hit then
-   * carries its packed document. Absent or empty: the newest notes passing the filters.
+   * Terms (src/store/note-terms.ts, as the ranking made them), for `noteCandidates`: for each
+   * term, the newest `per_term` notes listing it that pass the filters, united. `searchNotes`
+   * ignores them (newest first).
    */
   terms?: string[];
   /** Candidates per term (1..4000), with `terms`: one bound for all, or one per term in order. */
@@ -202,8 +202,15 @@ export interface NoteSearch {
   with_vector?: boolean;
   /** Whether hits carry their vectors (default true); a text-only ranking needs none. */
   vectors?: boolean;
-  /** Notes wanted without terms (1..1000); with terms, a bound on the union as well. */
+  /** Notes wanted (1..1000; `noteCandidates` without terms: up to 4 000); with terms, `noteCandidates` ignores it (its bounds are per term). */
   limit: number;
+}
+
+/** A text candidate: where the note sits in the log (`NoteHit.seq`), its valid time and its packed document. */
+export interface NoteCandidate {
+  seq: number;
+  observed_at: number | null;
+  doc: string;
 }
 
 export interface NoteHit {
@@ -214,9 +221,13 @@ export interface NoteHit {
   lat: number | null;
   lng: number | null;
   vector: Float32Array | null;
-  /** The packed document (note-terms.ts packDocument); null unless the search gave terms. */
-  doc: string | null;
   thread: string | null;
+  /**
+   * The note's place in log order within its store (larger is newer; the values are the
+   * driver's own, the order is the log's on every driver): ties between equal scores go to the
+   * newer note, and `notesAt` finds a candidate by it.
+   */
+  seq: number;
 }
 
 /** A scope's note statistics for a set of terms: what idf and the length norm need. */
@@ -281,7 +292,16 @@ export interface SharedSlot {
 
 /** Reads over the memory index; every method is side-effect free and scope-exact. */
 export interface MemoryReader {
+  /** Notes passing the filters, newest first (terms ignored). */
   searchNotes(q: NoteSearch): Promise<NoteHit[]>;
+  /**
+   * Text candidates of `q.terms` (see NoteSearch.terms), in no particular order. Without terms:
+   * the `limit` notes passing the filters latest in valid time (observed_at descending, then
+   * newest first) — a time window's own candidates, read through the valid-time index.
+   */
+  noteCandidates(q: NoteSearch): Promise<NoteCandidate[]>;
+  /** The scope's notes at these `seq`s, in the order asked (a seq not found is left out). */
+  notesAt(q: { scope: Scope | null; seqs: number[]; vectors?: boolean }): Promise<NoteHit[]>;
   /** The scope's note count, total text length and each term's document frequency. */
   noteStats(q: { scope: Scope | null; terms: string[] }): Promise<NoteStats>;
   /** Up to `n` notes before and after `fact_cid` in `thread` under the scope, in log order (accepted_before as in NoteSearch). */

@@ -18,13 +18,15 @@ import { admitSearch, nextTurn } from './note-admission.js';
 import { analyseQuery } from './note-query.js';
 import { RANKING } from './note-rank.js';
 import { serveSearch, type Ranked } from './note-serve.js';
-import { byScore, CANDIDATE_BUDGET, rankText } from './note-text.js';
+import { CANDIDATE_BUDGET, rankText } from './note-text.js';
 
 export const MAX_RESULTS = 50;
 /** Distinct terms a query ranks by at most (note-query.ts); the rest are ignored. */
 export { MAX_QUERY_TERMS as MAX_QUERY_WORDS } from './note-query.js';
 /** Text candidates in all per first pass (note-text.ts). */
 export const TEXT_CANDIDATES = CANDIDATE_BUDGET;
+/** Text candidates a blend with a vector reads whole (the best by text score). */
+export const HYBRID_TEXT_POOL = 200;
 /** Vector scoring covers at most this many of the newest notes carrying a vector (the store's cap per read). */
 export const VECTOR_SCAN = 1000;
 /** Radius filters: up to 100 km around a cell. */
@@ -168,14 +170,17 @@ async function rankNotes(ctx: ServiceContext, req: SearchRequest) {
   let vectorScanTruncated = false;
   let expanded: Array<{ term: string; weight: number }> = [];
   if (hasWords) {
-    // A blend with vectors, or a radius refined afterwards, needs every text candidate scored.
-    const need = p.vector || p.radius !== undefined ? undefined : Math.max(p.limit, RANKING.feedback.docs);
-    const text = await rankText(ctx.store.memory, p.base, own, { vectors: p.vector !== undefined, window: p.window, feedback: p.feedback, need, yieldTurn: nextTurn });
+    // The best text candidates are read whole: the page, or for a radius refined afterwards ten
+    // pages, or for a blend with vectors HYBRID_TEXT_POOL (the vector part may lift any of them).
+    const take = p.vector ? HYBRID_TEXT_POOL : p.radius !== undefined ? Math.min(1000, p.limit * 10) : p.limit;
+    const need = Math.max(take, p.feedback ? RANKING.feedback.docs : 1);
+    const text = await rankText(ctx.store.memory, p.base, own, { window: p.window, feedback: p.feedback, need, yieldTurn: nextTurn });
     expanded = text.expanded;
-    for (const h of [...text.hits.values()].sort(byScore)) {
-      if (h.score <= 0) continue;
-      candidates.set(h.hit.fact_cid, h.hit);
-      textScore.set(h.hit.fact_cid, h.score);
+    const best = text.hits.filter((h) => h.score > 0).slice(0, take);
+    const score = new Map(best.map((h) => [h.seq, h.score]));
+    for (const h of await ctx.store.memory.notesAt({ scope: p.scope, seqs: best.map((b) => b.seq), vectors: p.vector !== undefined })) {
+      candidates.set(h.fact_cid, h);
+      textScore.set(h.fact_cid, score.get(h.seq)!);
     }
   }
   if (p.vector) {

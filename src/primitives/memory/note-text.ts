@@ -3,7 +3,7 @@
  * note-rank.ts, with one round of pseudo-relevance feedback (docs/memory.md, "How search ranks").
  * The store is asked the same questions whatever its driver, so the result is the same.
  */
-import type { MemoryReader, NoteHit, NoteSearch } from '../../store/memory.js';
+import type { MemoryReader, NoteCandidate, NoteSearch } from '../../store/memory.js';
 import { unpackDocument, type NoteDocument } from '../../store/note-terms.js';
 import { feedbackCandidates, feedbackTerms, maxScore, RANKING, scoreDocument, type ScopeStats, type WeightedTerm } from './note-rank.js';
 
@@ -11,20 +11,29 @@ import { feedbackCandidates, feedbackTerms, maxScore, RANKING, scoreDocument, ty
  * Candidates a text search takes: this budget shared by its terms, rarest first, each taking all
  * its matches or an even share of what is left, and at least MIN_PER_TERM.
  */
-export const CANDIDATE_BUDGET = 1000;
-const MIN_PER_TERM = 100;
+export const CANDIDATE_BUDGET = 600;
+const MIN_PER_TERM = 60;
+/** A time window's own candidates: its notes latest in valid time, at most this many. */
+const WINDOW_CANDIDATES = 500;
 /** Candidates a feedback term adds at most. */
 const FEEDBACK_PER_TERM = 200;
 
 export interface TextHit {
-  hit: NoteHit;
+  /** The note's log position (memory.ts NoteHit.seq): `notesAt` reads the note. */
+  seq: number;
   doc: NoteDocument;
   /** Raw BM25F score (the scope's statistics). */
   score: number;
+  /** Whether the note was observed inside the query's time window (absent: no window). */
+  inWindow?: boolean;
 }
 
+/** The score a hit is ordered by: its own, × the time boost inside the query's window. */
+export const boosted = (h: TextHit): number => (h.inWindow ? h.score * RANKING.time_boost : h.score);
+
 export interface TextRanking {
-  hits: Map<string, TextHit>;
+  /** Scored candidates, best first (ties: newest first); score 0 for none of the terms. */
+  hits: TextHit[];
   /** Feedback terms that entered the ranking, with their weights. */
   expanded: Array<{ term: string; weight: number }>;
 }
@@ -63,20 +72,31 @@ export async function rankText(
   base: Omit<NoteSearch, 'limit'>,
   own: readonly string[],
   /** need: how many of the best must be exact (absent: every candidate is wanted, as a blend with vectors needs). */
-  opts: { vectors: boolean; window?: { from: number; to: number }; feedback: boolean; need?: number; yieldTurn: () => Promise<void> },
+  opts: { window?: { from: number; to: number }; feedback: boolean; need?: number; yieldTurn: () => Promise<void> },
 ): Promise<TextRanking> {
   const stats = await statsFor(reader, base, own);
-  const hits = new Map<string, TextHit>();
-  const fetch = async (terms: readonly string[], caps: readonly number[]) => {
-    const asks: NoteSearch[] = [{ ...base, terms: [...terms], per_term: [...caps], vectors: opts.vectors, limit: 1000 }];
-    if (opts.window) asks.push({ ...asks[0], observed_from: opts.window.from, observed_to: opts.window.to });
-    for (const ask of asks) {
-      for (const h of await reader.searchNotes(ask)) {
-        if (!hits.has(h.fact_cid) && h.doc !== null) hits.set(h.fact_cid, { hit: h, doc: unpackDocument(h.doc), score: 0 });
-      }
-      await opts.yieldTurn();
-    }
+  const hits = new Map<number, TextHit>();
+  const add = (c: NoteCandidate, doc = unpackDocument(c.doc)) => {
+    if (hits.has(c.seq)) return;
+    const w = opts.window;
+    const inWindow = w ? c.observed_at !== null && c.observed_at >= w.from && c.observed_at <= w.to : undefined;
+    hits.set(c.seq, { seq: c.seq, doc, score: 0, ...(inWindow !== undefined ? { inWindow } : {}) });
   };
+  const fetch = async (terms: readonly string[], caps: readonly number[]) => {
+    for (const c of await reader.noteCandidates({ ...base, terms: [...terms], per_term: [...caps], limit: 1 })) add(c);
+    await opts.yieldTurn();
+  };
+  if (opts.window) {
+    // The window's own notes (latest valid time first, bounded) holding any of the terms: a
+    // note inside it is then a candidate however far down a common term's newest matches.
+    const ownSet = new Set(own);
+    const inside = await reader.noteCandidates({ ...base, observed_from: opts.window.from, observed_to: opts.window.to, limit: WINDOW_CANDIDATES });
+    for (const c of inside) {
+      const doc = unpackDocument(c.doc);
+      if (doc.text.some((t) => ownSet.has(t)) || doc.speaker.some((t) => ownSet.has(t)) || doc.tags.some((t) => ownSet.has(t))) add(c, doc);
+    }
+    await opts.yieldTurn();
+  }
   let terms: WeightedTerm[] = own.map((term) => ({ term, weight: 1, own: true }));
   const score = () => {
     for (const h of hits.values()) h.score = scoreDocument(terms, h.doc, stats);
@@ -90,7 +110,7 @@ export async function rankText(
   for (let k = 0; k < order.length; k++) {
     if (k > 0 && opts.need !== undefined) {
       score();
-      const kth = [...hits.values()].map((h) => h.score).sort((a, b) => b - a)[opts.need - 1];
+      const kth = [...hits.values()].map(boosted).sort((a, b) => b - a)[opts.need - 1];
       const rest = order.slice(k).map((x) => x.term);
       if (kth !== undefined && kth > maxScore(rest, stats) * (opts.window ? RANKING.time_boost : 1)) break;
     }
@@ -123,10 +143,10 @@ export async function rankText(
       }
     }
   }
-  return { hits, expanded };
+  return { hits: [...hits.values()].sort(byScore), expanded };
 }
 
-/** Best first; ties by fact_cid, so both stores order equal scores alike. */
-export function byScore(a: { score: number; hit: { fact_cid: string } }, b: { score: number; hit: { fact_cid: string } }): number {
-  return b.score - a.score || (a.hit.fact_cid < b.hit.fact_cid ? -1 : a.hit.fact_cid > b.hit.fact_cid ? 1 : 0);
+/** Best first (the time boost applied); ties to the newer note (seq order is the log's on every store). */
+export function byScore(a: TextHit, b: TextHit): number {
+  return boosted(b) - boosted(a) || b.seq - a.seq;
 }

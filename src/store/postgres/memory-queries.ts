@@ -8,8 +8,8 @@
 import type pg from 'pg';
 import type { Scope } from '../../protocol/receipt.js';
 import { scopeKey } from '../entry.js';
-import { finite, isoBound, limitOf, termBounds } from '../query-checks.js';
-import type { AliasHit, EdgeQuery, EdgeRow, MemoryReader, NoteHit, NoteNeighbours, NoteSearch, NoteStats, SharedSlot } from '../memory.js';
+import { finite, isoBound, limitOf, MAX_PER_TERM, termBounds } from '../query-checks.js';
+import type { AliasHit, EdgeQuery, EdgeRow, MemoryReader, NoteCandidate, NoteHit, NoteNeighbours, NoteSearch, NoteStats, SharedSlot } from '../memory.js';
 import { pgText, vectorOf } from './memory-index.js';
 import { int, rows, rowsPlanned } from './pg-db.js';
 import { Where } from './queries.js';
@@ -89,9 +89,20 @@ interface NoteRowOut {
   lat: number | null;
   lng: number | null;
   thread: string | null;
+  log_index: string;
+  position: number;
   vector?: Buffer | null;
-  doc?: string;
 }
+
+/** Positions of one log entry a seq leaves room for (a batch holds at most 4 096 facts). */
+const SEQ_POSITIONS = 2 ** 20;
+
+/** A note's seq (memory.ts NoteHit.seq): its log position as one number, in log order. */
+function seqOf(logIndex: string | number, position: number): number {
+  return int(logIndex) * SEQ_POSITIONS + position;
+}
+
+const HIT_COLS = 'fact_cid, attester, accepted_at, observed_at, lat, lng, thread, log_index, position';
 
 function hitOf(r: NoteRowOut): NoteHit {
   return {
@@ -102,8 +113,8 @@ function hitOf(r: NoteRowOut): NoteHit {
     lat: r.lat,
     lng: r.lng,
     vector: vectorOf(r.vector ?? null),
-    doc: r.doc ?? null,
     thread: r.thread,
+    seq: seqOf(r.log_index, r.position),
   };
 }
 
@@ -128,17 +139,10 @@ export class MemoryQueries implements MemoryReader {
     private readonly t: Tables,
   ) {}
 
-  /**
-   * One statement: the filters as WHERE terms (the planner picks the GIN text or tag index, or
-   * a scope-leading b-tree), ranked by ts_rank_cd with words, else newest first in log order;
-   * LIMIT in SQL. Ties in rank fall back to newest first. Ranking covers each word's newest
-   * matches up to a bound, so a common word costs the bound, not the size of the scope.
-   */
-  async searchNotes(q: NoteSearch): Promise<NoteHit[]> {
-    const limit = limitOf(q.limit);
+  /** The filters of a note search as WHERE terms; null when no row can match. */
+  private noteWhere(q: NoteSearch): Where | null {
     const w = new Where();
     w.add((p) => `scope_key = ${p}`, scopeKey(q.scope));
-    const terms = termBounds(q.terms, q.per_term, limit).map(([t, cap]): [string, number] => [pgText(t), cap]);
     if (q.tags !== undefined) {
       const tags = strings('tags', q.tags);
       if (tags.length > 0) w.add((p) => `tags @> ${p}::text[]`, tags);
@@ -163,29 +167,70 @@ export class MemoryQueries implements MemoryReader {
     if (q.accepted_before !== undefined) w.add((p) => `accepted_at <= ${p}`, isoBound('accepted_before', q.accepted_before));
     if (q.authors !== undefined) {
       const authors = strings('authors', q.authors);
-      if (authors.length === 0) return [];
+      if (authors.length === 0) return null;
       w.add((p) => `attester = ANY(${p}::text[])`, authors);
     }
     if (q.with_vector === true) w.terms.push('vector IS NOT NULL');
-    const cols = `fact_cid, attester, accepted_at, observed_at, lat, lng, thread, log_index, position${q.vectors === false ? '' : ', vector'}`;
-    let sql: string;
+    return w;
+  }
+
+  /** Newest first under the filters, LIMIT in SQL (memory.ts MemoryReader.searchNotes). */
+  async searchNotes(q: NoteSearch): Promise<NoteHit[]> {
+    const limit = limitOf(q.limit);
+    const w = this.noteWhere(q);
+    if (w === null || limit === 0) return [];
+    const cols = `${HIT_COLS}${q.vectors === false ? '' : ', vector'}`;
+    w.args.push(limit);
+    const sql = `SELECT ${cols} FROM ${this.t.notes} WHERE ${w.terms.join(' AND ')} ORDER BY log_index DESC, position DESC LIMIT $${w.args.length}`;
+    // Planned per call: how many notes a tag or filter matches decides between the indexes.
+    return (await rowsPlanned<NoteRowOut>(this.pool, sql, w.args)).map(hitOf);
+  }
+
+  /**
+   * Per term its newest matches up to its bound, united, in one statement: log position and
+   * document only; `notesAt` reads the rest for the few that rank. Planned per call: how many
+   * notes a term matches decides between the GIN index and a backward walk of the scope's
+   * newest notes.
+   */
+  async noteCandidates(q: NoteSearch): Promise<NoteCandidate[]> {
+    const terms = termBounds(q.terms, q.per_term, MAX_PER_TERM).map(([t, cap]): [string, number] => [pgText(t), cap]);
+    const w = this.noteWhere(q);
+    if (w === null) return [];
     if (terms.length === 0) {
-      w.args.push(limit);
-      sql = `SELECT ${cols} FROM ${this.t.notes} WHERE ${w.terms.join(' AND ')} ORDER BY log_index DESC, position DESC LIMIT $${w.args.length}`;
-    } else {
-      // Per term its newest matches up to the bound, united (memory.ts NoteSearch.terms).
-      const base = w.terms.join(' AND ');
-      const branches = terms.map(([term, cap]) => {
-        w.args.push([term]);
-        return `(SELECT ${cols}, doc FROM ${this.t.notes} WHERE ${base} AND terms @> $${w.args.length}::text[]
-                  ORDER BY log_index DESC, position DESC LIMIT ${cap})`;
-      });
-      sql = `SELECT DISTINCT ON (fact_cid) * FROM (${branches.join(' UNION ALL ')}) u ORDER BY fact_cid`;
+      // Latest valid time first (mem_notes_observed): a window's own candidates.
+      w.args.push(Math.max(0, Math.min(MAX_PER_TERM, Math.floor(finite('limit', q.limit)))));
+      const got = await rowsPlanned<{ log_index: string; position: number; observed_at: string; doc: string }>(
+        this.pool,
+        `SELECT log_index, position, observed_at, doc FROM ${this.t.notes} WHERE ${w.terms.join(' AND ')} AND observed_at IS NOT NULL
+          ORDER BY observed_at DESC, log_index DESC, position DESC LIMIT $${w.args.length}`,
+        w.args,
+      );
+      return got.map((r) => ({ seq: seqOf(r.log_index, r.position), observed_at: int(r.observed_at), doc: r.doc }));
     }
-    // Planned per call: how many notes a term or tag matches decides between the GIN indexes, a
-    // scope b-tree and a scan.
-    const got = await rowsPlanned<NoteRowOut>(this.pool, sql, w.args);
-    return got.map(hitOf);
+    const base = w.terms.join(' AND ');
+    const branches = terms.map(([term, cap]) => {
+      w.args.push([term]);
+      return `(SELECT log_index, position, observed_at, doc FROM ${this.t.notes} WHERE ${base} AND terms @> $${w.args.length}::text[]
+                ORDER BY log_index DESC, position DESC LIMIT ${cap})`;
+    });
+    const got = await rowsPlanned<{ log_index: string; position: number; observed_at: string | null; doc: string }>(this.pool, `SELECT DISTINCT * FROM (${branches.join(' UNION ALL ')}) u`, w.args);
+    return got.map((r) => ({ seq: seqOf(r.log_index, r.position), observed_at: r.observed_at === null ? null : int(r.observed_at), doc: r.doc }));
+  }
+
+  async notesAt(a: { scope: Scope | null; seqs: number[]; vectors?: boolean }): Promise<NoteHit[]> {
+    if (!Array.isArray(a.seqs) || !a.seqs.every((x) => Number.isSafeInteger(x) && x >= 0)) throw new TypeError('seqs: expected an array of non-negative integers');
+    if (a.seqs.length === 0) return [];
+    const cols = `${HIT_COLS}${a.vectors === false ? '' : ', vector'}`;
+    const got = await rows<NoteRowOut>(this.pool, `SELECT ${cols} FROM ${this.t.notes} WHERE scope_key = $1 AND (log_index, position) IN (SELECT * FROM unnest($2::bigint[], $3::int[]))`, [
+      scopeKey(a.scope),
+      a.seqs.map((x) => Math.floor(x / SEQ_POSITIONS)),
+      a.seqs.map((x) => x % SEQ_POSITIONS),
+    ]);
+    const bySeq = new Map(got.map((r) => [seqOf(r.log_index, r.position), r]));
+    return a.seqs.flatMap((x) => {
+      const r = bySeq.get(x);
+      return r ? [hitOf(r)] : [];
+    });
   }
 
   async noteStats(a: { scope: Scope | null; terms: string[] }): Promise<NoteStats> {
@@ -209,7 +254,7 @@ export class MemoryQueries implements MemoryReader {
       args.push(isoBound('accepted_before', a.accepted_before));
       bound = ' AND x.accepted_at <= $5';
     }
-    const cols = 'x.fact_cid, x.attester, x.accepted_at, x.observed_at, x.lat, x.lng, x.thread';
+    const cols = 'x.fact_cid, x.attester, x.accepted_at, x.observed_at, x.lat, x.lng, x.thread, x.log_index, x.position';
     const side = (op: string, order: string) =>
       rows<NoteRowOut>(
         this.pool,

@@ -113,6 +113,8 @@ class PostgresStore implements Store {
     // The same fault mapping and closed check as every other read.
     this.memory = {
       searchNotes: (q) => this.read('memory.searchNotes', () => mem.searchNotes(q)),
+      noteCandidates: (q) => this.read('memory.noteCandidates', () => mem.noteCandidates(q)),
+      notesAt: (q) => this.read('memory.notesAt', () => mem.notesAt(q)),
       noteStats: (q) => this.read('memory.noteStats', () => mem.noteStats(q)),
       noteNeighbours: (q) => this.read('memory.noteNeighbours', () => mem.noteNeighbours(q)),
       edges: (q) => this.read('memory.edges', () => mem.edges(q)),

@@ -154,6 +154,7 @@ CREATE INDEX IF NOT EXISTS mem_notes_tags ON ${s}.mem_notes USING gin (tags);
 CREATE INDEX IF NOT EXISTS mem_notes_recent ON ${s}.mem_notes (scope_key, log_index DESC, position DESC);
 CREATE INDEX IF NOT EXISTS mem_notes_entity ON ${s}.mem_notes (scope_key, entity) WHERE entity IS NOT NULL;
 CREATE INDEX IF NOT EXISTS mem_notes_lat ON ${s}.mem_notes (scope_key, lat, lng) WHERE lat IS NOT NULL;
+CREATE INDEX IF NOT EXISTS mem_notes_observed ON ${s}.mem_notes (scope_key, observed_at DESC, log_index DESC, position DESC) WHERE observed_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS mem_notes_thread ON ${s}.mem_notes (scope_key, thread, log_index, position) WHERE thread IS NOT NULL;
 -- Per scope: notes listing each term, and the notes' count and total text length (the ranking's
 -- idf and length norm come from the searched scope alone).

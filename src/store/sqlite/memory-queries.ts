@@ -27,7 +27,7 @@ import { b32encode } from '../../protocol/base32.js';
 import type { Scope } from '../../protocol/receipt.js';
 import { scopeKey } from '../entry.js';
 import { distinctStrings, finite, isoBound, limitOf } from '../query-checks.js';
-import type { AliasHit, EdgeQuery, EdgeRow, MemoryReader, NoteHit, NoteNeighbours, NoteSearch, NoteStats, SharedSlot } from '../memory.js';
+import type { AliasHit, EdgeQuery, EdgeRow, MemoryReader, NoteCandidate, NoteHit, NoteNeighbours, NoteSearch, NoteStats, SharedSlot } from '../memory.js';
 import { NoteQueriesSqlite } from './note-queries.js';
 import { matchOf, queryTerms, queryWords } from './memory-text.js';
 import type { Queries } from './queries.js';
@@ -86,6 +86,14 @@ export class MemoryIndexSqlite implements MemoryReader {
 
   async searchNotes(s: NoteSearch): Promise<NoteHit[]> {
     return this.notes.searchNotes(s);
+  }
+
+  async noteCandidates(s: NoteSearch): Promise<NoteCandidate[]> {
+    return this.notes.noteCandidates(s);
+  }
+
+  async notesAt(a: { scope: Scope | null; seqs: number[]; vectors?: boolean }): Promise<NoteHit[]> {
+    return this.notes.notesAt(a);
   }
 
   async noteStats(a: { scope: Scope | null; terms: string[] }): Promise<NoteStats> {

@@ -148,6 +148,8 @@ CREATE INDEX IF NOT EXISTS notes_scope ON notes (scope_id, id);
 CREATE INDEX IF NOT EXISTS notes_entity ON notes (entity_id, scope_id, id) WHERE entity_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS notes_vector ON notes (scope_id, id) WHERE vector IS NOT NULL;
 CREATE INDEX IF NOT EXISTS notes_geo ON notes (scope_id, lat, lng) WHERE lat IS NOT NULL;
+-- A time window's notes, latest valid time first (search's window candidates).
+CREATE INDEX IF NOT EXISTS notes_observed ON notes (scope_id, observed_at, id) WHERE observed_at IS NOT NULL;
 -- A hit's neighbours in its thread (search's context), in log order.
 CREATE INDEX IF NOT EXISTS notes_thread ON notes (scope_id, thread, id) WHERE thread IS NOT NULL;
 -- Per scope: how many notes list each term (any field), and the notes' count and total text

@@ -95,7 +95,7 @@ class SqliteStore implements Store {
     this.rows = new FactRows(q, appendLog);
     this.writer = new IndexWriter(db, q, APPLIED_KEY, (err) => this.commitFailed(err));
     const mem = new MemoryIndexSqlite(q);
-    const names = ['searchNotes', 'noteStats', 'noteNeighbours', 'edges', 'aliases', 'derivedBy', 'sharedSlots'] as const;
+    const names = ['searchNotes', 'noteCandidates', 'notesAt', 'noteStats', 'noteNeighbours', 'edges', 'aliases', 'derivedBy', 'sharedSlots'] as const;
     // Each read through memoryRead (an open store; database faults typed), same arguments.
     this.memory = Object.fromEntries(names.map((k) => [k, (x: never) => this.memoryRead(k, () => (mem[k] as (a: never) => Promise<unknown>).call(mem, x))])) as unknown as MemoryReader;
   }

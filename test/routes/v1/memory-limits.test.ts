@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import * as P from '../../../src/protocol/index.js';
 import { CONFIG_VARS, loadConfig, type Config } from '../../../src/config.js';
 import { secondsToUtcMidnight } from '../../../src/primitives/write/attester-quota.js';
-import type { NoteSearch } from '../../../src/store/memory.js';
+import type { NoteCandidate, NoteHit, NoteSearch } from '../../../src/store/memory.js';
 import { build, type TestApp } from '../../support/app.js';
 import { makeAttester, type TestAttester } from '../../support/attester.js';
 import { dropSchema, pgSkip, pgUrl, randomSchema } from '../../store/support/pg-env.js';
@@ -120,17 +120,20 @@ describe('note searches running at once (SVC_MEMORY_SEARCH_CONCURRENCY)', () => 
     assert.equal(r.status, 200, JSON.stringify(r.body));
     // Every store search takes a while and is counted, so searches overlap and the bound shows.
     const memory = t.service.store.memory;
-    const search = memory.searchNotes.bind(memory);
-    memory.searchNotes = async (q: NoteSearch) => {
-      running++;
-      most = Math.max(most, running);
-      try {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        return await search(q);
-      } finally {
-        running--;
-      }
-    };
+    const slowly =
+      <A, R>(read: (q: A) => Promise<R>) =>
+      async (q: A): Promise<R> => {
+        running++;
+        most = Math.max(most, running);
+        try {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          return await read(q);
+        } finally {
+          running--;
+        }
+      };
+    memory.searchNotes = slowly<NoteSearch, NoteHit[]>(memory.searchNotes.bind(memory));
+    memory.noteCandidates = slowly<NoteSearch, NoteCandidate[]>(memory.noteCandidates.bind(memory));
   });
   after(async () => t.close());
 

@@ -4,7 +4,7 @@
  * and statistics, the shared ranking orders them.
  */
 import { analyseQuery } from '../../../src/primitives/memory/note-query.js';
-import { byScore, rankText } from '../../../src/primitives/memory/note-text.js';
+import { rankText } from '../../../src/primitives/memory/note-text.js';
 import type { NoteHit, NoteSearch } from '../../../src/store/memory.js';
 import type { Store } from '../../../src/store/contract.js';
 
@@ -15,10 +15,8 @@ export async function searchText(store: Pick<Store, 'memory'>, q: Omit<NoteSearc
   const { text, limit, ...base } = q;
   const terms = analyseQuery(text ?? '', new Date(), false).terms.map((t) => t.term);
   if (terms.length === 0) return (await store.memory.searchNotes({ ...base, limit })).map((h) => ({ ...h, text_score: 0 }));
-  const ranked = await rankText(store.memory, base, terms, { vectors: false, feedback: false, need: limit, yieldTurn: async () => {} });
-  return [...ranked.hits.values()]
-    .filter((h) => h.score > 0)
-    .sort(byScore)
-    .slice(0, limit)
-    .map((h) => ({ ...h.hit, text_score: h.score }));
+  const ranked = await rankText(store.memory, base, terms, { feedback: false, need: limit, yieldTurn: async () => {} });
+  const best = ranked.hits.filter((h) => h.score > 0).slice(0, limit);
+  const hits = await store.memory.notesAt({ scope: base.scope, seqs: best.map((h) => h.seq) });
+  return hits.map((h, i) => ({ ...h, text_score: best[i].score }));
 }
