@@ -224,7 +224,8 @@ async function rankNotes(ctx: ServiceContext, req: SearchRequest) {
     if (boosted) score = score! * RANKING.time_boost;
     return { h, score, cos, t, inWindow: p.window !== undefined ? inWindow(h) : undefined, distance: distance.get(h.fact_cid) };
   });
-  if (!newest) scored.sort((a, b) => (b.score ?? 0) - (a.score ?? 0) || (a.h.fact_cid < b.h.fact_cid ? -1 : 1));
+  // Ties go to the newer note: log order is the same on every store, whatever its seq values.
+  if (!newest) scored.sort((a, b) => (b.score ?? 0) - (a.score ?? 0) || b.h.seq - a.h.seq);
   const ranking = hasWords && p.vector ? 'hybrid' : hasWords ? 'text' : p.vector ? 'vector' : 'newest';
   return serveSearch(ctx, {
     query: req.query ?? null,
