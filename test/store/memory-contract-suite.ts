@@ -103,6 +103,31 @@ export function runMemoryContractSuite(driverName: string, makeStore: MakeStore)
           assert.equal(all[0].fact_cid, factCid(n4));
         }));
 
+      it("ranks a scope's notes by that scope's statistics alone: other scopes' notes move neither scores nor order", () =>
+        withStore(async (store) => {
+          const mine = [
+            note({ text: 'pump valve replaced at the north well', speaker: 'Ana', thread: 't1' }, { scope: A }),
+            note({ text: 'valve leaking again, pump fine', speaker: 'Ben', thread: 't1' }, { scope: A }),
+            note({ text: 'the north well pump needs a new valve and a new pump seal', thread: 't2' }, { scope: A }),
+          ];
+          await store.append(makeBatch(mine, { provenance_class: 'human_curated', sign: false }));
+          const before = await searchText(store, { scope: A, text: 'pump valve north', limit: 10 });
+          const stats = await store.memory.noteStats({ scope: A, terms: ['pump', 'valv'] });
+          assert.deepEqual(stats, { notes: 3, tokens: stats.tokens, df: [3, 3] });
+          // Many notes elsewhere holding the same words, public and in another scope.
+          for (const scope of [undefined, B]) {
+            const bodies = Array.from({ length: 300 }, (_, i) => note({ text: `pump ${i} valve north pump pump`, speaker: 'Ana' }, scope ? { scope } : {}));
+            await store.append(makeBatch(bodies, { provenance_class: 'human_curated', sign: false }));
+          }
+          const after = await searchText(store, { scope: A, text: 'pump valve north', limit: 10 });
+          assert.deepEqual(
+            after.map((h) => [h.fact_cid, h.text_score]),
+            before.map((h) => [h.fact_cid, h.text_score]),
+          );
+          assert.deepEqual(await store.memory.noteStats({ scope: A, terms: ['pump', 'valv'] }), stats);
+          assert.deepEqual((await store.memory.noteStats({ scope: B, terms: ['pump'] })).df, [300]);
+        }));
+
       it('treats engine syntax in the text as plain words and never fails on it', () =>
         withStore(async (store) => {
           const n = note({ text: 'The "north" field: NEAR the AND gate, pump-house (old) * OR not' });
