@@ -117,6 +117,8 @@ export interface VectorIndexOptions {
 
 export class VectorIndex {
   private readonly arenas = new Map<string, BandArena>();
+  /** The vector bands' names as UTF-8 bytes (mayHoldVectors). */
+  private needles: Buffer[] | undefined;
   private readonly graphs = new Map<string, AnnGraph>();
   private readonly capped = new Set<string>();
   private next = 0;
@@ -336,7 +338,20 @@ export class VectorIndex {
     } while (this.next < size && performance.now() - t0 < SLICE_MS);
   }
 
+  /**
+   * Whether the entry may hold a vector band's fact: a band name is a CBOR text string, its UTF-8
+   * bytes verbatim in the entry. Most entries name no vector band (notes, ordinary facts), and a
+   * byte search over them costs a fraction of decoding them (about 3.6 µs per fact, measured on
+   * the write bench); a false positive (the name inside some other text) only decodes for nothing.
+   */
+  private mayHoldVectors(bytes: Uint8Array): boolean {
+    this.needles ??= [...this.arenas.keys()].map((k) => Buffer.from(k, 'utf8'));
+    const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    return this.needles.some((n) => b.indexOf(n) >= 0);
+  }
+
   private apply(bytes: Uint8Array): void {
+    if (!this.mayHoldVectors(bytes)) return;
     const entry = decodeLogEntry(bytes);
     entry.facts.forEach((body, i) => {
       const arena = this.arenas.get(body.band as string);
