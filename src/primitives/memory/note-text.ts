@@ -101,13 +101,22 @@ export async function rankText(
   const score = () => {
     for (const h of hits.values()) h.score = scoreDocument(terms, h.doc, stats);
   };
-  // The query's own terms, rarest first, one at a time; once the `need`-th best score so far
-  // beats the most a note holding none of the terms fetched could score (note-rank.ts
-  // `maxScore`), the rest are not fetched: they could only add notes ranked below it.
+  // The query's own terms, rarest first: those whose every match fits their bound in one
+  // call, then the common ones one at a time; once the `need`-th best score so far beats the
+  // most a note holding none of the terms fetched could score (note-rank.ts `maxScore`), the
+  // rest are not fetched: they could only add notes ranked below it.
   const caps = termCaps(own, stats, CANDIDATE_BUDGET, MIN_PER_TERM);
   const order = own.map((term, i) => ({ term, cap: caps[i], df: stats.df.get(term) ?? 0 })).filter((x) => x.cap > 0);
   order.sort((a, b) => a.df - b.df);
-  for (let k = 0; k < order.length; k++) {
+  let first = 0;
+  while (first < order.length && order[first].df <= order[first].cap) first++;
+  if (first > 0) {
+    await fetch(
+      order.slice(0, first).map((x) => x.term),
+      order.slice(0, first).map((x) => x.cap),
+    );
+  }
+  for (let k = first; k < order.length; k++) {
     if (k > 0 && opts.need !== undefined) {
       score();
       const kth = [...hits.values()].map(boosted).sort((a, b) => b - a)[opts.need - 1];
