@@ -131,7 +131,9 @@ async function measureProofs(log: DiskLog & { recovery: unknown }, n: number): P
   const roots = await timeEach(SAMPLES, () => log.root(1 + rand(n)));
   const entries = await timeEach(SAMPLES, () => log.entry(rand(n)));
   const lookups = await timeEach(SAMPLES, () => log.leafIndexOf(leafHash(entryOf(rand(n)))));
+  const busy = await underAppends(log, n);
   return {
+    under_concurrent_appends: busy,
     inclusion_proof_at_head: stats(incl),
     inclusion_proof_random_size: stats(inclHist),
     consistency_proof_to_head: stats(cons),
@@ -139,6 +141,39 @@ async function measureProofs(log: DiskLog & { recovery: unknown }, n: number): P
     entry_read: stats(entries),
     leaf_index_lookup_incl_hashing: stats(lookups),
   };
+}
+
+/**
+ * Proofs to the moving head while 8 writers append with group commit in the same process (the
+ * responder's situation: every read proves against a tree that grows under it). Stops itself
+ * after SAMPLES proofs of each kind; the appended entries stay in the log.
+ */
+async function underAppends(log: DiskLog, n: number): Promise<Record<string, unknown>> {
+  let stop = false;
+  let appended = 0;
+  let next = n;
+  const writer = async () => {
+    while (!stop) {
+      await log.append(entryOf(next++));
+      appended++;
+    }
+  };
+  const writers = Array.from({ length: 8 }, writer);
+  const t0 = performance.now();
+  try {
+    const incl = await timeEach(SAMPLES, async () => {
+      const size = await log.size();
+      return log.inclusionProof(rand(size), size);
+    });
+    const cons = await timeEach(SAMPLES, async () => {
+      const size = await log.size();
+      return log.consistencyProof(1 + rand(size - 1), size);
+    });
+    return { writers: 8, appends_per_s: Math.round(appended / ((performance.now() - t0) / 1000)), inclusion_proof_at_head: stats(incl), consistency_proof_to_head: stats(cons) };
+  } finally {
+    stop = true;
+    await Promise.all(writers);
+  }
 }
 
 async function appendThroughput(concurrency: number): Promise<Record<string, unknown>> {
