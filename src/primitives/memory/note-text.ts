@@ -102,11 +102,9 @@ export async function rankText(
     for (const h of hits.values()) h.score = scoreDocument(terms, h.doc, stats);
   };
   // The query's own terms, rarest first: those whose every match fits their bound in one
-  // call, then the least common of the others, then all the rest in one call; before each step,
-  // once the `need`-th best score so far beats the most a note holding none of the terms
-  // fetched could score (note-rank.ts `maxScore`), the rest are not fetched: they could only
-  // add notes ranked below it. At most three store statements per query (each is planned, and
-  // on PostgreSQL planning alone costs 3–4 ms).
+  // call, then the common ones one at a time; once the `need`-th best score so far beats the
+  // most a note holding none of the terms fetched could score (note-rank.ts `maxScore`), the
+  // rest are not fetched: they could only add notes ranked below it.
   const caps = termCaps(own, stats, CANDIDATE_BUDGET, MIN_PER_TERM);
   const order = own.map((term, i) => ({ term, cap: caps[i], df: stats.df.get(term) ?? 0 })).filter((x) => x.cap > 0);
   order.sort((a, b) => a.df - b.df);
@@ -118,19 +116,14 @@ export async function rankText(
       order.slice(0, first).map((x) => x.cap),
     );
   }
-  for (let k = first; k < order.length; ) {
+  for (let k = first; k < order.length; k++) {
     if (k > 0 && opts.need !== undefined) {
       score();
       const kth = [...hits.values()].map(boosted).sort((a, b) => b - a)[opts.need - 1];
       const rest = order.slice(k).map((x) => x.term);
       if (kth !== undefined && kth > maxScore(rest, stats) * (opts.window ? RANKING.time_boost : 1)) break;
     }
-    const step = k === first ? order.slice(k, k + 1) : order.slice(k);
-    await fetch(
-      step.map((x) => x.term),
-      step.map((x) => x.cap),
-    );
-    k += step.length;
+    await fetch([order[k].term], [order[k].cap]);
   }
   score();
   let expanded: TextRanking['expanded'] = [];
