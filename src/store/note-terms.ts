@@ -47,9 +47,20 @@ export function* textWords(text: string): Generator<string> {
   }
 }
 
+/** Stems already computed: words repeat across notes, and stemming is most of a note's indexing. */
+const STEMS = new Map<string, string>();
+const STEMS_MAX = 50_000;
+
 /** The term of a folded word: its Porter stem when it is ASCII letters, else the word itself. */
 export function termOf(word: string): string {
-  return ASCII_LETTERS.test(word) && word.length > 2 ? stemmer(word) : word;
+  if (!(word.length > 2 && ASCII_LETTERS.test(word))) return word;
+  let t = STEMS.get(word);
+  if (t === undefined) {
+    if (STEMS.size >= STEMS_MAX) STEMS.clear();
+    t = stemmer(word);
+    STEMS.set(word, t);
+  }
+  return t;
 }
 
 /** The terms of `text`, in order (words longer than MAX_WORD_CHARS dropped). */

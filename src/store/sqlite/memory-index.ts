@@ -64,8 +64,15 @@ export class MemoryWriter {
   private readonly insertNote: Statement<unknown[]>;
   private readonly insertNoteText: Statement<[number, string]>;
   private readonly insertTag: Statement<[string, number, number]>;
-  private readonly countTerm: Statement<[number, string]>;
-  private readonly countNote: Statement<[number, number]>;
+  private readonly countTerm: Statement<[number, string, number]>;
+  private readonly countNote: Statement<[number, number, number]>;
+  /**
+   * Term and note counts of the notes added since the last `flush`, per scope: a batch's notes
+   * share most of their words, so one upsert per distinct (scope, term) replaces one per note
+   * and term.
+   */
+  private pendingDf = new Map<number, Map<string, number>>();
+  private pendingNotes = new Map<number, { notes: number; tokens: number }>();
   private readonly insertAlias: Statement<unknown[]>;
   private readonly insertAliasText: Statement<[number, string]>;
   private readonly insertDerivation: Statement<[number, number, Uint8Array]>;
@@ -80,8 +87,10 @@ export class MemoryWriter {
     private readonly refs: Names,
   ) {
     this.insertNote = db.prepare(`INSERT INTO notes (scope_id, cid, attester_id, accepted_at, observed_at, lat, lng, entity_id, thread, doc, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    this.countTerm = db.prepare(`INSERT INTO note_df (scope_id, term, df) VALUES (?, ?, 1) ON CONFLICT (scope_id, term) DO UPDATE SET df = df + 1`);
-    this.countNote = db.prepare(`INSERT INTO note_stats (scope_id, notes, tokens) VALUES (?, 1, ?) ON CONFLICT (scope_id) DO UPDATE SET notes = notes + 1, tokens = tokens + excluded.tokens`);
+    this.countTerm = db.prepare(`INSERT INTO note_df (scope_id, term, df) VALUES (?, ?, ?) ON CONFLICT (scope_id, term) DO UPDATE SET df = df + excluded.df`);
+    this.countNote = db.prepare(
+      `INSERT INTO note_stats (scope_id, notes, tokens) VALUES (?, ?, ?) ON CONFLICT (scope_id) DO UPDATE SET notes = notes + excluded.notes, tokens = tokens + excluded.tokens`,
+    );
     this.insertNoteText = db.prepare(`INSERT INTO notes_fts (rowid, words) VALUES (?, ?)`);
     this.insertTag = db.prepare(`INSERT OR IGNORE INTO note_tags (tag, scope_id, note_id) VALUES (?, ?, ?)`);
     this.insertAlias = db.prepare(`INSERT INTO aliases (scope_id, entity_id, cid, attester_id, phrase) VALUES (?, ?, ?, ?, ?)`);
@@ -100,6 +109,19 @@ export class MemoryWriter {
     this.named = db.prepare(`${candidate} WHERE e.stated = ? AND e.scope_id = ? AND e.edge_cid IS NULL UNION ALL ${candidate} WHERE e.edge_cid = ? AND e.scope_id = ?`);
   }
 
+  /** Write the counts of the notes added since the last flush (inside the same transaction). */
+  flush(): void {
+    for (const [scopeId, terms] of this.pendingDf) for (const [term, n] of terms) this.countTerm.run(scopeId, term, n);
+    for (const [scopeId, c] of this.pendingNotes) this.countNote.run(scopeId, c.notes, c.tokens);
+    this.reset();
+  }
+
+  /** Drop counts not flushed (their transaction failed). */
+  reset(): void {
+    this.pendingDf = new Map();
+    this.pendingNotes = new Map();
+  }
+
   /** Write the memory rows of one fact (inside the caller's savepoint). */
   add(rows: MemoryRows, f: MemoryFact): void {
     const attesterId = this.attesters.intern(f.attester);
@@ -116,8 +138,13 @@ export class MemoryWriter {
     const id = Number(this.insertNote.run(f.scopeId, f.digest, attesterId, f.acceptedAt, n.observed_at, n.lat, n.lng, entityId, n.thread, packDocument(doc), vector).lastInsertRowid);
     const terms = documentTerms(doc);
     if (terms.length > 0) this.insertNoteText.run(id, indexedTerms(f.scopeId, terms));
-    for (const t of terms) this.countTerm.run(f.scopeId, t);
-    this.countNote.run(f.scopeId, doc.text.length);
+    let df = this.pendingDf.get(f.scopeId);
+    if (df === undefined) this.pendingDf.set(f.scopeId, (df = new Map()));
+    for (const t of terms) df.set(t, (df.get(t) ?? 0) + 1);
+    const count = this.pendingNotes.get(f.scopeId) ?? { notes: 0, tokens: 0 };
+    count.notes++;
+    count.tokens += doc.text.length;
+    this.pendingNotes.set(f.scopeId, count);
     for (const tag of n.tags) this.insertTag.run(tag, f.scopeId, id);
   }
 

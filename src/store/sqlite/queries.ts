@@ -332,7 +332,7 @@ export class Queries {
    */
   insertEntries(items: IndexedEntry[]): boolean[][] {
     let nextId = this.maxId.get()! + 1;
-    return items.map((e) => {
+    const out = items.map((e) => {
       // Written first, so a fact repeated later in this entry finds its earlier copy's leaf.
       this.insertEntry.run(e.logIndex, e.attester, e.tree.count, e.tree.blob);
       const inserted = e.facts.map((x) => {
@@ -378,6 +378,9 @@ export class Queries {
       if (fresh > 0) this.addDayFacts.run(e.attester, Math.floor(e.acceptedAt / 1_000_000), fresh);
       return inserted;
     });
+    // The notes' term counts, once per (scope, term) for all of these entries.
+    this.memory.flush();
+    return out;
   }
 
   /** After a failed transaction: cached ids may name rows that were rolled back. */
@@ -388,6 +391,7 @@ export class Queries {
     this.scopes.reset();
     this.attesters.reset();
     this.refs.reset();
+    this.memory.reset();
   }
 
   /** The stored meta value for `key`, or undefined. */
