@@ -1,9 +1,11 @@
 /**
  * Reads over the PostgreSQL memory index (src/store/memory.ts `MemoryReader`); the rows are
  * written by memory-index.ts in the sequencer's transaction. Every statement names one scope
- * (scope_key equality, '' for public records), so nothing here counts across scopes. Text
- * search runs on the `tsvector` columns (config 'english', GIN) with a tsquery built from the
- * caller text's word tokens only, so caller text is never parsed as tsquery syntax.
+ * (scope_key equality, '' for public records), so nothing here counts across scopes. Notes are
+ * found by their terms (src/store/note-terms.ts, the `terms` array's GIN index) and ranked by
+ * the service (primitives/memory/note-rank.ts), as on SQLite; alias search runs on a `tsvector`
+ * column (config 'english', GIN) with a tsquery built from the caller text's word tokens only,
+ * so caller text is never parsed as tsquery syntax.
  */
 import type pg from 'pg';
 import type { Scope } from '../../protocol/receipt.js';
