@@ -2,6 +2,7 @@
 import { execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { loadRegistry } from '../src/registry/registry.js';
 export interface Rate {
   ops_per_s: number;
   rounds: number[];
@@ -60,4 +61,14 @@ export function pinSelf(core: number): void {
 /** Spawn `node args…` on `core` when pinning, else unpinned. */
 export function spawnNodeOn(core: number, args: string[], opts: SpawnOptions = {}): ChildProcess {
   return canPinCores ? spawn('taskset', ['-c', String(core), process.execPath, ...args], opts) : spawn(process.execPath, args, opts);
+}
+
+/** Every upstream at a closed loopback port, as responder env: an HTTP bench never leaves the machine. */
+export function closedUpstreams(): Record<string, string> {
+  const env: Record<string, string> = { SVC_UPSTREAM_PHOTON_URL: 'off', SVC_UPSTREAM_NOMINATIM_URL: 'off' };
+  for (const s of loadRegistry().sourceList) {
+    env[s.env] = 'http://127.0.0.1:9';
+    env[s.env.replace(/_URL$/, '_ASSETS_URL')] = 'http://127.0.0.1:9';
+  }
+  return env;
 }

@@ -17,9 +17,8 @@ import { join } from 'node:path';
 import * as P from '../src/protocol/index.js';
 import { nodeEd25519 } from '../src/crypto/node-ed25519.js';
 import { serverEd25519 } from '../src/crypto/server-ed25519.js';
-import { canPinCores, percentiles, pinSelf, rate, spawnNodeOn } from './harness.js';
+import { canPinCores, closedUpstreams, percentiles, pinSelf, rate, spawnNodeOn } from './harness.js';
 import { LoadGenerator, median, pairedRounds } from './load.js';
-import { loadRegistry } from '../src/registry/registry.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
@@ -28,16 +27,6 @@ const base = `http://127.0.0.1:${port}`;
 const data = mkdtempSync(join(tmpdir(), 'svc-bench-http-'));
 const opSeed = P.blake3(P.utf8('bench operator'));
 const opKey = P.b32encode(P.portableEd25519.publicKey(opSeed));
-
-/** Every upstream at a closed loopback port: the bench never leaves the machine. */
-function closedUpstreams(): Record<string, string> {
-  const env: Record<string, string> = { SVC_UPSTREAM_PHOTON_URL: 'off', SVC_UPSTREAM_NOMINATIM_URL: 'off' };
-  for (const s of loadRegistry().sourceList) {
-    env[s.env] = 'http://127.0.0.1:9';
-    env[s.env.replace(/_URL$/, '_ASSETS_URL')] = 'http://127.0.0.1:9';
-  }
-  return env;
-}
 
 pinSelf(1);
 const serverArgs = [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', 'src/cli.ts', 'serve'];

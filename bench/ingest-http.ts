@@ -28,14 +28,13 @@ import { installFastBlake3 } from '../src/crypto/fast-blake3.js';
 import { loadConfig } from '../src/config.js';
 import { acceptBatch, type AttestRequest } from '../src/primitives/write/attest.js';
 import * as P from '../src/protocol/index.js';
-import { loadRegistry } from '../src/registry/registry.js';
 import { openService } from '../src/service.js';
 import type { AppendBatch, Store } from '../src/store/contract.js';
 import { openDiskLog } from '../src/store/log/disk-log.js';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { makeBatch, testSigner } from '../test/store/support/facts.js';
 import { attestedFact, jsonBody, parentFacts, signFacts } from './attest-mix.js';
-import { canPinCores, pinSelf, spawnNodeOn } from './harness.js';
+import { canPinCores, closedUpstreams, pinSelf, spawnNodeOn } from './harness.js';
 
 installFastBlake3();
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -56,16 +55,6 @@ function cpuMicros(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
-}
-
-/** Every upstream at a closed loopback port: the bench never leaves the machine. */
-function closedUpstreams(): Record<string, string> {
-  const env: Record<string, string> = { SVC_UPSTREAM_PHOTON_URL: 'off', SVC_UPSTREAM_NOMINATIM_URL: 'off' };
-  for (const s of loadRegistry().sourceList) {
-    env[s.env] = 'http://127.0.0.1:9';
-    env[s.env.replace(/_URL$/, '_ASSETS_URL')] = 'http://127.0.0.1:9';
-  }
-  return env;
 }
 
 /** One IPC round trip with the client child. */
