@@ -103,8 +103,15 @@ const SIMPLE: Record<string, { spec: CommandSpec; run: (values: Record<string, s
   serve: {
     spec: SERVE,
     run: async () => {
+      const config = loadConfig();
+      if (config.workers > 1) {
+        // One process owns the store, the workers serve (src/workers.ts).
+        const { serveWithWorkers } = await import('./workers.js');
+        await serveWithWorkers(config);
+        return -1;
+      }
       const { startServer, closeOnSignals } = await import('./server.js');
-      const server = await startServer(loadConfig());
+      const server = await startServer(config);
       closeOnSignals(server);
       return -1; // keep running
     },

@@ -6,6 +6,10 @@ import { resolve } from 'node:path';
 
 export interface Config {
   port: number;
+  /** HTTP worker processes of `svc serve` (1: one process does everything). */
+  workers: number;
+  /** This process's worker number (1…workers), set by the owning process; 0 when there are no workers. */
+  workerId: number;
   host: string;
   dataDir: string;
   databaseUrl?: string;
@@ -110,6 +114,12 @@ export const CONFIG_VARS: readonly VarSpec[] = [
     default: '',
     description:
       'Redis hot cache shared by processes (in-process LRU otherwise); keys are prefixed per store (`svc:cache:<hash of database, schema or data directory>:`), so the responders of one deployment share them and other deployments on the same server never do',
+  },
+  {
+    name: 'SVC_WORKERS',
+    default: '1',
+    description:
+      'HTTP worker processes of `svc serve`: above 1, one process owns the store and the log and that many workers serve requests on every core, forwarding store calls to it (docs/deploy.md, "Worker processes")',
   },
   { name: 'SVC_PREFIX', default: 'svc', description: 'prefix word of signed preimages' },
   { name: 'SVC_SCAN_CELL_LIMIT', default: '10000', description: 'rows scanned per cell prefix walk' },
@@ -338,6 +348,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (!/^[a-z][a-z0-9_-]{0,31}$/.test(prefix)) throw new ConfigError(`SVC_PREFIX: expected a short lowercase word, got ${prefix}`);
   const cfg: Config = {
     port: int(env, 'PORT', 8080, 0, 65535),
+    workers: Math.floor(int(env, 'SVC_WORKERS', 1, 1, 256)),
+    // Set by the owning process for each worker it starts (src/workers.ts), not by operators.
+    workerId: Math.floor(int(env, 'SVC_WORKER_ID', 0, 0, 1_000_000)),
     host: env.SVC_HOST || '0.0.0.0',
     dataDir: resolve(env.SVC_DATA || './var/svc'),
     databaseUrl: env.SVC_DATABASE_URL || undefined,

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './api/app.js';
 import { drain } from './api/shutdown.js';
 import type { Config } from './config.js';
-import { openService, type Service } from './service.js';
+import { openService, type OpenServiceOptions, type Service } from './service.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -22,8 +22,8 @@ export function drainGraceMs(config: Config): number {
 }
 
 /** Start a responder on config.host:config.port. */
-export async function startServer(config: Config): Promise<RunningServer> {
-  const service = await openService(config);
+export async function startServer(config: Config, opts: OpenServiceOptions = {}): Promise<RunningServer> {
+  const service = await openService(config, opts);
   const app = await buildApp(service, { logger: config.logLevel === 'silent' ? false : { level: config.logLevel } });
   const url = await app.listen({ port: config.port, host: config.host });
   let closing: Promise<void> | undefined;

@@ -11,7 +11,8 @@ import { manifestsOf } from './registry/manifests.js';
 import { loadRegistry } from './registry/registry.js';
 import { recordPublishedManifests } from './registry/published.js';
 import { installFastBlake3 } from './crypto/fast-blake3.js';
-import { openStore } from './store/index.js';
+import { openStore, type CachedStore } from './store/index.js';
+import type { StoreConfig } from './store/contract.js';
 import { Materializations } from './primitives/materialize/materialize.js';
 import { Metrics } from './lib/metrics.js';
 import { materializerRegistry, type Materializer } from './sources/contract.js';
@@ -23,28 +24,42 @@ export interface Service extends ServiceContext {
   close(): Promise<void>;
 }
 
+/** The store's part of the configuration. */
+export function storeConfigOf(config: Config): StoreConfig {
+  return {
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    databaseSchema: config.databaseSchema,
+    redisUrl: config.redisUrl,
+    scanCellLimit: config.scanCellLimit,
+    segmentMaxBytes: config.segmentMaxBytes,
+    prefix: config.prefix,
+    artifactMaxBytes: config.artifactMaxBytes,
+  };
+}
+
+export interface OpenServiceOptions {
+  now?: () => Date;
+  materializers?: Materializer[];
+  /** A store opened elsewhere (a worker's, forwarding to the owning process); closed with the service. */
+  store?: CachedStore;
+}
+
 /** Open every part of a responder for `config`. */
-export async function openService(config: Config, opts: { now?: () => Date; materializers?: Materializer[] } = {}): Promise<Service> {
+export async function openService(config: Config, opts: OpenServiceOptions = {}): Promise<Service> {
   installFastBlake3();
   mkdirSync(config.dataDir, { recursive: true });
   const registry = loadRegistry();
   const manifests = manifestsOf(registry);
   const keys = loadResponderKeys(config.dataDir);
-  const store = await openStore(
-    {
-      dataDir: config.dataDir,
-      databaseUrl: config.databaseUrl,
-      databaseSchema: config.databaseSchema,
-      redisUrl: config.redisUrl,
-      scanCellLimit: config.scanCellLimit,
-      segmentMaxBytes: config.segmentMaxBytes,
-      prefix: config.prefix,
-      artifactMaxBytes: config.artifactMaxBytes,
-    },
-    // Tree heads are signed with the current key, also after a live rotation.
-    currentSigner(keys),
-    opts.now ? { clock: opts.now } : {},
-  );
+  const store =
+    opts.store ??
+    (await openStore(
+      storeConfigOf(config),
+      // Tree heads are signed with the current key, also after a live rotation.
+      currentSigner(keys),
+      opts.now ? { clock: opts.now } : {},
+    ));
   const service: Service = {
     config,
     registry,

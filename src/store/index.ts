@@ -14,6 +14,9 @@ import type { Store, StoreConfig, TreeHeadSigner } from './contract.js';
 import { openDiskLog } from './log/disk-log.js';
 import { DEFAULT_SCHEMA } from './postgres/schema.js';
 import { createSqliteStore } from './sqlite/sqlite-store.js';
+import { connectRemoteStore } from './remote/remote-store.js';
+import { isMessage, type Channel } from './remote/rpc.js';
+import type { BumpedMessage, BumpMessage } from './remote/store-host.js';
 
 export type { CachedStore } from './cache/cached-store.js';
 export type { CachedReader, HotCache } from './cache/hot-cache.js';
@@ -87,6 +90,29 @@ async function openSqlite(config: StoreConfig, signer: TreeHeadSigner, logger?: 
 /** Open the configured store behind its hot cache; close() closes store, log and cache. */
 export async function openStore(config: StoreConfig, signer: TreeHeadSigner, opts: OpenStoreOptions = {}): Promise<CachedStore> {
   const store = config.databaseUrl ? await openPostgres(config, signer, opts.logger, opts.clock) : await openSqlite(config, signer, opts.logger, opts.clock);
+  return behindHotCache(store, config, opts);
+}
+
+/**
+ * The store of a worker process (docs/deploy.md, "Worker processes"): every call goes to the
+ * process owning the store over `channel`, behind this worker's own hot cache (Redis when
+ * configured). Without Redis the owner asks every worker to end the touched cells' generations
+ * before it acknowledges a write (store-host.ts); this answers those requests.
+ */
+export async function openRemoteStore(config: StoreConfig, channel: Channel, opts: OpenStoreOptions = {}): Promise<CachedStore> {
+  const remote = await connectRemoteStore(channel);
+  const cached = await behindHotCache(remote, config, opts);
+  channel.on('message', (m) => {
+    if (!isMessage<BumpMessage>(m, 'bump')) return;
+    const cells = Array.isArray(m.cells) ? m.cells : [];
+    const bumped = cached.cache.bumpGenerations ? cached.cache.bumpGenerations(cells) : Promise.all(cells.map((c) => cached.cache.bumpGeneration(c)));
+    // Confirmed even when the cache failed: an LRU bump cannot fail, and a Redis cache is not asked.
+    void bumped.catch(() => undefined).then(() => channel.send({ svc: 'bumped', id: m.id } satisfies BumpedMessage));
+  });
+  return cached;
+}
+
+async function behindHotCache(store: Store, config: StoreConfig, opts: OpenStoreOptions): Promise<CachedStore> {
   const onError: CacheErrorHook = opts.onError ?? throttledErrorLog(30_000, opts.logger);
   let cache: HotCache;
   if (config.redisUrl) {

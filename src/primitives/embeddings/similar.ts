@@ -61,7 +61,7 @@ const indexes = new WeakMap<object, VectorIndex>();
 export function vectorIndexOf(ctx: ServiceContext): VectorIndex {
   let ix = indexes.get(ctx);
   if (!ix) {
-    ix = new VectorIndex(ctx.store.log, ctx.registry.bands, { maxPerBand: INDEX_MAX_CELLS_PER_BAND, dir: join(ctx.config.dataDir, 'vector-index') });
+    ix = new VectorIndex(ctx.store.log, ctx.registry.bands, { maxPerBand: INDEX_MAX_CELLS_PER_BAND, dir: join(ctx.config.dataDir, 'vector-index'), save: ctx.config.workerId <= 1 });
     indexes.set(ctx, ix);
   }
   return ix;

@@ -113,6 +113,11 @@ export interface VectorIndexOptions {
   maxPerBand: number;
   /** Directory to save the index in and load it from; none: memory only. */
   dir?: string;
+  /**
+   * Whether this process writes the saved index (default true). Worker processes share one data
+   * directory: all load the saved index at start, only the first saves it (docs/deploy.md).
+   */
+  save?: boolean;
 }
 
 export class VectorIndex {
@@ -194,7 +199,7 @@ export class VectorIndex {
   /** Saves the index to its directory (files first, the state last, each by rename). */
   async save(): Promise<void> {
     const dir = this.opts.dir;
-    if (!dir) return;
+    if (!dir || this.opts.save === false) return;
     await this.ensureLoaded();
     await this.reading;
     mkdirSync(dir, { recursive: true });

@@ -1,0 +1,188 @@
+/**
+ * The owner's end of the worker channels (docs/deploy.md, "Worker processes"): one process opens
+ * the store and answers every worker's calls on it (remote-store.ts), so the log has one writer
+ * and the index one connection that writes.
+ *
+ * Hot caches. Without Redis each worker keeps its cache in its own memory, where a write through
+ * another worker would not end it. So an append is answered only after every worker has given
+ * the touched cells new generations (and said so): once a client holds the acknowledgement, no
+ * worker can serve it an answer from before the write. A worker that does not confirm within
+ * `bumpTimeoutMs` is stopped (its supervisor starts a fresh one, with an empty cache) before the
+ * append is answered. With Redis the cache is shared and the asking worker bumps it, as a single
+ * process does, so nothing is broadcast.
+ */
+import { SvcError } from '../../protocol/errors.js';
+import type { AppendBatch, Store } from '../contract.js';
+import type { StorageHealth } from '../disk-full.js';
+import type { HealthMessage, HelloMessage, RemotePart } from './remote-store.js';
+import { REMOTE_METHODS } from './remote-store.js';
+import { isMessage, toWire, type CallMessage, type Channel, type ReplyMessage } from './rpc.js';
+
+/** Owner → worker: give these cells new generations, then answer `bumped` with the same id. */
+export interface BumpMessage {
+  svc: 'bump';
+  id: number;
+  cells: string[];
+}
+
+export interface BumpedMessage {
+  svc: 'bumped';
+  id: number;
+}
+
+/** A worker as the host sees it: its channel and how to stop it. */
+export interface HostedWorker extends Channel {
+  readonly id: number;
+  /** Stop the worker at once (it failed to confirm an invalidation). */
+  kill(signal?: string): unknown;
+}
+
+export interface StoreHostOptions {
+  /** Whether workers keep their own hot caches (no Redis): appends then wait for their bumps. */
+  broadcastBumps: boolean;
+  /** How long an append waits for a worker's confirmation before that worker is stopped (default 5 s). */
+  bumpTimeoutMs?: number;
+  /** Fault lines (default stderr). */
+  logger?: (line: string) => void;
+}
+
+const ALLOWED = new Map<string, [RemotePart, string]>(
+  (Object.entries(REMOTE_METHODS) as Array<[RemotePart, readonly string[]]>).flatMap(([part, methods]) => methods.map((m) => [part ? `${part}.${m}` : m, [part, m]] as [string, [RemotePart, string]])),
+);
+
+export class StoreHost {
+  private readonly workers = new Map<number, HostedWorker>();
+  private readonly bumps = new Map<number, { left: Set<number>; done: () => void }>();
+  private nextBump = 1;
+  private health: string;
+  private readonly healthTimer: NodeJS.Timeout;
+  private readonly logger: (line: string) => void;
+
+  constructor(
+    private readonly store: Store,
+    private readonly opts: StoreHostOptions,
+  ) {
+    this.logger = opts.logger ?? ((l) => process.stderr.write(`${l}\n`));
+    this.health = JSON.stringify(this.currentHealth());
+    // Storage health is synchronous in the contract: workers keep the last value pushed.
+    this.healthTimer = setInterval(() => {
+      const now = this.currentHealth();
+      const text = JSON.stringify(now);
+      if (text === this.health) return;
+      this.health = text;
+      for (const w of this.workers.values()) safeSend(w, { svc: 'health', health: now } satisfies HealthMessage);
+    }, 500);
+    this.healthTimer.unref();
+  }
+
+  private currentHealth(): StorageHealth | null {
+    return this.store.storageHealth ? this.store.storageHealth() : null;
+  }
+
+  /** Serve `worker`'s calls until it leaves (`detach`). */
+  attach(worker: HostedWorker): void {
+    this.workers.set(worker.id, worker);
+    worker.on('message', (m) => {
+      if (isMessage<{ svc: 'ready' }>(m, 'ready')) {
+        const hello: HelloMessage = {
+          svc: 'hello',
+          driver: this.store.driver,
+          artifactMaxBytes: this.store.artifacts.maxBytes,
+          geocacheDriver: this.store.geocache.driver,
+          health: this.currentHealth(),
+        };
+        safeSend(worker, hello);
+      } else if (isMessage<CallMessage>(m, 'call')) {
+        void this.answer(worker, m);
+      } else if (isMessage<BumpedMessage>(m, 'bumped')) {
+        this.confirmed(m.id, worker.id);
+      }
+    });
+  }
+
+  /** The worker is gone: nothing waits for it any more. */
+  detach(workerId: number): void {
+    this.workers.delete(workerId);
+    for (const id of [...this.bumps.keys()]) this.confirmed(id, workerId);
+  }
+
+  private async answer(worker: HostedWorker, m: CallMessage): Promise<void> {
+    let reply: ReplyMessage;
+    try {
+      const value = await this.dispatch(m.path, Array.isArray(m.args) ? m.args : []);
+      reply = { svc: 'reply', id: m.id, value };
+    } catch (err) {
+      reply = { svc: 'reply', id: m.id, error: toWire(err) };
+    }
+    safeSend(worker, reply);
+  }
+
+  private async dispatch(path: string, args: unknown[]): Promise<unknown> {
+    const at = ALLOWED.get(path);
+    if (!at) throw new SvcError('internal', `store: no such method ${path}`);
+    const [part, method] = at;
+    const target = (part ? (this.store as unknown as Record<string, unknown>)[part] : this.store) as Record<string, (...a: unknown[]) => Promise<unknown>>;
+    const value = await target[method].apply(target, args);
+    if (part === '' && method === 'append' && this.opts.broadcastBumps) await this.broadcast(cellsOf(args[0] as AppendBatch));
+    return value;
+  }
+
+  /** Every worker gives `cells` new generations before this resolves (or is stopped). */
+  private broadcast(cells: string[]): Promise<void> {
+    if (cells.length === 0 || this.workers.size === 0) return Promise.resolve();
+    const id = this.nextBump++;
+    return new Promise<void>((resolve) => {
+      const left = new Set(this.workers.keys());
+      const timer = setTimeout(() => {
+        for (const wid of left) {
+          this.logger(`worker ${wid} did not confirm a cache invalidation within ${this.opts.bumpTimeoutMs ?? 5000} ms; stopping it (a fresh one starts with an empty cache)`);
+          this.workers.get(wid)?.kill('SIGKILL');
+        }
+        this.bumps.delete(id);
+        resolve();
+      }, this.opts.bumpTimeoutMs ?? 5000);
+      this.bumps.set(id, {
+        left,
+        done: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      });
+      for (const wid of [...left]) {
+        const w = this.workers.get(wid)!;
+        if (!safeSend(w, { svc: 'bump', id, cells } satisfies BumpMessage)) this.confirmed(id, wid);
+      }
+    });
+  }
+
+  private confirmed(bumpId: number, workerId: number): void {
+    const b = this.bumps.get(bumpId);
+    if (!b) return;
+    b.left.delete(workerId);
+    if (b.left.size === 0) {
+      this.bumps.delete(bumpId);
+      b.done();
+    }
+  }
+
+  close(): void {
+    clearInterval(this.healthTimer);
+    for (const b of this.bumps.values()) b.done();
+    this.bumps.clear();
+  }
+}
+
+function cellsOf(batch: AppendBatch | undefined): string[] {
+  if (!batch || !Array.isArray(batch.facts)) return [];
+  return [...new Set(batch.facts.map((f) => f.cell))];
+}
+
+/** Send if the channel is still open; false when it is not (the worker left). */
+function safeSend(ch: Channel, message: unknown): boolean {
+  try {
+    ch.send(message);
+    return true;
+  } catch {
+    return false;
+  }
+}
