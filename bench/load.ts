@@ -45,6 +45,11 @@ function cpuMicros(pid: number): number | undefined {
 export class LoadGenerator {
   private constructor(private readonly child: ChildProcess) {}
 
+  /** The generator's process id (its CPU time is read from /proc by benches that account for it). */
+  get pid(): number {
+    return this.child.pid!;
+  }
+
   static async start(core = 1): Promise<LoadGenerator> {
     const child = fork(new URL('./load-child.mjs', import.meta.url), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     await new Promise<void>((resolve, reject) => {
