@@ -58,9 +58,9 @@ export function pinSelf(core: number): void {
   if (canPinCores) execFileSync('taskset', ['-p', '-c', String(core), String(process.pid)], { stdio: 'ignore' });
 }
 
-/** Spawn `node args…` on `core` when pinning, else unpinned. */
+/** Spawn `node args…` on `core` when pinning (a negative core: unpinned), else unpinned. */
 export function spawnNodeOn(core: number, args: string[], opts: SpawnOptions = {}): ChildProcess {
-  return canPinCores ? spawn('taskset', ['-c', String(core), process.execPath, ...args], opts) : spawn(process.execPath, args, opts);
+  return canPinCores && core >= 0 ? spawn('taskset', ['-c', String(core), process.execPath, ...args], opts) : spawn(process.execPath, args, opts);
 }
 
 /** Every upstream at a closed loopback port, as responder env: an HTTP bench never leaves the machine. */

@@ -9,6 +9,8 @@
  *   BENCH_ONLY=json_256,single   run only the named cases (json_256, json_1024, cbor_256,
  *                                cbor_1024, single, attest_256, attest_1024, store_256, store_1024)
  *   BENCH_NODE_FLAGS='--cpu-prof --cpu-prof-dir=/tmp/prof'   flags of the server process
+ *   BENCH_WORKERS=2        run the responder with SVC_WORKERS=2 (unpinned: owner and workers
+ *                          share both cores with the client; CPU counts every process of it)
  *
  * A responder (`svc serve`, embedded store, one listed attester key) runs on core 0 and the client
  * child (bench/ingest-http-client.ts: N keep-alive connections posting pre-signed batches of the
@@ -50,11 +52,23 @@ const seed = P.blake3(P.utf8('bench ingest-http attester'));
 const attester = P.b32encode(P.portableEd25519.publicKey(seed));
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
-/** CPU time (user + system) of `pid` in µs, from /proc (clock ticks of 10 ms). */
+const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
+
+/** CPU time (user + system) of `pid` and its children (a responder's workers) in µs, from /proc (clock ticks of 10 ms). */
 function cpuMicros(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+  let kids: number[] = [];
+  try {
+    kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {}
+  let ticks = 0;
+  for (const p of [pid, ...kids]) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {}
+  }
+  return (ticks * 1e6) / 100;
 }
 
 /** One IPC round trip with the client child. */
@@ -73,8 +87,9 @@ function ask(child: ReturnType<typeof fork>, msg: unknown): Promise<any> {
 async function httpCases(): Promise<Record<string, unknown>> {
   const dataDir = join(root, 'server');
   const serverArgs = [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', 'src/cli.ts', 'serve'];
-  const server = spawnNodeOn(0, serverArgs, {
+  const server = spawnNodeOn(WORKERS > 1 ? -1 : 0, serverArgs, {
     env: {
+      SVC_WORKERS: String(WORKERS),
       ...process.env,
       ...closedUpstreams(),
       PORT: String(port),
@@ -97,10 +112,12 @@ async function httpCases(): Promise<Record<string, unknown>> {
       try {
         if ((await fetch(`${base}/health`)).ok) break;
       } catch {}
-      if (i > 300) throw new Error('server did not start');
+      if (i > 600) throw new Error('server did not start');
       await new Promise((r) => setTimeout(r, 100));
     }
-    if (canPinCores) execFileSync('taskset', ['-p', '-c', '1', String(child.pid)], { stdio: 'ignore' });
+    // With workers every process shares both cores; otherwise the client keeps core 1.
+    if (WORKERS > 1) await new Promise((r) => setTimeout(r, 5000));
+    else if (canPinCores) execFileSync('taskset', ['-p', '-c', '1', String(child.pid)], { stdio: 'ignore' });
     const manifests = (await (await fetch(`${base}/v1/manifests`)).json()) as { registry_cid: string; schema_cid: string };
     const seeded = await fetch(`${base}/v1/attest`, {
       method: 'POST',
@@ -263,11 +280,12 @@ async function main(): Promise<void> {
     const out = {
       bench: 'ingest-http',
       node: process.version,
-      cores: canPinCores ? { server_and_in_process: 0, client: 1 } : 'shared',
+      cores: canPinCores && WORKERS === 1 ? { server_and_in_process: 0, client: 1 } : 'shared',
       available_cores: availableParallelism(),
       loadavg_1m: round(loadavg()[0], 2),
       seconds_per_case: SECONDS,
       clients: CLIENTS,
+      responder_workers: WORKERS,
       http,
       in_process: inproc,
       ratios: {

@@ -3,6 +3,12 @@
  * own beside index.sqlite. It is not derived from the log, so it must not share the index's
  * deferred transaction (which commits up to 200 ms after an apply): a single-use claim has to be
  * durable before the caller acts on it, and here each call commits on its own, synchronously.
+ *
+ * Two connections to the one file: claims commit with `synchronous = FULL` (synced to the disk:
+ * a replay is refused even after a power cut), plain values (kept answer steps) with `NORMAL`
+ * (in the WAL before the call resolves, so they survive a crash of the process; a power cut may
+ * lose the last of them, and their tokens then answer not found). The sync is most of what a
+ * kept step costs (about 0.5 ms of a warm ask on the development disk; docs/performance.md).
  */
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
@@ -15,6 +21,8 @@ const PRUNE_BATCH = 64;
 
 export class SqliteTransients implements TransientStore {
   private readonly db: Database.Database;
+  /** The same file with `synchronous = NORMAL`, for values that need not survive a power cut. */
+  private readonly relaxed: Database.Database;
   private readonly claim: Database.Statement<[string, string, string | null, number, number], unknown>;
   private readonly upsert: Database.Statement<[string, string, string, number], unknown>;
   private readonly read: Database.Statement<[string, string, number], string | null>;
@@ -24,7 +32,8 @@ export class SqliteTransients implements TransientStore {
     dataDir: string,
     private readonly now: () => Date,
   ) {
-    this.db = new Database(join(dataDir, 'transients.sqlite'));
+    const path = join(dataDir, 'transients.sqlite');
+    this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
     // A claim is acted on as soon as it returns: it must survive a power cut, not only a crash.
     this.db.pragma('synchronous = FULL');
@@ -39,7 +48,9 @@ export class SqliteTransients implements TransientStore {
     // Insert, or take over a row whose time is up; `changes` is 0 only for a live duplicate.
     this.claim = this.db.prepare(`INSERT INTO transients (ns, key, value, expires_at) VALUES (?, ?, ?, ?)
       ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at WHERE transients.expires_at <= ?`);
-    this.upsert = this.db.prepare(`INSERT INTO transients (ns, key, value, expires_at) VALUES (?, ?, ?, ?)
+    this.relaxed = new Database(path);
+    this.relaxed.pragma('synchronous = NORMAL');
+    this.upsert = this.relaxed.prepare(`INSERT INTO transients (ns, key, value, expires_at) VALUES (?, ?, ?, ?)
       ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`);
     this.read = this.db.prepare(`SELECT value FROM transients WHERE ns = ? AND key = ? AND expires_at > ?`).pluck() as Database.Statement<[string, string, number], string | null>;
     this.prune = this.db.prepare(`DELETE FROM transients WHERE (ns, key) IN (SELECT ns, key FROM transients WHERE expires_at <= ? LIMIT ${PRUNE_BATCH})`);
@@ -70,6 +81,7 @@ export class SqliteTransients implements TransientStore {
   }
 
   close(): void {
+    this.relaxed.close();
     this.db.close();
   }
 }
