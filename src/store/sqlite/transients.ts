@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { SvcError } from '../../protocol/errors.js';
 import type { TransientStore } from '../contract.js';
 import { isDiskFull, storageFull } from '../disk-full.js';
+import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 
 /** Expired rows removed per write: pruning is spread over writes, never one long delete. */
 const PRUNE_BATCH = 64;
@@ -23,6 +24,7 @@ export class SqliteTransients implements TransientStore {
   private readonly db: Database.Database;
   /** The same file with `synchronous = NORMAL`, for values that need not survive a power cut. */
   private readonly relaxed: Database.Database;
+  private readonly checkpoints: Checkpointer;
   private readonly claim: Database.Statement<[string, string, string | null, number, number], unknown>;
   private readonly upsert: Database.Statement<[string, string, string, number], unknown>;
   private readonly read: Database.Statement<[string, string, number], string | null>;
@@ -50,6 +52,10 @@ export class SqliteTransients implements TransientStore {
       ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at WHERE transients.expires_at <= ?`);
     this.relaxed = new Database(path);
     this.relaxed.pragma('synchronous = NORMAL');
+    // Checkpoints run on a thread of their own (checkpointer.ts), not inside a request's commit.
+    this.db.pragma('wal_autocheckpoint = 0');
+    this.relaxed.pragma('wal_autocheckpoint = 0');
+    this.checkpoints = startCheckpointer(path);
     this.upsert = this.relaxed.prepare(`INSERT INTO transients (ns, key, value, expires_at) VALUES (?, ?, ?, ?)
       ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`);
     this.read = this.db.prepare(`SELECT value FROM transients WHERE ns = ? AND key = ? AND expires_at > ?`).pluck() as Database.Statement<[string, string, number], string | null>;
@@ -81,6 +87,7 @@ export class SqliteTransients implements TransientStore {
   }
 
   close(): void {
+    void this.checkpoints.stop();
     this.relaxed.close();
     this.db.close();
   }
