@@ -90,7 +90,7 @@ const LAYERS: string[][] = [
   ['store', 'sources', 'web'],
   ['primitives'],
   ['api'],
-  ['service.ts', 'server.ts', 'cli-sign.ts', 'cli-verify.ts', 'cli-writer.ts', 'cli-mcp.ts', 'cli-mcp-bridge.ts'],
+  ['service.ts', 'server.ts', 'workers.ts', 'cli-sign.ts', 'cli-verify.ts', 'cli-writer.ts', 'cli-mcp.ts', 'cli-mcp-bridge.ts'],
   ['cli-commands.ts', 'cli.ts'],
 ];
 

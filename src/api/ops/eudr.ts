@@ -10,7 +10,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceContext } from '../../primitives/context/context.js';
 import { MAX_PLOTS, preparePlots, runStatement } from '../../primitives/eudr/dds.js';
-import { jobState, keepStatement, STATEMENT_MEDIA_TYPE, startJob } from '../../primitives/eudr/jobs.js';
+import { jobState, keepStatement, STATEMENT_MEDIA_TYPE, startJob, type JobState } from '../../primitives/eudr/jobs.js';
 import { renderStatementHtml, reportFileName } from '../../primitives/eudr/report.js';
 import { MAX_CELLS_PER_PLOT } from '../../primitives/eudr/sample.js';
 import type { DdsStatement } from '../../primitives/eudr/types.js';
@@ -151,7 +151,7 @@ const JobOut = Closed(
   },
   'a statement being assessed in the background',
 );
-const withPoll = (j: ReturnType<typeof jobState>) => ({ ...j, poll: `/v1/eudr_dds/jobs/${j.job_id}` });
+const withPoll = (j: JobState) => ({ ...j, poll: `/v1/eudr_dds/jobs/${j.job_id}` });
 
 export const eudrJobStartOp = defineOperation({
   name: 'eudr_dds_job_start',
@@ -178,7 +178,7 @@ export const eudrJobOp = defineOperation({
   input: Type.Object({ job_id: Type.String({ pattern: '^[0-9a-f]{26}$' }) }, { additionalProperties: false }),
   output: JobOut,
   mcp: 'full',
-  run: async (ctx, input) => withPoll(jobState(ctx, input.job_id)),
+  run: async (ctx, input) => withPoll(await jobState(ctx, input.job_id)),
 });
 
 export const EUDR_OPS: readonly Operation[] = [eudrDdsOp, eudrJobStartOp, eudrJobOp];
@@ -188,7 +188,7 @@ export async function eudrRoutes(app: FastifyInstance, ctx: ServiceContext): Pro
   app.get(
     '/v1/eudr_dds/jobs/:job_id',
     { schema: { summary: eudrJobOp.summary, tags: ['eudr'], params: { type: 'object', required: ['job_id'], properties: { job_id: { type: 'string', pattern: '^[0-9a-f]{26}$' } } } } },
-    async (req: FastifyRequest) => withPoll(jobState(ctx, (req.params as { job_id: string }).job_id)),
+    async (req: FastifyRequest) => withPoll(await jobState(ctx, (req.params as { job_id: string }).job_id)),
   );
   app.get(
     '/v1/eudr_dds/report/:cid',

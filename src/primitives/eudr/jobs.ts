@@ -5,8 +5,10 @@
  * background within the statement's time budget (60 s plus 110 s per plot with visual evidence,
  * at most 480 s); GET /v1/eudr_dds/jobs/<id> reports plots done / total, and once done where the
  * signed statement is. Finished statements are kept as artifacts (shared by every responder of a
- * deployment); the job records themselves live in the responder that runs them, for an hour after
- * they end, and a restart forgets running jobs (their callers start them again).
+ * deployment). The job runs in the responder (or worker process) that took it; its record is
+ * copied into the store's transient table as it starts, about once a second while plots finish,
+ * and when it ends, so any responder or worker sharing the store answers the poll. Records are
+ * kept an hour after the job ends; a restart forgets running jobs (their callers start them again).
  */
 import { randomBytes } from 'node:crypto';
 import { SvcError } from '../../protocol/errors.js';
@@ -22,6 +24,10 @@ export const MAX_BUDGET_S = 480;
 /** Jobs one responder runs at once (each bounds its own reads in flight). */
 export const MAX_RUNNING_JOBS = 4;
 const KEEP_FINISHED_MS = 3_600_000;
+/** Namespace of job records in the transient table. */
+const JOB_NS = 'eudr_job';
+/** Progress is copied to the shared record at most this often. */
+const SHARE_EVERY_MS = 1000;
 
 /** Seconds of work a statement may take: 60 + 110 per plot with visual evidence, capped at 480. */
 export function budgetSeconds(req: DdsRequest): number {
@@ -85,9 +91,23 @@ export function startJob(ctx: ServiceContext, req: DdsRequest): JobState {
   };
   jobs.set(job.job_id, job);
   const deadline = Date.now() + budget_s * 1000;
+  let sharedAt = 0;
+  const share = () => {
+    sharedAt = Date.now();
+    // The longest a record can matter: the budget, then an hour after the end.
+    const until = deadline + KEEP_FINISHED_MS + 60_000;
+    ctx.store.transients.put(JOB_NS, job.job_id, JSON.stringify(job), until).catch(() => undefined);
+  };
+  share();
   void (async () => {
     try {
-      const s = await runStatement(ctx, req, plots, { deadline, onPlot: (done) => (job.plots_done = done) });
+      const s = await runStatement(ctx, req, plots, {
+        deadline,
+        onPlot: (done) => {
+          job.plots_done = done;
+          if (Date.now() - sharedAt >= SHARE_EVERY_MS) share();
+        },
+      });
       const kept = await keepStatement(ctx, s);
       job.result = { ...kept, partial: s.partial !== undefined, all_plots_deforestation_free: s.annex_ii.all_plots_deforestation_free };
       job.status = 'done';
@@ -97,14 +117,20 @@ export function startJob(ctx: ServiceContext, req: DdsRequest): JobState {
       job.status = 'failed';
     } finally {
       job.finished_at = isoSeconds(ctx.now());
+      share();
     }
   })();
   return job;
 }
 
-/** A job's state; a job this responder does not hold is not_found. */
-export function jobState(ctx: ServiceContext, id: string): JobState {
-  const j = jobsOf(ctx).get(id);
+/** A job's state, from this process or from the shared record; one not found anywhere is not_found. */
+export async function jobState(ctx: ServiceContext, id: string): Promise<JobState> {
+  let j = jobsOf(ctx).get(id);
+  if (!j && /^[0-9a-f]{26}$/.test(id)) {
+    const raw = await ctx.store.transients.get(JOB_NS, id);
+    const shared = raw === null ? null : (JSON.parse(raw) as JobState);
+    if (shared && (shared.finished_at === null || Date.now() - Date.parse(shared.finished_at) <= KEEP_FINISHED_MS)) j = shared;
+  }
   if (!j) throw new SvcError('not_found', `job ${id} is not held by this responder (jobs are kept an hour after they end, and a restart forgets running ones)`, { field: 'job_id' });
   return j;
 }

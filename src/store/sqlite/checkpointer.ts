@@ -36,6 +36,8 @@ export function startCheckpointer(path: string, everyMs = 1000): Checkpointer {
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   return {
     stop() {
+      // Held while it stops: whoever awaits this must not see the process end first.
+      worker.ref();
       worker.postMessage('stop');
       return exited;
     },

@@ -406,7 +406,7 @@ class SqliteStore implements Store {
       this.commitFailed(err); // reopening replays what it held
     }
     this.db.close();
-    for (const side of [this.transients, this.documents, this.geocache, this.artifacts]) side.close();
+    await Promise.all([this.transients, this.documents, this.geocache, this.artifacts].map((side) => side.close()));
     await this.appendLog.close();
   }
 
@@ -450,7 +450,7 @@ export async function createSqliteStore(config: StoreConfig, log: AppendOnlyLog,
   mkdirSync(config.dataDir, { recursive: true });
   const path = join(config.dataDir, 'index.sqlite');
   const db = new Database(path);
-  const sides: Array<{ close(): void }> = []; // the side files (transients.ts, documents.ts, geocache.ts), closed on a failed open
+  const sides: Array<{ close(): void | Promise<void> }> = []; // the side files (transients.ts, documents.ts, geocache.ts), closed on a failed open
   try {
     const { upgradedFrom } = migrate(db);
     const q = new Queries(db);
@@ -463,7 +463,7 @@ export async function createSqliteStore(config: StoreConfig, log: AppendOnlyLog,
     }
     const scanCellLimit = Number.isSafeInteger(config.scanCellLimit) && config.scanCellLimit > 0 ? config.scanCellLimit : Number.MAX_SAFE_INTEGER;
     const now = opts.now ?? (() => new Date());
-    const side = <T extends { close(): void }>(x: T): T => {
+    const side = <T extends { close(): void | Promise<void> }>(x: T): T => {
       sides.push(x);
       return x;
     };
@@ -487,7 +487,8 @@ export async function createSqliteStore(config: StoreConfig, log: AppendOnlyLog,
     logger(`store sqlite: ${path}: log size ${size}, index had ${applied}, replayed ${r.entries} entries (${r.facts} facts) in ${ms} ms${upgraded}`);
     return store;
   } catch (err) {
-    for (const x of [db, ...sides]) x.close();
+    db.close();
+    await Promise.all(sides.map((x) => x.close()));
     throw err;
   }
 }

@@ -86,8 +86,9 @@ export class SqliteTransients implements TransientStore {
     return this.read.get(ns, key, this.now().getTime()) ?? null;
   }
 
-  close(): void {
-    void this.checkpoints.stop();
+  /** The checkpoint thread stops first, so this process's last connection is the one that closes the WAL. */
+  async close(): Promise<void> {
+    await this.checkpoints.stop();
     this.relaxed.close();
     this.db.close();
   }

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { jobState } from '../../../src/primitives/eudr/jobs.js';
 import { verifyResponse } from '../../../src/protocol/verify-response.js';
 import { build, type TestApp } from '../../support/app.js';
 import { boxPolygon, eudrFiles, PLOTS } from '../../support/eudr-fixture.js';
@@ -201,6 +202,14 @@ describe('background statements', () => {
     const q = await t.app.inject({ method: 'GET', url: `/v1/eudr_dds/job?job_id=${r.body.job_id}` });
     assert.equal(q.json().status, 'done');
     assert.equal((await t.app.inject({ method: 'GET', url: '/v1/eudr_dds/jobs/00000000000000000000000000' })).statusCode, 404);
+    // Another process sharing the store (a worker, another PostgreSQL responder) holds no job in
+    // its memory: it answers the poll from the shared record.
+    const elsewhere = { ...t.service, store: Object.create(t.service.store) as typeof t.service.store };
+    const seen = await jobState(elsewhere, r.body.job_id);
+    assert.equal(seen.status, 'done');
+    assert.equal(seen.plots_done, 2);
+    assert.deepEqual(seen.result, j.result);
+    await assert.rejects(jobState(elsewhere, '0'.repeat(26)), (err: any) => err.code === 'not_found');
   });
 });
 
