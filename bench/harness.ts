@@ -2,6 +2,7 @@
 import { execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import * as P from '../src/protocol/index.js';
 import { loadRegistry } from '../src/registry/registry.js';
 export interface Rate {
   ops_per_s: number;
@@ -71,4 +72,25 @@ export function closedUpstreams(): Record<string, string> {
     env[s.env.replace(/_URL$/, '_ASSETS_URL')] = 'http://127.0.0.1:9';
   }
   return env;
+}
+
+/**
+ * The warm-read benches' corpus: four facts at one Paris cell, each in its band's current slot
+ * (so a warm read never tries to refresh them) with a value in the band's unit, signed by `seed`
+ * as one batch under `manifests`; and the recall of two of those bands the benches repeat.
+ */
+export function parisBatch(seed: Uint8Array, manifests: { registry_cid: string; schema_cid: string }) {
+  const cell = P.cellOf(48.8566, 2.3522);
+  const values: Record<string, number> = { 'copdem30m.elevation_mean': 35, 'weather.temperature_2m': 11.5, 'indices.ndvi': 0.42, 'air.pm2_5': 9.5 };
+  const facts = Object.entries(values).map(([band, value]) => ({
+    kind: 'primary',
+    cell,
+    band,
+    tslot: band === 'copdem30m.elevation_mean' ? 0 : band === 'indices.ndvi' ? P.currentTslot('medium') : P.currentTslot('fast'),
+    value,
+  }));
+  const root = P.batchRoot(facts.map((f) => P.factDigest(f)));
+  const signature = P.b32encode(P.portableEd25519.sign(P.attesterDigest(root, manifests.registry_cid, manifests.schema_cid), seed));
+  const envelope = { batch_root: Array.from(root), attester: P.b32encode(P.portableEd25519.publicKey(seed)), signature, facts };
+  return { cell, envelope, recall: { cell, bands: ['copdem30m.elevation_mean', 'indices.ndvi'] } };
 }

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import * as P from '../src/protocol/index.js';
 import { nodeEd25519 } from '../src/crypto/node-ed25519.js';
 import { serverEd25519 } from '../src/crypto/server-ed25519.js';
-import { canPinCores, closedUpstreams, percentiles, pinSelf, rate, spawnNodeOn } from './harness.js';
+import { canPinCores, closedUpstreams, parisBatch, percentiles, pinSelf, rate, spawnNodeOn } from './harness.js';
 import { LoadGenerator, median, pairedRounds } from './load.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
@@ -59,27 +59,11 @@ async function waitUp(): Promise<void> {
 try {
   await waitUp();
   const manifests = await (await fetch(`${base}/v1/manifests`)).json();
-  const cell = P.cellOf(48.8566, 2.3522);
-  // Plausible values in each band's declared unit (the write path refuses impossible ones).
-  const values: Record<string, number> = { 'copdem30m.elevation_mean': 35, 'weather.temperature_2m': 11.5, 'indices.ndvi': 0.42, 'air.pm2_5': 9.5 };
-  const facts = Object.entries(values).map(([band, value]) => ({
-    // Facts in the bands' current slots: a warm read must not try to refresh them.
-    kind: 'primary',
-    cell,
-    band,
-    tslot: band === 'copdem30m.elevation_mean' ? 0 : band === 'indices.ndvi' ? P.currentTslot('medium') : P.currentTslot('fast'),
-    value,
-  }));
-  const root = P.batchRoot(facts.map((f) => P.factDigest(f)));
-  const sig = P.b32encode(P.portableEd25519.sign(P.attesterDigest(root, manifests.registry_cid, manifests.schema_cid), opSeed));
-  const att = await fetch(`${base}/v1/attest`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ batch_root: Array.from(root), attester: opKey, signature: sig, facts }),
-  });
+  const seeded = parisBatch(opSeed, manifests);
+  const att = await fetch(`${base}/v1/attest`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(seeded.envelope) });
   if (!att.ok) throw new Error(`attest failed: ${await att.text()}`);
   // Two of the four bands: the answer is served warm and carries two facts with their receipts.
-  const body = JSON.stringify({ cell, bands: ['copdem30m.elevation_mean', 'indices.ndvi'] });
+  const body = JSON.stringify(seeded.recall);
   const first = await fetch(`${base}/v1/recall`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   const responseBytes = (await first.arrayBuffer()).byteLength;
   for (let i = 0; i < 300; i++) await (await fetch(`${base}/v1/recall`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).arrayBuffer();

@@ -17,7 +17,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as P from '../src/protocol/index.js';
-import { canPinCores, closedUpstreams, spawnNodeOn } from './harness.js';
+import { canPinCores, closedUpstreams, parisBatch, spawnNodeOn } from './harness.js';
 import { LoadGenerator, median, type LoadSpec } from './load.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
@@ -91,24 +91,10 @@ async function start(name: string, workers: number): Promise<Responder> {
   // Every worker up: each answers its own connections.
   await new Promise((r) => setTimeout(r, 1500));
   const manifests = await (await fetch(`${base}/v1/manifests`)).json();
-  const cell = P.cellOf(48.8566, 2.3522);
-  const values: Record<string, number> = { 'copdem30m.elevation_mean': 35, 'weather.temperature_2m': 11.5, 'indices.ndvi': 0.42, 'air.pm2_5': 9.5 };
-  const facts = Object.entries(values).map(([band, value]) => ({
-    kind: 'primary',
-    cell,
-    band,
-    tslot: band === 'copdem30m.elevation_mean' ? 0 : band === 'indices.ndvi' ? P.currentTslot('medium') : P.currentTslot('fast'),
-    value,
-  }));
-  const root = P.batchRoot(facts.map((f) => P.factDigest(f)));
-  const sig = P.b32encode(P.portableEd25519.sign(P.attesterDigest(root, manifests.registry_cid, manifests.schema_cid), opSeed));
-  const att = await fetch(`${base}/v1/attest`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ batch_root: Array.from(root), attester: opKey, signature: sig, facts }),
-  });
+  const seeded = parisBatch(opSeed, manifests);
+  const att = await fetch(`${base}/v1/attest`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(seeded.envelope) });
   if (!att.ok) throw new Error(`attest failed: ${await att.text()}`);
-  const body = JSON.stringify({ cell, bands: ['copdem30m.elevation_mean', 'indices.ndvi'] });
+  const body = JSON.stringify(seeded.recall);
   // Warm every worker: fresh connections alternate between them.
   for (let i = 0; i < 400; i++) {
     await (await fetch(`${base}/v1/recall`, { method: 'POST', headers: { 'content-type': 'application/json', connection: i < 20 ? 'close' : 'keep-alive' }, body })).arrayBuffer();

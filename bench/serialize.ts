@@ -18,7 +18,7 @@ import { runOperation } from '../src/api/routes/operations.js';
 import { loadConfig } from '../src/config.js';
 import { openService } from '../src/service.js';
 import { acceptBatch } from '../src/primitives/write/attest.js';
-import { rate } from './harness.js';
+import { parisBatch, rate } from './harness.js';
 
 const data = mkdtempSync(join(tmpdir(), 'svc-bench-serialize-'));
 const seed = P.blake3(P.utf8('bench operator'));
@@ -27,21 +27,10 @@ const service = await openService(loadConfig({ SVC_DATA: data, SVC_LOG_LEVEL: 's
   materializers: [],
 });
 try {
-  const cell = P.cellOf(48.8566, 2.3522);
-  const values: Record<string, number> = { 'copdem30m.elevation_mean': 35, 'weather.temperature_2m': 11.5, 'indices.ndvi': 0.42, 'air.pm2_5': 9.5 };
-  const facts = Object.entries(values).map(([band, value]) => ({
-    kind: 'primary',
-    cell,
-    band,
-    tslot: band === 'copdem30m.elevation_mean' ? 0 : band === 'indices.ndvi' ? P.currentTslot('medium') : P.currentTslot('fast'),
-    value,
-  }));
-  const root = P.batchRoot(facts.map((f) => P.factDigest(f)));
-  const m = service.manifests;
-  const signature = P.b32encode(P.portableEd25519.sign(P.attesterDigest(root, m.registry_cid, m.schema_cid), seed));
-  await acceptBatch(service, { batch_root: Array.from(root), attester: key, signature, facts });
+  const seeded = parisBatch(seed, service.manifests);
+  await acceptBatch(service, seeded.envelope);
   const recall = OPERATIONS.find((o) => o.name === 'recall')!;
-  const input = { cell, bands: ['copdem30m.elevation_mean', 'indices.ndvi'] };
+  const input = seeded.recall;
   await runOperation(service, recall, structuredClone(input), {}, 'rest');
   const answer = await runOperation(service, recall, structuredClone(input), {}, 'rest');
 
