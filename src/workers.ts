@@ -54,9 +54,10 @@ async function runOwner(config: Config): Promise<void> {
   recordPublishedManifests(config.dataDir, manifestsOf(loadRegistry()));
   const keys = loadResponderKeys(config.dataDir);
   const stopKeyWatch = watchResponderKeys(config.dataDir, keys, say);
-  // This process is the only writer, so its in-process cache stays exact; workers keep their own
-  // (or share Redis when it is configured).
-  const store = await openStore({ ...storeConfigOf(config), redisUrl: undefined }, currentSigner(keys));
+  // Behind the same hot cache a single process would have: with Redis its generations are the
+  // deployment's (other PostgreSQL responders write too); without it this process is the only
+  // writer of its store and its in-process cache stays exact. Workers keep their own in front.
+  const store = await openStore(storeConfigOf(config), currentSigner(keys));
   const host = new StoreHost(store, { broadcastBumps: !config.redisUrl, logger: say });
 
   cluster.setupPrimary({ serialization: 'advanced' });

@@ -36,53 +36,60 @@ async function elevationAt(base: string, cell: string): Promise<{ value: unknown
 }
 
 describe('worker processes (SVC_WORKERS=2)', () => {
-  it('every worker reads what any worker wrote, at once; SIGTERM drains and closes', { timeout: 300_000 }, async () => {
-    const data = mkdtempSync(join(tmpdir(), 'svc-workers-'));
-    const tree = await startServe(data, 2);
-    try {
-      const workers = tree.workerPids();
-      assert.equal(workers.length, 2, `two workers run: ${workers}`);
-      const manifests = await manifestsOf(tree.base);
-      const cell = P.cellOf(47.37, 8.54);
-      const first = await post(tree.base, '/v1/attest', operator.batch([elevation(cell, 408)], manifests));
-      assert.equal(first.status, 200, JSON.stringify(first.json));
-      // Fresh connections alternate between the workers: each serves the fact, and the
-      // repeated reads leave a warm answer in both.
-      const seen = [];
-      for (let i = 0; i < 8; i++) seen.push(await elevationAt(tree.base, cell));
-      assert.ok(
-        seen.every((s) => s.value === 408),
-        `every read sees the write: ${JSON.stringify(seen.map((s) => s.value))}`,
-      );
-      assert.equal(new Set(seen.map((s) => JSON.stringify(s.key))).size, 1, 'one responder key across workers');
-      // A newer version through whichever worker: every worker's warm answer ends before the ack.
-      for (let v = 409; v < 413; v++) {
-        const w = await post(tree.base, '/v1/attest', operator.batch([elevation(cell, v)], manifests));
-        assert.equal(w.status, 200, JSON.stringify(w.json));
-        for (let i = 0; i < 4; i++) assert.equal((await elevationAt(tree.base, cell)).value, v, `read ${i} after writing ${v}`);
-      }
-      // Log reads go through the owner: one head for everyone.
-      const heads = await Promise.all([0, 1, 2, 3].map(async () => (await (await fetch(`${tree.base}/v1/log/sth`, { headers: { connection: 'close' } })).json()) as { tree_size: number }));
-      assert.ok(
-        heads.every((h) => h.tree_size === 5),
-        JSON.stringify(heads),
-      );
-
-      tree.child.kill('SIGTERM');
-      const { code } = await exited(tree.child);
-      assert.equal(code, 0, tree.stderr());
-      for (const pid of workers) assert.equal(alive(pid), false, `worker ${pid} ended`);
-      const svc = await openService(loadConfig({ SVC_DATA: data, SVC_LOG_LEVEL: 'silent' }));
+  const redis = process.env.SVC_TEST_REDIS_URL;
+  const caches: Array<[string, Record<string, string> | null]> = [
+    ['each worker its own cache', {}],
+    ['Redis shared by the workers', redis ? { SVC_REDIS_URL: redis } : null],
+  ];
+  for (const [cache, env] of caches) {
+    it(`every worker reads what any worker wrote, at once; SIGTERM drains and closes (${cache})`, { timeout: 300_000, skip: env === null ? 'SVC_TEST_REDIS_URL is not set' : false }, async () => {
+      const data = mkdtempSync(join(tmpdir(), 'svc-workers-'));
+      const tree = await startServe(data, 2, env ?? {});
       try {
-        assert.equal(await svc.store.log.size(), 5);
+        const workers = tree.workerPids();
+        assert.equal(workers.length, 2, `two workers run: ${workers}`);
+        const manifests = await manifestsOf(tree.base);
+        const cell = P.cellOf(47.37, 8.54);
+        const first = await post(tree.base, '/v1/attest', operator.batch([elevation(cell, 408)], manifests));
+        assert.equal(first.status, 200, JSON.stringify(first.json));
+        // Fresh connections alternate between the workers: each serves the fact, and the
+        // repeated reads leave a warm answer in both.
+        const seen = [];
+        for (let i = 0; i < 8; i++) seen.push(await elevationAt(tree.base, cell));
+        assert.ok(
+          seen.every((s) => s.value === 408),
+          `every read sees the write: ${JSON.stringify(seen.map((s) => s.value))}`,
+        );
+        assert.equal(new Set(seen.map((s) => JSON.stringify(s.key))).size, 1, 'one responder key across workers');
+        // A newer version through whichever worker: every worker's warm answer ends before the ack.
+        for (let v = 409; v < 413; v++) {
+          const w = await post(tree.base, '/v1/attest', operator.batch([elevation(cell, v)], manifests));
+          assert.equal(w.status, 200, JSON.stringify(w.json));
+          for (let i = 0; i < 4; i++) assert.equal((await elevationAt(tree.base, cell)).value, v, `read ${i} after writing ${v}`);
+        }
+        // Log reads go through the owner: one head for everyone.
+        const heads = await Promise.all([0, 1, 2, 3].map(async () => (await (await fetch(`${tree.base}/v1/log/sth`, { headers: { connection: 'close' } })).json()) as { tree_size: number }));
+        assert.ok(
+          heads.every((h) => h.tree_size === 5),
+          JSON.stringify(heads),
+        );
+
+        tree.child.kill('SIGTERM');
+        const { code } = await exited(tree.child);
+        assert.equal(code, 0, tree.stderr());
+        for (const pid of workers) assert.equal(alive(pid), false, `worker ${pid} ended`);
+        const svc = await openService(loadConfig({ SVC_DATA: data, SVC_LOG_LEVEL: 'silent' }));
+        try {
+          assert.equal(await svc.store.log.size(), 5);
+        } finally {
+          await svc.close();
+        }
       } finally {
-        await svc.close();
+        killTree(tree.child);
+        rmSync(data, { recursive: true, force: true });
       }
-    } finally {
-      killTree(tree.child);
-      rmSync(data, { recursive: true, force: true });
-    }
-  });
+    });
+  }
 
   it(`SIGKILL of the owner under writers through both workers loses no acknowledged write (${ROUNDS} rounds)`, { timeout: 900_000 }, async () => {
     const data = mkdtempSync(join(tmpdir(), 'svc-workers-crash-'));
