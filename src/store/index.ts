@@ -109,6 +109,8 @@ export async function openRemoteStore(config: StoreConfig, channel: Channel, opt
     // Confirmed even when the cache failed: an LRU bump cannot fail, and a Redis cache is not asked.
     void bumped.catch(() => undefined).then(() => channel.send({ svc: 'bumped', id: m.id } satisfies BumpedMessage));
   });
+  // From here on this worker's cache follows every write: the owner waits for its confirmations.
+  channel.send({ svc: 'subscribed' });
   return cached;
 }
 

@@ -91,7 +91,7 @@ describe('worker processes (SVC_WORKERS=2)', () => {
     });
   }
 
-  it(`SIGKILL of the owner under writers through both workers loses no acknowledged write (${ROUNDS} rounds)`, { timeout: 900_000 }, async () => {
+  it(`SIGKILL of a worker (it is replaced) and of the owner under writers through both workers loses no acknowledged write (${ROUNDS} rounds)`, { timeout: 900_000 }, async () => {
     const data = mkdtempSync(join(tmpdir(), 'svc-workers-crash-'));
     const acked: string[] = [];
     let seq = 0;
@@ -122,6 +122,22 @@ describe('worker processes (SVC_WORKERS=2)', () => {
         const writers = [0, 1, 2, 3, 4, 5].map(writer);
         // Kill once writes are flowing, at a moment that varies by round.
         while (roundAcks < 5) await new Promise((r) => setTimeout(r, 20));
+        if (round === 0) {
+          // A worker dies under the writers: the owner starts another, which joins while writes go on.
+          process.kill(workers[0], 'SIGKILL');
+          const until = Date.now() + 120_000;
+          let now = tree.workerPids();
+          while ((now.length < 2 || now.includes(workers[0])) && Date.now() < until) {
+            await new Promise((r) => setTimeout(r, 200));
+            now = tree.workerPids();
+          }
+          assert.equal(now.length, 2, `a worker took the dead one's place: ${now}`);
+          workers.splice(0, workers.length, ...now);
+          const before = roundAcks;
+          while (roundAcks < before + 10 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+          assert.ok(roundAcks >= before + 10, 'writes go on with the new worker');
+          assert.ok(!tree.stderr().includes('did not confirm'), tree.stderr());
+        }
         await new Promise((r) => setTimeout(r, 50 + Math.floor(Math.random() * 300)));
         process.kill(tree.child.pid!, 'SIGKILL');
         await exited(tree.child);

@@ -113,20 +113,25 @@ describe('worker channel', () => {
     }
   });
 
-  it('stops a worker that does not confirm an invalidation, then answers the append', async () => {
+  it('stops a subscribed worker that does not confirm an invalidation, then answers the append; one still starting is not waited for', async () => {
     const dir = join(root, `mute-${seq++}`);
     const real = await sqliteStore(dir);
     const host = new StoreHost(real, { broadcastBumps: true, bumpTimeoutMs: 200, logger: () => {} });
     const a = channelPair();
-    const mute = channelPair(); // attached, never answers
+    const mute = channelPair(); // subscribed, then never answers
+    const starting = channelPair(); // attached, still starting: not subscribed yet
     host.attach(a.owner);
     host.attach(mute.owner);
+    host.attach(starting.owner);
+    mute.worker.send({ svc: 'subscribed' });
     const sa = await openRemoteStore({ dataDir: dir, scanCellLimit: 100 }, a.worker);
     try {
       const res = await sa.append(makeBatch([makeFact(elev(cellOf(1, 2)))]));
       assert.equal(res.log_index, 0);
       assert.equal(mute.owner.killed, 'SIGKILL');
       assert.equal(a.owner.killed, undefined);
+      // A worker still starting has served nothing from a cache: it is neither waited for nor stopped.
+      assert.equal(starting.owner.killed, undefined);
     } finally {
       host.close();
       await real.close();

@@ -52,6 +52,12 @@ const ALLOWED = new Map<string, [RemotePart, string]>(
 
 export class StoreHost {
   private readonly workers = new Map<number, HostedWorker>();
+  /**
+   * Workers whose cache follows the bumps (they said `subscribed` once their handler was in
+   * place). A worker that has not yet subscribed has served nothing from a cache, so it is not
+   * waited for: a worker starting while writes go on is never stopped for missing them.
+   */
+  private readonly subscribed = new Set<number>();
   private readonly bumps = new Map<number, { left: Set<number>; done: () => void }>();
   private nextBump = 1;
   private health: string;
@@ -96,6 +102,8 @@ export class StoreHost {
         void this.answer(worker, m);
       } else if (isMessage<BumpedMessage>(m, 'bumped')) {
         this.confirmed(m.id, worker.id);
+      } else if (isMessage<{ svc: 'subscribed' }>(m, 'subscribed')) {
+        this.subscribed.add(worker.id);
       }
     });
   }
@@ -103,6 +111,7 @@ export class StoreHost {
   /** The worker is gone: nothing waits for it any more. */
   detach(workerId: number): void {
     this.workers.delete(workerId);
+    this.subscribed.delete(workerId);
     for (const id of [...this.bumps.keys()]) this.confirmed(id, workerId);
   }
 
@@ -129,10 +138,10 @@ export class StoreHost {
 
   /** Every worker gives `cells` new generations before this resolves (or is stopped). */
   private broadcast(cells: string[]): Promise<void> {
-    if (cells.length === 0 || this.workers.size === 0) return Promise.resolve();
+    if (cells.length === 0 || this.subscribed.size === 0) return Promise.resolve();
     const id = this.nextBump++;
     return new Promise<void>((resolve) => {
-      const left = new Set(this.workers.keys());
+      const left = new Set(this.subscribed);
       const timer = setTimeout(() => {
         for (const wid of left) {
           this.logger(`worker ${wid} did not confirm a cache invalidation within ${this.opts.bumpTimeoutMs ?? 5000} ms; stopping it (a fresh one starts with an empty cache)`);
