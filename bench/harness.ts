@@ -1,6 +1,6 @@
 /** Tiny benchmark harness: run a function for a time budget, report ops/s (median of rounds). */
 import { execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import * as P from '../src/protocol/index.js';
 import { loadRegistry } from '../src/registry/registry.js';
@@ -93,4 +93,28 @@ export function parisBatch(seed: Uint8Array, manifests: { registry_cid: string; 
   const signature = P.b32encode(P.portableEd25519.sign(P.attesterDigest(root, manifests.registry_cid, manifests.schema_cid), seed));
   const envelope = { batch_root: Array.from(root), attester: P.b32encode(P.portableEd25519.publicKey(seed)), signature, facts };
   return { cell, envelope, recall: { cell, bands: ['copdem30m.elevation_mean', 'indices.ndvi'] } };
+}
+
+/** Children of `pid` (Linux /proc): a responder's worker processes. */
+export function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** CPU time (user + system) in µs used so far by `pid` and its children, from /proc (clock ticks of 10 ms). */
+export function treeCpuMicros(pid: number): number {
+  let ticks = 0;
+  for (const p of [pid, ...childrenOf(pid)]) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      // gone meanwhile: nothing more to count
+    }
+  }
+  return (ticks * 1e6) / 100;
 }

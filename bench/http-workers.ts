@@ -17,7 +17,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as P from '../src/protocol/index.js';
-import { canPinCores, closedUpstreams, parisBatch, spawnNodeOn } from './harness.js';
+import { canPinCores, childrenOf, closedUpstreams, parisBatch, spawnNodeOn, treeCpuMicros } from './harness.js';
 import { LoadGenerator, median, type LoadSpec } from './load.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
@@ -33,29 +33,6 @@ interface Responder {
   base: string;
   data: string;
   body: string;
-}
-
-function ticksOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(f[11]) + Number(f[12]);
-  } catch {
-    return 0;
-  }
-}
-
-function childrenOf(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
-/** CPU µs used so far by `pid` and its children (the workers). */
-function treeCpuMicros(pid: number): number {
-  return ([pid, ...childrenOf(pid)].reduce((s, p) => s + ticksOf(p), 0) * 1e6) / 100;
 }
 
 function pin(pid: number, cores: string): void {

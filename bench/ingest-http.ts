@@ -23,7 +23,7 @@
  * the client, set the pace.
  */
 import { execFileSync, fork } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { installFastBlake3 } from '../src/crypto/fast-blake3.js';
@@ -36,7 +36,7 @@ import { openDiskLog } from '../src/store/log/disk-log.js';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { makeBatch, testSigner } from '../test/store/support/facts.js';
 import { attestedFact, jsonBody, parentFacts, signFacts } from './attest-mix.js';
-import { canPinCores, closedUpstreams, pinSelf, spawnNodeOn } from './harness.js';
+import { canPinCores, closedUpstreams, pinSelf, spawnNodeOn, treeCpuMicros } from './harness.js';
 
 installFastBlake3();
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -53,23 +53,6 @@ const attester = P.b32encode(P.portableEd25519.publicKey(seed));
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
-
-/** CPU time (user + system) of `pid` and its children (a responder's workers) in µs, from /proc (clock ticks of 10 ms). */
-function cpuMicros(pid: number): number {
-  let kids: number[] = [];
-  try {
-    kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {}
-  let ticks = 0;
-  for (const p of [pid, ...kids]) {
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {}
-  }
-  return (ticks * 1e6) / 100;
-}
 
 /** One IPC round trip with the client child. */
 function ask(child: ReturnType<typeof fork>, msg: unknown): Promise<any> {
@@ -130,9 +113,9 @@ async function httpCases(): Promise<Record<string, unknown>> {
 
     const load = async (via: 'json' | 'cbor', size: number, count: number, connections: number, seconds: number) => {
       const prep = await ask(child, { type: 'prepare', via, size, count });
-      const cpu0 = cpuMicros(serverPid);
+      const cpu0 = treeCpuMicros(serverPid);
       const r = await ask(child, { type: 'run', connections, seconds });
-      const cpu = cpuMicros(serverPid) - cpu0;
+      const cpu = treeCpuMicros(serverPid) - cpu0;
       if (!r.ok) throw new Error(`${via} ${size}: ${r.error}`);
       const factsPerS = r.facts / r.seconds;
       const cpuPerFact = cpu / Math.max(1, r.facts);

@@ -3,10 +3,9 @@
  * process group of their own, on a loopback port, with one operator attester key allowed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as P from '../../src/protocol/index.js';
-import { closedUpstreams } from '../../bench/harness.js';
+import { childrenOf, closedUpstreams } from '../../bench/harness.js';
 import { attesterFromSeed, type TestAttester } from './attester.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
@@ -68,15 +67,6 @@ async function up(base: string): Promise<boolean> {
     return (await fetch(`${base}/health`)).ok;
   } catch {
     return false;
-  }
-}
-
-/** Children of `pid` (Linux /proc). */
-export function childrenOf(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
   }
 }
 

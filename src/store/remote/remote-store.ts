@@ -43,8 +43,13 @@ export const REMOTE_METHODS = {
 
 export type RemotePart = keyof typeof REMOTE_METHODS;
 
+/** How a call names a method: `latest`, `log.inclusionProof`, `memory.edges` … */
+export function remotePath(part: RemotePart, method: string): string {
+  return part ? `${part}.${method}` : method;
+}
+
 /** Wait for the owner's hello on `channel`, then build the store that forwards to it. */
-export function connectRemoteStore(channel: Channel, timeoutMs = 30_000): Promise<Store & { rpc: RpcClient }> {
+export function connectRemoteStore(channel: Channel, timeoutMs = 30_000): Promise<Store> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no answer from the store's owner within ${timeoutMs} ms`)), timeoutMs);
     const onHello = (m: unknown) => {
@@ -59,17 +64,16 @@ export function connectRemoteStore(channel: Channel, timeoutMs = 30_000): Promis
 }
 
 /** A Store whose every method is a call over `channel`; `hello` carries the synchronous values. */
-export function remoteStore(channel: Channel, hello: HelloMessage): Store & { rpc: RpcClient } {
+export function remoteStore(channel: Channel, hello: HelloMessage): Store {
   const rpc = new RpcClient(channel);
   let health = hello.health;
   channel.on('message', (m) => {
     if (isMessage<HealthMessage>(m, 'health')) health = m.health;
   });
-  const part = <T>(name: RemotePart): T => Object.fromEntries(REMOTE_METHODS[name].map((method) => [method, (...args: unknown[]) => rpc.call(name ? `${name}.${method}` : method, args)])) as T;
+  const part = <T>(name: RemotePart): T => Object.fromEntries(REMOTE_METHODS[name].map((method) => [method, (...args: unknown[]) => rpc.call(remotePath(name, method), args)])) as T;
   const top = part<Omit<Store, 'driver' | 'log' | 'transients' | 'documents' | 'artifacts' | 'geocache' | 'memory' | 'close' | 'storageHealth'>>('');
   return {
     ...top,
-    rpc,
     driver: hello.driver,
     log: part<LogReader>('log'),
     transients: part<TransientStore>('transients'),

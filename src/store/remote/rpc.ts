@@ -99,8 +99,4 @@ export class RpcClient {
     for (const [, w] of this.waiting) w.reject(this.closed);
     this.waiting.clear();
   }
-
-  get inFlight(): number {
-    return this.waiting.size;
-  }
 }

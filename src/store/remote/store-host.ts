@@ -15,7 +15,7 @@ import { SvcError } from '../../protocol/errors.js';
 import type { AppendBatch, Store } from '../contract.js';
 import type { StorageHealth } from '../disk-full.js';
 import type { HealthMessage, HelloMessage, RemotePart } from './remote-store.js';
-import { REMOTE_METHODS } from './remote-store.js';
+import { REMOTE_METHODS, remotePath } from './remote-store.js';
 import { isMessage, toWire, type CallMessage, type Channel, type ReplyMessage } from './rpc.js';
 
 /** Owner → worker: give these cells new generations, then answer `bumped` with the same id. */
@@ -47,7 +47,7 @@ export interface StoreHostOptions {
 }
 
 const ALLOWED = new Map<string, [RemotePart, string]>(
-  (Object.entries(REMOTE_METHODS) as Array<[RemotePart, readonly string[]]>).flatMap(([part, methods]) => methods.map((m) => [part ? `${part}.${m}` : m, [part, m]] as [string, [RemotePart, string]])),
+  (Object.entries(REMOTE_METHODS) as Array<[RemotePart, readonly string[]]>).flatMap(([part, methods]) => methods.map((m) => [remotePath(part, m), [part, m]] as [string, [RemotePart, string]])),
 );
 
 export class StoreHost {
