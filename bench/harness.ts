@@ -1,6 +1,6 @@
 /** Tiny benchmark harness: run a function for a time budget, report ops/s (median of rounds). */
 import { execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import * as P from '../src/protocol/index.js';
 import { loadRegistry } from '../src/registry/registry.js';
@@ -114,6 +114,29 @@ export function treeCpuMicros(pid: number): number {
       ticks += Number(f[11]) + Number(f[12]);
     } catch {
       // gone meanwhile: nothing more to count
+    }
+  }
+  return (ticks * 1e6) / 100;
+}
+
+/**
+ * CPU (µs) used so far by the local PostgreSQL server's processes (postmaster, backends, WAL
+ * writer …), read from /proc: a bench that keeps its connections open across a timed span
+ * gets the server's share of that span as the difference of two readings. 0 when no local
+ * server runs (a remote server's CPU cannot be read).
+ */
+export function postgresCpuMicros(): number {
+  let ticks = 0;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/comm`, 'utf8').trim() !== 'postgres') continue;
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // Own time plus that of exited children already waited for (backends that closed).
+      ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    } catch {
+      // gone meanwhile
     }
   }
   return (ticks * 1e6) / 100;

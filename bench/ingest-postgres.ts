@@ -1,8 +1,9 @@
 /**
  * Durable ingest on the PostgreSQL driver (log and index in one schema, one COMMIT per group):
- * facts/s for batches of 1 (at concurrency 32, exercising group commit), 16 and 256; single-fact
- * append latency at concurrency 1 and 32; transactions and bytes per fact. Runs in a throwaway
- * schema against SVC_DATABASE_URL (default: the local server). Prints one JSON object.
+ * facts/s for batches of 1 (at concurrency 32, exercising group commit), 16 and 256 (2 and 8
+ * clients); single-fact append latency at concurrency 1 and 32; transactions, bytes per fact and
+ * the CPU per fact of this process and of the local server. Runs in a throwaway schema against
+ * SVC_DATABASE_URL (default: the local server). Prints one JSON object.
  *
  *   node --import tsx bench/ingest-postgres.ts      (SVC_BENCH_SCALE=0.25 for a quick run)
  */
@@ -14,6 +15,7 @@ import { cellOf } from '../src/protocol/cell64.js';
 import type { AppendBatch, Store } from '../src/store/contract.js';
 import { createPostgresStore } from '../src/store/postgres/postgres-store.js';
 import { makeBatch, makeFact, testSigner } from '../test/store/support/facts.js';
+import { postgresCpuMicros } from './harness.js';
 
 // As the service does at boot (src/service.ts), so the bench measures what a responder runs.
 const fastBlake3 = installFastBlake3();
@@ -93,8 +95,10 @@ async function ingest(size: number, count: number, concurrency: number) {
   await drive(store, warm, concurrency);
   const c0 = commits();
   const cpu0 = process.cpuUsage();
+  const server0 = postgresCpuMicros();
   const { seconds } = await drive(store, work, concurrency);
   const cpu = process.cpuUsage(cpu0);
+  const serverCpu = postgresCpuMicros() - server0;
   const txns = commits() - c0;
   const facts = size * count;
   const stored = size * (count + warm.length);
@@ -110,8 +114,10 @@ async function ingest(size: number, count: number, concurrency: number) {
     facts,
     seconds: round(seconds, 3),
     facts_per_s: Math.round(facts / seconds),
-    // CPU of this process per fact (the server's CPU is not counted).
+    // CPU of this process per fact.
     cpu_us_per_fact: Math.round((cpu.user + cpu.system) / facts),
+    // CPU of the local server's processes per fact (0: the server is not on this machine).
+    server_cpu_us_per_fact: Math.round(serverCpu / facts),
     commits: txns,
     facts_per_commit: round(facts / Math.max(1, txns)),
     bytes_per_fact: { log: Math.round(Number(bytes.log) / stored), index: Math.round(Number(bytes.index) / stored) },
@@ -138,6 +144,8 @@ async function main(): Promise<void> {
     const b1 = await ingest(1, n(10_240), 32);
     const b16 = await ingest(16, n(640), 4);
     const b256 = await ingest(256, n(48), 2);
+    // Several clients: the next groups are checked and encoded while one transaction runs.
+    const b256c8 = await ingest(256, n(96), 8);
     const lat1 = await latency(n(400), 1);
     const lat32 = await latency(n(4000), 32);
     const out = {
@@ -148,7 +156,7 @@ async function main(): Promise<void> {
       blake3: fastBlake3 ? 'wasm' : 'portable',
       host: { cpus: availableParallelism(), loadavg_1m: round(loadavg()[0], 2) },
       scale: SCALE,
-      ingest: { batch_1: b1, batch_16: b16, batch_256: b256 },
+      ingest: { batch_1: b1, batch_16: b16, batch_256: b256, batch_256_c8: b256c8 },
       append_latency: { c1: lat1, c32: lat32 },
       ratios: {
         batch_16_over_batch_1: round(b16.facts_per_s / b1.facts_per_s, 2),

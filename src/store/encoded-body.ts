@@ -16,7 +16,7 @@
 import { b32encode } from '../protocol/base32.js';
 import { encodeCanonical, type CborValue } from '../protocol/cbor.js';
 import { blake3 } from '../protocol/hash.js';
-import { buildBatchTree, type BuiltTree } from './sqlite/batch-tree.js';
+import { buildBatchTree, type BuiltTree } from './batch-tree.js';
 
 export interface EncodedBody {
   /** encodeCanonical(body). */

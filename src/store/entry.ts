@@ -9,8 +9,9 @@ import { compareBytes, utf8 } from '../protocol/bytes.js';
 import { decodeTrusted, encodeCanonical, type CborValue } from '../protocol/cbor.js';
 import { SvcError } from '../protocol/errors.js';
 import { blake3 } from '../protocol/hash.js';
-import { BATCH_RULE_VERSION, batchProofs, type BatchProof, type MerkleProofJson } from '../protocol/merkle-batch.js';
 import { scopeFieldsSet, type Scope } from '../protocol/receipt.js';
+import { BatchTree, buildBatchTree, type BuiltTree } from './batch-tree.js';
+import { ownedBatch } from './encoded-body.js';
 import { PROVENANCE_CLASSES, type AppendBatch, type FactKind, type LogEntryV1, type ProvenanceClass, type StoredFact } from './contract.js';
 
 const FACT_KINDS: readonly FactKind[] = ['primary', 'absence', 'derivative'];
@@ -235,49 +236,45 @@ export function decodeLogEntry(bytes: Uint8Array): LogEntryV1 {
   return value;
 }
 
-/**
- * proofToJson with one base32 encoding per tree node: proofs of one batch share their upper
- * nodes (as the same Uint8Array objects), and encoding each again dominated large batches.
- */
-function proofEncoder(): (p: BatchProof) => MerkleProofJson {
-  const memo = new Map<Uint8Array, string>();
-  const enc = (b: Uint8Array): string => {
-    let s = memo.get(b);
-    if (s === undefined) memo.set(b, (s = b32encode(b)));
-    return s;
-  };
-  return (p) => ({ index: p.index, siblings: p.siblings.map(enc), root: enc(p.root), rule_version: BATCH_RULE_VERSION });
-}
-
-/** A StoredFact together with what an index row needs beyond it. */
+/** A fact of an entry with the columns an index row needs (its proof is its leaf in the entry's tree). */
 export interface ExpandedFact {
-  fact: StoredFact;
+  fact: Omit<StoredFact, 'proof'>;
   /** Index of the fact within its entry (ties in `latest` break on (log_index, position)). */
   position: number;
   /** Canonical CBOR of the body: its BLAKE3 is the fact_cid. */
   bodyBytes: Uint8Array;
   /** Raw 32-byte digest (the batch Merkle leaf). */
   digest: Uint8Array;
+  /** Proof index of the fact in its entry's batch tree (batch-tree.ts). */
+  leaf: number;
   scopeKey: string;
   signedAt: string | null;
+}
+
+/** An entry's facts and the batch tree they hash into (kept once per entry instead of a proof per fact). */
+export interface ExpandedEntry {
+  facts: ExpandedFact[];
+  tree: BuiltTree;
 }
 
 /**
  * Every fact of an entry with the columns an index row needs. `supersedes` is left null: it
  * depends on what the index already holds, so the driver fills it in while applying in log order.
+ * The write path's encodings of these very bodies (encoded-body.ts) are used when it recorded
+ * them, so a body is encoded and hashed once per request.
  */
-export function expandEntry(entry: LogEntryV1, logIndex: number): ExpandedFact[] {
+export function expandEntry(entry: LogEntryV1, logIndex: number): ExpandedEntry {
   checkLogEntry(entry);
-  const bodyBytes = entry.facts.map((b) => encodeCanonical(b as CborValue));
+  const known = ownedBatch(entry.facts);
   // checkLogEntry refused fact_cid/receipt members, so the body bytes are exactly what is hashed.
-  const digests = bodyBytes.map((b) => blake3(b));
-  const { proofs } = batchProofs(digests);
-  const proofJson = proofEncoder();
-  return entry.facts.map((body, i) => {
+  const bodyBytes = known ? known.encoded.map((e) => e.bytes) : entry.facts.map((b) => encodeCanonical(b as CborValue));
+  const digests = known ? known.encoded.map((e) => e.digest) : bodyBytes.map((b) => blake3(b));
+  const tree = known ? known.tree : buildBatchTree(digests);
+  const facts = entry.facts.map((body, i): ExpandedFact => {
     const scope = bodyScope(body);
     return {
       fact: {
-        fact_cid: b32encode(digests[i]),
+        fact_cid: known ? known.encoded[i].cid : b32encode(digests[i]),
         body,
         cell: body.cell as string,
         band: body.band as string,
@@ -287,20 +284,23 @@ export function expandEntry(entry: LogEntryV1, logIndex: number): ExpandedFact[]
         attester: entry.attester,
         scope,
         accepted_at: entry.accepted_at,
-        proof: proofJson(proofs[i]),
         log_index: logIndex,
         supersedes: null,
       },
       position: i,
       bodyBytes: bodyBytes[i],
       digest: digests[i],
+      leaf: tree.leafIndex[i],
       scopeKey: scopeKey(scope),
       signedAt: typeof body.signed_at === 'string' ? body.signed_at : null,
     };
   });
+  return { facts, tree };
 }
 
 /** The StoredFacts an entry at `logIndex` holds, rebuilt from the entry alone (supersedes: null). */
 export function factsFromEntry(entry: LogEntryV1, logIndex: number): StoredFact[] {
-  return expandEntry(entry, logIndex).map((x) => x.fact);
+  const { facts, tree } = expandEntry(entry, logIndex);
+  const proofs = new BatchTree(tree.count, tree.blob);
+  return facts.map((x) => ({ ...x.fact, proof: proofs.proof(x.leaf) }));
 }

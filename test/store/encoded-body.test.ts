@@ -13,7 +13,7 @@ import { factDigest } from '../../src/protocol/cid.js';
 import { batchProofs, proofToJson } from '../../src/protocol/merkle-batch.js';
 import { OwnedBatchEncoder, ownedBatch } from '../../src/store/encoded-body.js';
 import { batchEntry, cidDigest, claimedDigests } from '../../src/store/sqlite/batch-entry.js';
-import { BatchTree, buildBatchTree } from '../../src/store/sqlite/batch-tree.js';
+import { BatchTree, buildBatchTree } from '../../src/store/batch-tree.js';
 import { makeBatch, makeFact } from './support/facts.js';
 
 const HERE = cellOf(51.5, -0.12);

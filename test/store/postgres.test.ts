@@ -11,11 +11,13 @@ import { cellOf } from '../../src/protocol/cell64.js';
 import { anchorId, factCid } from '../../src/protocol/cid.js';
 import { verifyStrict } from '../../src/protocol/ed25519.js';
 import { blake3 } from '../../src/protocol/hash.js';
+import { proofFromJson, verifyBatchProof } from '../../src/protocol/merkle-batch.js';
 import { consistencyProof, inclusionProof, leafHash, memoryNodeSource, treeRoot, verifyConsistency, verifyInclusion } from '../../src/protocol/log-tree.js';
 import { sthDigest } from '../../src/protocol/tree-head.js';
 import type { Store } from '../../src/store/contract.js';
 import { decodeLogEntry } from '../../src/store/entry.js';
 import { createPostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { SCHEMA_VERSION } from '../../src/store/postgres/schema.js';
 import { runContractSuite } from './contract-suite.js';
 import { runMemoryContractSuite } from './memory-contract-suite.js';
 import { makeBatch, makeFact, steppingClock, testSigner } from './support/facts.js';
@@ -365,7 +367,7 @@ describe('postgres store', { skip: pgSkip }, () => {
         reopened = await createPostgresStore(pgConfig(), signer, { schema, logger: () => undefined });
         assert.deepEqual(await memorySnapshot(reopened, plot), before);
         const [v] = await pgQuery<{ value: string }>(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`);
-        assert.equal(v.value, '3');
+        assert.equal(v.value, String(SCHEMA_VERSION));
         await reopened.close();
         // A version-2 schema: notes in another shape (here: none) and no term statistics; the
         // other memory tables stay. Its notes are projected again, nothing else twice.
@@ -374,6 +376,49 @@ describe('postgres store', { skip: pgSkip }, () => {
         await pgQuery(`UPDATE "${schema}".meta SET value = '2' WHERE key = 'schema_version'`);
         reopened = await createPostgresStore(pgConfig(), signer, { schema, logger: () => undefined });
         assert.deepEqual(await memorySnapshot(reopened, plot), before);
+      } finally {
+        await reopened?.close();
+        await cleanup();
+      }
+    });
+  });
+
+  describe('proofs', () => {
+    it('are kept once per entry, and a version-3 schema keeps serving its per-fact JSON proofs beside new facts', async () => {
+      const { store, schema, cleanup } = await openPgStore(signer);
+      let reopened: Store | undefined;
+      try {
+        const batch = makeBatch(Array.from({ length: 5 }, (_, i) => makeFact({ cell: HERE, band: `b.${i}`, tslot: 1, value: i })));
+        await store.append(batch);
+        const before = await Promise.all(batch.facts.map((f) => store.getFact(f.fact_cid)));
+        // Each proof leads from the fact's digest to the batch root it was signed under.
+        for (const f of before) {
+          assert.ok(f);
+          assert.equal(f.proof.root, b32encode(batch.batch_root));
+          assert.ok(verifyBatchProof(b32decode(f.fact_cid, 32), proofFromJson(f.proof)));
+        }
+        const [row] = await pgQuery<{ leaves: number; tree: Buffer | null }>(`SELECT tree_leaves AS leaves, tree FROM "${schema}".log_entries`);
+        assert.equal(row.leaves, 5);
+        assert.ok(row.tree !== null);
+        await store.close();
+        // The same facts as version 3 stored them: a JSON proof per fact, no tree, no leaf column.
+        for (const f of before) await pgQuery(`UPDATE "${schema}".facts SET proof_json = $1 WHERE fact_cid = $2`, [JSON.stringify(f!.proof), f!.fact_cid]);
+        await pgQuery(`ALTER TABLE "${schema}".facts DROP COLUMN leaf, ALTER COLUMN proof_json SET NOT NULL`);
+        await pgQuery(`ALTER TABLE "${schema}".log_entries DROP COLUMN tree, DROP COLUMN tree_leaves`);
+        await pgQuery(`UPDATE "${schema}".meta SET value = '3' WHERE key = 'schema_version'`);
+        reopened = await createPostgresStore(pgConfig(), signer, { schema, logger: () => undefined });
+        const [v] = await pgQuery<{ value: string }>(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`);
+        assert.equal(v.value, String(SCHEMA_VERSION));
+        assert.deepEqual(await Promise.all(batch.facts.map((f) => reopened!.getFact(f.fact_cid))), before);
+        // A newer version of one key, written after the upgrade: proven from its entry's tree.
+        const next = makeBatch([makeFact({ cell: HERE, band: 'b.0', tslot: 1, value: 9, signed_at: '2026-05-01T00:00:00Z' })]);
+        await reopened.append(next);
+        const [fresh] = await reopened.history({ cell: HERE, scope: null, bands: ['b.0'] }).then((h) => h.slice(-1));
+        assert.equal(fresh.fact_cid, next.facts[0].fact_cid);
+        assert.equal(fresh.proof.root, b32encode(next.batch_root));
+        assert.ok(verifyBatchProof(b32decode(fresh.fact_cid, 32), proofFromJson(fresh.proof)));
+        const both = await reopened.history({ cell: HERE, scope: null, bands: ['b.0'] });
+        assert.deepEqual(both[0], before[0]);
       } finally {
         await reopened?.close();
         await cleanup();

@@ -8,7 +8,7 @@ import { decodeCanonical, encodeCanonical } from '../../src/protocol/cbor.js';
 import { factCid, factDigest } from '../../src/protocol/cid.js';
 import { batchProofs, proofToJson } from '../../src/protocol/merkle-batch.js';
 import { decodeLogEntry, encodeLogEntry, encodeLogEntryParts, factsFromEntry, scopeKey } from '../../src/store/entry.js';
-import { BatchTree, buildBatchTree } from '../../src/store/sqlite/batch-tree.js';
+import { BatchTree, buildBatchTree } from '../../src/store/batch-tree.js';
 import { packAcceptedAt, packedBound, unpackAcceptedAt } from '../../src/store/sqlite/schema.js';
 import { entryOf, makeBatch, makeFact, mixedBatch } from './support/facts.js';
 

@@ -14,7 +14,7 @@ import { encodeCanonical } from '../../src/protocol/cbor.js';
 import { anchorId, factCid } from '../../src/protocol/cid.js';
 import type { Scope } from '../../src/protocol/receipt.js';
 import { decodeLogEntry, encodeLogEntry, factsFromEntry } from '../../src/store/entry.js';
-import { cidKey } from '../../src/store/sqlite/batch-tree.js';
+import { cidKey } from '../../src/store/sqlite/tree-cache.js';
 import { SCHEMA_VERSION } from '../../src/store/sqlite/schema.js';
 import { createSqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite/sqlite-store.js';
 import { runContractSuite, type MakeStore } from './contract-suite.js';

@@ -22,7 +22,7 @@ import type { AppendResult, FactKind, NewFact, ProvenanceClass } from '../../sto
 import { OwnedBatchEncoder } from '../../store/encoded-body.js';
 // The batch tree as the SQLite index keeps it: pure, driver-neutral code (node hashes through the
 // one-chunk BLAKE3), giving batchProofs' root and proofs with each node's base32 computed once.
-import { BatchTree, buildBatchTree } from '../../store/sqlite/batch-tree.js';
+import { BatchTree, buildBatchTree } from '../../store/batch-tree.js';
 import { reserveDailyFacts } from './attester-quota.js';
 import { issueReceipt, type ServiceContext } from '../context/context.js';
 import { derivativeFunctionRefusal } from './derive-functions.js';

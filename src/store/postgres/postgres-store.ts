@@ -35,6 +35,7 @@ import { PgDocuments } from './documents.js';
 import { PgGeoCache } from './geocache.js';
 import { PgArtifacts } from './artifacts.js';
 import { ARTIFACT_MAX_BYTES_DEFAULT } from '../artifacts.js';
+import { PgBatchTrees } from './batch-trees.js';
 import { pgFault } from './pg-db.js';
 import { PgLog } from './pg-log.js';
 import { Queries, type HistoryQuery } from './queries.js';
@@ -242,12 +243,19 @@ export async function createPostgresStore(config: StoreConfig, signer: TreeHeadS
     }
     const t = tablesOf(schema);
     const log = new PgLog(pool, t, { signer, now, prefix: config.prefix });
-    const seq = new Sequencer(pool, t, sequencerLockKey(schema), log, { now, logger, failCommit: opts.failCommit, onCommit: opts.onCommit });
+    const trees = new PgBatchTrees(pool, t);
+    const seq = new Sequencer(pool, t, sequencerLockKey(schema), log, {
+      now,
+      logger,
+      failCommit: opts.failCommit,
+      onCommit: opts.onCommit,
+      keepTree: (logIndex, tree) => trees.keep(logIndex, tree),
+    });
     const store = new PostgresStore(
       pool,
       config.scanCellLimit,
       log,
-      new Queries(pool, t),
+      new Queries(pool, t, trees),
       seq,
       now,
       new MemoryQueries(pool, t),

@@ -7,10 +7,12 @@
  */
 import type pg from 'pg';
 import { decodeTrusted } from '../../protocol/cbor.js';
+import type { MerkleProofJson } from '../../protocol/merkle-batch.js';
 import type { Scope } from '../../protocol/receipt.js';
 import { isoBound } from '../query-checks.js';
 import type { CorpusStats, FactKind, FactQuery, ProvenanceClass, StoredFact, WitnessRecord } from '../contract.js';
 import { scopeKey } from '../entry.js';
+import type { PgBatchTrees } from './batch-trees.js';
 import { int, rows } from './pg-db.js';
 import type { Tables } from './tables.js';
 
@@ -26,20 +28,21 @@ interface FactRow {
   attester: string;
   scope_json: string | null;
   body: Buffer;
-  proof_json: string;
+  proof_json: string | null;
+  leaf: number | null;
   log_index: string;
   supersedes: string | null;
 }
 
-const COLUMNS = 'fact_cid, cell, band, tslot, accepted_at, kind, provenance_class, attester, scope_json, body, proof_json, log_index, supersedes';
+const COLUMNS = 'fact_cid, cell, band, tslot, accepted_at, kind, provenance_class, attester, scope_json, body, proof_json, leaf, log_index, supersedes';
 /** Version order: valid time, then transaction time, then log order. */
 const ORDER_NEWEST = 'tslot DESC, accepted_at DESC, log_index DESC, position DESC';
 const ORDER_OLDEST = 'tslot ASC, accepted_at ASC, log_index ASC, position ASC';
 
 export type HistoryQuery = FactQuery & { tslot_from?: number; tslot_to?: number; limit?: number };
 
-/** StoredFact of an index row. */
-function rowToFact(r: FactRow): StoredFact {
+/** StoredFact of an index row, its proof from `prove`. */
+function rowToFact(r: FactRow, prove: (r: FactRow) => MerkleProofJson): StoredFact {
   return {
     fact_cid: r.fact_cid,
     body: decodeTrusted(new Uint8Array(r.body.buffer, r.body.byteOffset, r.body.byteLength)) as Record<string, unknown>,
@@ -51,7 +54,7 @@ function rowToFact(r: FactRow): StoredFact {
     attester: r.attester,
     scope: r.scope_json === null ? null : (JSON.parse(r.scope_json) as Scope),
     accepted_at: r.accepted_at,
-    proof: JSON.parse(r.proof_json),
+    proof: prove(r),
     log_index: int(r.log_index),
     supersedes: r.supersedes,
   };
@@ -83,6 +86,7 @@ export class Queries {
   constructor(
     private readonly pool: pg.Pool,
     private readonly t: Tables,
+    private readonly trees: PgBatchTrees,
   ) {}
 
   /**
@@ -107,9 +111,15 @@ export class Queries {
     return w;
   }
 
+  private async toFacts(rs: FactRow[]): Promise<StoredFact[]> {
+    if (rs.length === 0) return [];
+    const prove = await this.trees.prover(rs);
+    return rs.map((r) => rowToFact(r, prove));
+  }
+
   async getFact(cid: string): Promise<StoredFact | null> {
     const [r] = await rows<FactRow>(this.pool, `SELECT ${COLUMNS} FROM ${this.t.facts} WHERE fact_cid = $1`, [cid]);
-    return r ? rowToFact(r) : null;
+    return r ? (await this.toFacts([r]))[0] : null;
   }
 
   /** Newest version per band, ordered by band: one backward index seek per band. */
@@ -130,7 +140,7 @@ export class Queries {
         SELECT ${COLUMNS} FROM ${this.t.facts} WHERE ${w.terms.join(' AND ')} AND band = b.band
          ORDER BY ${ORDER_NEWEST} LIMIT 1) f
       ORDER BY f.band`;
-    return (await rows<FactRow>(this.pool, sql, w.args)).map(rowToFact);
+    return this.toFacts(await rows<FactRow>(this.pool, sql, w.args));
   }
 
   /** Every matching version, oldest first (valid time, then transaction time, then log order). */
@@ -150,7 +160,7 @@ export class Queries {
       w.args.push(q.limit);
       sql += ` LIMIT $${w.args.length}`;
     }
-    return (await rows<FactRow>(this.pool, sql, w.args)).map(rowToFact);
+    return this.toFacts(await rows<FactRow>(this.pool, sql, w.args));
   }
 
   /** Bands with at least one fact at the cell under exactly this scope, in byte order. */

@@ -21,8 +21,12 @@ import { checkSchemaName, tablesOf } from './tables.js';
  *    same): `terms` (GIN) and the packed document replace the english tsvector; per scope, the
  *    document frequency of each term and the notes' count and length (mem_note_df,
  *    mem_note_stats). A version-2 schema's notes are projected again from the stored facts.
+ * 4: proofs kept once per entry: `log_entries.tree` (the batch tree, batch-tree.ts) and
+ *    `facts.leaf` (the fact's proof index) instead of a proof as JSON per fact. Facts stored by
+ *    an earlier version keep their `proof_json`; nothing is rewritten when a schema is opened.
+ *    The unused (cell, band, tslot, signed_at) index is dropped.
  */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 export const DEFAULT_SCHEMA = 'svc';
 
 /**
@@ -48,8 +52,12 @@ CREATE TABLE IF NOT EXISTS ${s}.log_entries (
   leaf_hash   bytea  NOT NULL UNIQUE,
   entry_hash  bytea  NOT NULL,
   entry       bytea  NOT NULL,
-  accepted_at text COLLATE "C" NOT NULL
+  accepted_at text COLLATE "C" NOT NULL,
+  -- The entry's batch tree (version 4; null for entries of earlier versions) and its leaf count.
+  tree_leaves int,
+  tree        bytea
 );
+ALTER TABLE ${s}.log_entries ADD COLUMN IF NOT EXISTS tree_leaves int, ADD COLUMN IF NOT EXISTS tree bytea;
 CREATE INDEX IF NOT EXISTS log_entries_entry_hash ON ${s}.log_entries (entry_hash);
 
 -- Every perfect-subtree hash: node (level, idx) covers leaves [idx·2^level, (idx+1)·2^level).
@@ -74,13 +82,17 @@ CREATE TABLE IF NOT EXISTS ${s}.facts (
   scope_key        text COLLATE "C" NOT NULL,
   scope_json       text,
   body             bytea NOT NULL,
-  proof_json       text NOT NULL,
+  -- Version 4: the proof index in the entry's tree; earlier versions: the proof as JSON.
+  leaf             int,
+  proof_json       text,
   log_index        bigint NOT NULL,
   position         int NOT NULL,
   supersedes       text
 );
--- Cross-scope lookups by the (cell, band, tslot) join key.
-CREATE INDEX IF NOT EXISTS facts_cell_band_tslot ON ${s}.facts (cell, band, tslot, signed_at);
+ALTER TABLE ${s}.facts ADD COLUMN IF NOT EXISTS leaf int, ALTER COLUMN proof_json DROP NOT NULL;
+-- Version 4 drops the (cell, band, tslot, signed_at) index of earlier versions: no read used it,
+-- and every fact paid for it on insert.
+DROP INDEX IF EXISTS ${s}.facts_cell_band_tslot;
 -- latest/history/bandsAt and the supersedes lookup: equality on (cell, scope_key, band), then
 -- version order, so "newest per band" is one backward index seek; the leading cell column
 -- also serves the cellsWithPrefix range walk.
@@ -327,6 +339,9 @@ export async function migrate(client: pg.PoolClient, schema: string): Promise<vo
       // Writers of other processes wait on the lock meanwhile (a one-off, bounded by the
       // number of memory facts; ordinary facts are read by one GROUP BY for shared slots).
       await backfillMemory(client, tablesOf(schema));
+      await client.query(`UPDATE ${s}.meta SET value = $1 WHERE key = 'schema_version'`, [String(SCHEMA_VERSION)]);
+    } else if (Number(r.rows[0].value) < SCHEMA_VERSION) {
+      // Version 3: the DDL above added the tree and leaf columns; its facts keep their JSON proofs.
       await client.query(`UPDATE ${s}.meta SET value = $1 WHERE key = 'schema_version'`, [String(SCHEMA_VERSION)]);
     }
     await client.query('COMMIT');

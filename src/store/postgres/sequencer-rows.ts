@@ -4,6 +4,7 @@
  * multi-row INSERTs over unnest(): one round trip per group, whatever its size.
  */
 import type pg from 'pg';
+import type { BuiltTree } from '../batch-tree.js';
 import { MemoryIndexer } from './memory-index.js';
 import { buf, rows } from './pg-db.js';
 import type { NodeRow } from './pg-log.js';
@@ -11,8 +12,10 @@ import type { Tables } from './tables.js';
 
 /** Index rows of one transaction, as column arrays for unnest(). */
 export class Rows {
-  entries = { idx: [] as number[], leaf: [] as Buffer[], hash: [] as Buffer[], entry: [] as Buffer[], at: [] as string[] };
+  entries = { idx: [] as number[], leaf: [] as Buffer[], hash: [] as Buffer[], entry: [] as Buffer[], at: [] as string[], leaves: [] as number[], tree: [] as Buffer[] };
   nodes: NodeRow[] = [];
+  /** The batch tree of each entry written, for the read side's cache once committed. */
+  trees: { logIndex: number; tree: BuiltTree }[] = [];
   facts = {
     cid: [] as string[],
     cell: [] as string[],
@@ -26,7 +29,7 @@ export class Rows {
     scope_key: [] as string[],
     scope_json: [] as (string | null)[],
     body: [] as Buffer[],
-    proof: [] as string[],
+    leaf: [] as number[],
     log_index: [] as number[],
     position: [] as number[],
     supersedes: [] as (string | null)[],
@@ -47,15 +50,15 @@ export async function insertRows(client: pg.PoolClient, t: Tables, r: Rows, mem:
   await rows(
     client,
     `WITH e AS (
-       INSERT INTO ${t.entries} (idx, leaf_hash, entry_hash, entry, accepted_at)
-       SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[], $5::text[])),
+       INSERT INTO ${t.entries} (idx, leaf_hash, entry_hash, entry, accepted_at, tree_leaves, tree)
+       SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[], $5::text[], $32::int[], $33::bytea[])),
      n AS (
        INSERT INTO ${t.nodes} (level, idx, hash) SELECT * FROM unnest($6::int[], $7::bigint[], $8::bytea[])),
      f AS (
        INSERT INTO ${t.facts} (fact_cid, cell, band, tslot, signed_at, accepted_at, kind, provenance_class, attester,
-         scope_key, scope_json, body, proof_json, log_index, position, supersedes)
+         scope_key, scope_json, body, leaf, log_index, position, supersedes)
        SELECT * FROM unnest($9::text[], $10::text[], $11::text[], $12::bigint[], $13::text[], $14::text[], $15::text[], $16::text[],
-         $17::text[], $18::text[], $19::text[], $20::bytea[], $21::text[], $22::bigint[], $23::int[], $24::text[])),
+         $17::text[], $18::text[], $19::text[], $20::bytea[], $21::int[], $22::bigint[], $23::int[], $24::text[])),
      d AS (
        -- Only first placements are in the fact arrays, so duplicates add nothing.
        INSERT INTO ${t.attesterDays} (attester, day, facts)
@@ -67,7 +70,7 @@ export async function insertRows(client: pg.PoolClient, t: Tables, r: Rows, mem:
        ON CONFLICT DO NOTHING),${
          mem
            ? `
-     ${MemoryIndexer.insertCtes(t, 32)},`
+     ${MemoryIndexer.insertCtes(t, 34)},`
            : ''
        }
      sl AS (
@@ -96,7 +99,7 @@ export async function insertRows(client: pg.PoolClient, t: Tables, r: Rows, mem:
       f.scope_key,
       f.scope_json,
       f.body,
-      f.proof,
+      f.leaf,
       f.log_index,
       f.position,
       f.supersedes,
@@ -107,6 +110,8 @@ export async function insertRows(client: pg.PoolClient, t: Tables, r: Rows, mem:
       sl.cell,
       sl.band,
       sl.tslot,
+      e.leaves,
+      e.tree,
       ...(mem ? mem.insertParams() : []),
     ],
     bounded,

@@ -14,6 +14,7 @@ import type pg from 'pg';
 import { fromHex } from '../../protocol/bytes.js';
 import { isoSeconds } from '../../protocol/receipt.js';
 import type { AppendResult } from '../contract.js';
+import type { BuiltTree } from '../batch-tree.js';
 import type { ExpandedFact } from '../entry.js';
 import { SvcError } from '../../protocol/errors.js';
 import { MemoryIndexer, mayProject } from './memory-index.js';
@@ -33,6 +34,8 @@ export interface SequencerOptions {
   now: () => Date;
   /** Tests: while it returns true, the transaction rolls back where it would commit. */
   failCommit?: () => boolean;
+  /** Given each committed entry's batch tree (the read side keeps the newest). */
+  keepTree?: (logIndex: number, tree: BuiltTree) => void;
   /** Observer called after each COMMIT (metrics, benches). */
   onCommit?: (info: CommitInfo) => void;
   /** Rare operational lines (a stalled lock holder terminated); default: stderr. */
@@ -233,6 +236,7 @@ export class Sequencer {
       }
       // Committed: nothing below may turn an acknowledged write into a rejection.
       this.log.noteCommitted(out.size, out.nodes);
+      for (const { logIndex, tree } of out.trees) this.opts.keepTree?.(logIndex, tree);
       try {
         this.opts.onCommit?.({ batches: group.length, entries: out.entries, facts: out.facts, ms: performance.now() - t0 });
       } catch {
@@ -295,12 +299,22 @@ export class Sequencer {
         continue;
       }
       const index = size++;
-      const enc = q.encoded.at === acceptedAt ? q.encoded : encodeAt(q.entry, acceptedAt);
+      const enc =
+        q.encoded.at === acceptedAt
+          ? q.encoded
+          : encodeAt(
+              q.entry,
+              acceptedAt,
+              q.expanded.map((x) => x.bodyBytes),
+            );
       out.entries.idx.push(index);
       out.entries.leaf.push(buf(enc.leaf));
       out.entries.hash.push(buf(enc.hash));
       out.entries.entry.push(buf(enc.bytes));
       out.entries.at.push(acceptedAt);
+      out.entries.leaves.push(q.tree.count);
+      out.entries.tree.push(buf(q.tree.blob));
+      out.trees.push({ logIndex: index, tree: q.tree });
       out.nodes.push(...nodesCompletedBy(index, enc.leaf, known));
       for (const x of q.expanded) {
         const f = x.fact;
@@ -325,7 +339,7 @@ export class Sequencer {
         fc.scope_key.push(x.scopeKey);
         fc.scope_json.push(x.scopeKey === '' ? null : x.scopeKey);
         fc.body.push(buf(x.bodyBytes));
-        fc.proof.push(JSON.stringify(f.proof));
+        fc.leaf.push(x.leaf);
         fc.log_index.push(index);
         fc.position.push(x.position);
         fc.supersedes.push(supersedes);
@@ -356,7 +370,7 @@ export class Sequencer {
     }
     for (const i of allDup) results[i].tree_size = size;
     await insertRows(client, this.t, out, mem?.hasRows() ? mem : null, bounded);
-    return { results, size, nodes: out.nodes, entries: out.entries.idx.length, facts: out.facts.cid.length };
+    return { results, size, nodes: out.nodes, trees: out.trees, entries: out.entries.idx.length, facts: out.facts.cid.length };
   }
 
   /**

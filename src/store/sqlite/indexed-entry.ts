@@ -9,7 +9,7 @@ import { blake3 } from '../../protocol/hash.js';
 import type { LogEntryV1 } from '../contract.js';
 import { bodyScope, encodeLogEntryParts, scopeKey, type EncodedLogEntry } from '../entry.js';
 import { projectMemory, type MemoryRows } from '../memory.js';
-import { buildBatchTree, type BuiltTree } from './batch-tree.js';
+import { buildBatchTree, type BuiltTree } from '../batch-tree.js';
 import { KIND_CODES, packAcceptedAt, PROVENANCE_CODES } from './schema.js';
 
 export interface IndexedFact {

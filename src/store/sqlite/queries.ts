@@ -12,7 +12,7 @@ import { SvcError } from '../../protocol/errors.js';
 import { isoBound } from '../query-checks.js';
 import type { FactQuery, WitnessRecord } from '../contract.js';
 import { scopeKey } from '../entry.js';
-import { cidKey, TreeCache } from './batch-tree.js';
+import { cidKey, TreeCache } from './tree-cache.js';
 import type { IndexedEntry } from './indexed-entry.js';
 import { MemoryWriter } from './memory-index.js';
 import { Names } from './names.js';
