@@ -43,6 +43,15 @@ export interface OpenServiceOptions {
   materializers?: Materializer[];
   /** A store opened elsewhere (a worker's, forwarding to the owning process); closed with the service. */
   store?: CachedStore;
+  /** A worker's: where batch attestations go (the process that owns the store). */
+  owner?: ServiceContext['owner'];
+  /**
+   * Responder keys loaded and watched by the caller (the owner of workers' store): used as they
+   * are, and not watched a second time.
+   */
+  keys?: ReturnType<typeof loadResponderKeys>;
+  /** False: no vector index (a process that serves no similarity queries); default true. */
+  vectorIndex?: boolean;
 }
 
 /** Open every part of a responder for `config`. */
@@ -51,7 +60,7 @@ export async function openService(config: Config, opts: OpenServiceOptions = {})
   mkdirSync(config.dataDir, { recursive: true });
   const registry = loadRegistry();
   const manifests = manifestsOf(registry);
-  const keys = loadResponderKeys(config.dataDir);
+  const keys = opts.keys ?? loadResponderKeys(config.dataDir);
   const store =
     opts.store ??
     (await openStore(
@@ -67,6 +76,7 @@ export async function openService(config: Config, opts: OpenServiceOptions = {})
     publishedManifests: recordPublishedManifests(config.dataDir, manifests),
     keys,
     store,
+    ...(opts.owner ? { owner: opts.owner } : {}),
     ed25519: serverEd25519,
     now: opts.now ?? (() => new Date()),
     materializers: materializerRegistry(opts.materializers ?? buildMaterializers(config, registry).materializers),
@@ -86,10 +96,10 @@ export async function openService(config: Config, opts: OpenServiceOptions = {})
     },
   };
   // `svc rotate-key` on a running responder takes effect within seconds (docs/security.md).
-  const stopKeyWatch = watchResponderKeys(config.dataDir, keys, (line) => process.stderr.write(`${line}\n`));
+  const stopKeyWatch = opts.keys ? () => undefined : watchResponderKeys(config.dataDir, keys, (line) => process.stderr.write(`${line}\n`));
   // Place names in recall (`cell: "Paris"`) resolve through the locate cascade.
   service.locate = placeResolver(service);
   // The saved vector index is loaded and the log followed from the start, not at the first query.
-  startVectorIndex(service);
+  if (opts.vectorIndex !== false) startVectorIndex(service);
   return service;
 }

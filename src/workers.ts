@@ -3,7 +3,8 @@
  * the store and the log, then starts that many worker processes (node:cluster), which share the
  * listening port and serve every request. Workers reach the store through calls to this process
  * (store/remote/), so the log keeps one writer and every acknowledged write is durable here
- * before any worker answers it; the responder key is the one file in the data directory, which
+ * before any worker answers it; batch attestations are handed over whole and accepted here, by a
+ * service of this process over the same store (primitives/write/forwarded.ts); the responder key is the one file in the data directory, which
  * every worker loads (this process creates it first).
  *
  * A worker that dies is started again after a second; one that fails before it ever listened
@@ -19,12 +20,16 @@ import { currentSigner, loadResponderKeys, watchResponderKeys } from './keys.js'
 import { manifestsOf } from './registry/manifests.js';
 import { recordPublishedManifests } from './registry/published.js';
 import { loadRegistry } from './registry/registry.js';
+import { acceptForwarded } from './primitives/write/forwarded.js';
+import type { AttestRequest } from './primitives/write/attest.js';
 import { closeOnSignals, drainGraceMs, startServer } from './server.js';
-import { storeConfigOf } from './service.js';
-import { openRemoteStore, openStore } from './store/index.js';
-import type { Channel } from './store/remote/rpc.js';
+import { openService, storeConfigOf, type Service } from './service.js';
+import { openRemoteStore, openStore, type CachedStore } from './store/index.js';
+import { RpcClient, type Channel } from './store/remote/rpc.js';
 import { StoreHost, type HostedWorker } from './store/remote/store-host.js';
 
+/** The call that hands a batch attestation to the owner. */
+const OWNER_ATTEST = 'owner.attest';
 /** How long a worker that died waits before it is started again. */
 const RESTART_DELAY_MS = 1000;
 /** Beyond the drain grace, how long the owner waits for workers before it stops them outright. */
@@ -41,7 +46,10 @@ async function runWorker(config: Config): Promise<void> {
   // The owner is gone (killed, or crashed): nothing here can read or write any more.
   process.on('disconnect', () => process.exit(1));
   const store = await openRemoteStore(storeConfigOf(config), channel);
-  const server = await startServer(config, { store });
+  // Batch attestations are accepted in full by the owner (primitives/write/forwarded.ts).
+  const writes = new RpcClient(channel);
+  process.on('disconnect', () => writes.close('the store owner is gone'));
+  const server = await startServer(config, { store, owner: { attest: (req) => writes.call(OWNER_ATTEST, [req]) } });
   closeOnSignals(server);
 }
 
@@ -58,7 +66,15 @@ async function runOwner(config: Config): Promise<void> {
   // deployment's (other PostgreSQL responders write too); without it this process is the only
   // writer of its store and its in-process cache stays exact. Workers keep their own in front.
   const store = await openStore(storeConfigOf(config), currentSigner(keys));
-  const host = new StoreHost(store, { broadcastBumps: !config.redisUrl, logger: say });
+  // Batch attestations forwarded by workers are accepted here in full, by a service over the
+  // same store whose appends also wait for the workers' caches (StoreHost.localStore).
+  let service: Service | undefined;
+  const host = new StoreHost(store, {
+    broadcastBumps: !config.redisUrl,
+    logger: say,
+    calls: { [OWNER_ATTEST]: (args) => acceptForwarded(service!, args[0] as AttestRequest) },
+  });
+  service = await openService(config, { store: host.localStore<CachedStore>(), keys, vectorIndex: false });
 
   cluster.setupPrimary({ serialization: 'advanced' });
   const running = new Map<number, Worker>();
@@ -111,7 +127,7 @@ async function runOwner(config: Config): Promise<void> {
     host.close();
     stopKeyWatch();
     // Every worker is gone and every append it asked for has been answered: close the log.
-    await store.close();
+    await service!.close();
     process.exit(status);
   };
   for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => void stop(0));

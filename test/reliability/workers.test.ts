@@ -67,6 +67,26 @@ describe('worker processes (SVC_WORKERS=2)', () => {
           assert.equal(w.status, 200, JSON.stringify(w.json));
           for (let i = 0; i < 4; i++) assert.equal((await elevationAt(tree.base, cell)).value, v, `read ${i} after writing ${v}`);
         }
+        // Batch attestations are accepted in full by the owner: a refusal there comes back typed,
+        // as from one process, and writes nothing; the forwarding worker counts the appends.
+        const forged = operator.batch([elevation(cell, 999)], manifests) as Record<string, unknown>;
+        const sig = P.b32decode(forged.signature as string, 64);
+        sig[0] ^= 1;
+        const refused = await post(tree.base, '/v1/attest', { ...forged, signature: P.b32encode(sig) });
+        assert.equal(refused.status, 401, JSON.stringify(refused.json));
+        assert.equal(refused.json.code, 'bad_signature');
+        const cbor = await fetch(`${tree.base}/v1/attest_cbor`, { method: 'POST', headers: { 'content-type': 'application/cbor' }, body: Buffer.from([0xa0]) });
+        assert.deepEqual([cbor.status, ((await cbor.json()) as { code: string }).code], [422, 'invalid_argument']);
+        const appends = await Promise.all(
+          [0, 1, 2, 3].map(async () => {
+            const text = await (await fetch(`${tree.base}/metrics`, { headers: { connection: 'close' } })).text();
+            return Number(/svc_log_append_duration_seconds_count\{outcome="ok"\} (\d+)/.exec(text)?.[1] ?? 0);
+          }),
+        );
+        assert.ok(
+          appends.some((n) => n > 0),
+          `a worker's metrics count the appends it forwarded: ${appends}`,
+        );
         // Log reads go through the owner: one head for everyone.
         const heads = await Promise.all([0, 1, 2, 3].map(async () => (await (await fetch(`${tree.base}/v1/log/sth`, { headers: { connection: 'close' } })).json()) as { tree_size: number }));
         assert.ok(

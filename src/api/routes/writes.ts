@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { b32encode } from '../../protocol/base32.js';
 import { decodeCanonical, type CborValue } from '../../protocol/cbor.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
-import { acceptBatch, type AttestRequest } from '../../primitives/write/attest.js';
+import type { AttestRequest } from '../../primitives/write/attest.js';
+import { attest } from '../../primitives/write/forwarded.js';
 import type { ServiceContext } from '../../primitives/context/context.js';
 
 const attestBody = {
@@ -91,8 +92,9 @@ export async function writeRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
     {
       schema: { summary: 'Append a signed batch of facts (responder, device or operator-listed keys only)', tags: ['write'], body: attestBody },
     },
-    // The parsed body belongs to this request alone: its facts are frozen and encoded once.
-    async (req) => acceptBatch(ctx, req.body as AttestRequest, 'attest', { ownsFacts: true }),
+    // The parsed body belongs to this request alone: its facts are frozen and encoded once (in
+    // the store-owning process when this is a worker: write/forwarded.ts).
+    async (req) => attest(ctx, req.body as AttestRequest),
   );
 
   await app.register(async (scope) => {
@@ -109,7 +111,7 @@ export async function writeRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
       async (req) => {
         const body = req.body;
         if (!(body instanceof Uint8Array)) throw invalidArgument('content-type', 'send application/cbor', 415);
-        return acceptBatch(ctx, attestFromCbor(new Uint8Array(body.buffer, body.byteOffset, body.byteLength)), 'attest', { ownsFacts: true });
+        return attest(ctx, attestFromCbor(new Uint8Array(body.buffer, body.byteOffset, body.byteLength)));
       },
     );
   });

@@ -30,6 +30,11 @@ export interface ServiceContext {
   readonly materializers: MaterializerRegistry;
   readonly materializations: MaterializationRunner<ServiceContext>;
   readonly metrics: Metrics;
+  /**
+   * Where batch attestations are accepted when not here: a worker process hands them to the
+   * process that owns the store, which checks and appends them in full (write/forwarded.ts).
+   */
+  readonly owner?: { attest(req: unknown): Promise<unknown> };
   /** Place-name resolution (the locate primitive) when wired; recall accepts names through it. */
   locate?: (place: string) => Promise<{ cell64: string; label?: string; is_high_confidence?: boolean }>;
 }

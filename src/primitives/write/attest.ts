@@ -196,6 +196,8 @@ export interface AcceptOptions {
    * one else holds): their bodies are frozen once checked and encoded only once, here.
    */
   ownsFacts?: boolean;
+  /** Told how long the store append took and whether it landed (default: the responder's metrics). */
+  onAppend?: (seconds: number, ok: boolean) => void;
 }
 
 export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primitive = 'attest', opts: AcceptOptions = {}): Promise<AttestResult> {
@@ -272,7 +274,7 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
     appended = true;
   } finally {
     release?.();
-    ctx.metrics.logAppend((performance.now() - appendStarted) / 1000, appended);
+    (opts.onAppend ?? ((sec: number, ok: boolean) => ctx.metrics.logAppend(sec, ok)))((performance.now() - appendStarted) / 1000, appended);
   }
   const head = await ctx.store.log.latestTreeHead();
   const path = res.log_index < head.tree_size ? await ctx.store.log.inclusionProof(res.log_index, head.tree_size) : [];

@@ -3,7 +3,8 @@
  * contract is a call to the process that owns the store (store-host.ts), which runs it on the real
  * driver and answers. Workers do the rest of a request — parsing, validation, ranking, receipts,
  * signatures, JSON — so the owner's one thread spends its time on the index and the log alone,
- * and a warm read answered from the worker's hot cache makes no call at all.
+ * and a warm read answered from the worker's hot cache makes no call at all. (Batch attestations
+ * go to the owner whole, beside these calls: primitives/write/forwarded.ts.)
  *
  * The few synchronous parts of the contract are values the owner sends once (`hello`: the
  * driver, the artifact bound, the geocoder cache's kind) or pushes as they change (storage

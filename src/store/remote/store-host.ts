@@ -44,6 +44,11 @@ export interface StoreHostOptions {
   bumpTimeoutMs?: number;
   /** Fault lines (default stderr). */
   logger?: (line: string) => void;
+  /**
+   * Calls beyond the store contract that workers may make (`owner.attest` …): work the owning
+   * process does itself, answered like a store call.
+   */
+  calls?: Record<string, (args: unknown[]) => Promise<unknown>>;
 }
 
 const ALLOWED = new Map<string, [RemotePart, string]>(
@@ -128,12 +133,36 @@ export class StoreHost {
 
   private async dispatch(path: string, args: unknown[]): Promise<unknown> {
     const at = ALLOWED.get(path);
+    const own = at ? undefined : this.opts.calls?.[path];
+    if (own && Object.hasOwn(this.opts.calls!, path)) return own(args);
     if (!at) throw new SvcError('internal', `store: no such method ${path}`);
     const [part, method] = at;
     const target = (part ? (this.store as unknown as Record<string, unknown>)[part] : this.store) as Record<string, (...a: unknown[]) => Promise<unknown>>;
     const value = await target[method].apply(target, args);
     if (part === '' && method === 'append' && this.opts.broadcastBumps) await this.broadcast(cellsOf(args[0] as AppendBatch));
     return value;
+  }
+
+  /**
+   * The store as this process's own code should use it: an append resolves, as a worker's does,
+   * only once every worker's cache has moved past it.
+   */
+  localStore<S extends Store>(): S {
+    const store = this.store;
+    const host = this;
+    return new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop === 'append') {
+          return async (batch: AppendBatch) => {
+            const res = await target.append(batch);
+            if (host.opts.broadcastBumps) await host.broadcast(cellsOf(batch));
+            return res;
+          };
+        }
+        const v = Reflect.get(target, prop, receiver);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    }) as S;
   }
 
   /** Every worker gives `cells` new generations before this resolves (or is stopped). */
