@@ -29,6 +29,8 @@ interface Run {
   type: 'run';
   connections: number;
   seconds: number;
+  /** Query string of each request ('' or '?proofs=none'). */
+  query?: string;
 }
 
 let init: Init;
@@ -68,7 +70,7 @@ async function run(m: Run) {
   const { via, size, bodies } = prepared;
   prepared = null;
   const agent = new Agent({ keepAlive: true, maxSockets: m.connections });
-  const path = via === 'json' ? '/v1/attest' : '/v1/attest_cbor';
+  const path = (via === 'json' ? '/v1/attest' : '/v1/attest_cbor') + (m.query ?? '');
   const contentType = via === 'json' ? 'application/json' : 'application/cbor';
   const latencies: number[] = [];
   let next = 0;

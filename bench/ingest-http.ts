@@ -7,7 +7,8 @@
  *   BENCH_FACTS=49152      facts pre-signed per batch case
  *   BENCH_CLIENTS=4        connections posting batches
  *   BENCH_ONLY=json_256,single   run only the named cases (json_256, json_1024, cbor_256,
- *                                cbor_1024, single, attest_256, attest_1024, store_256, store_1024)
+ *                                cbor_1024, each also with _noproofs: answered with ?proofs=none,
+ *                                single, attest_256, attest_1024, store_256, store_1024)
  *   BENCH_NODE_FLAGS='--cpu-prof --cpu-prof-dir=/tmp/prof'   flags of the server process
  *   BENCH_WORKERS=2        run the responder with SVC_WORKERS=2 (unpinned: owner and workers
  *                          share both cores with the client; CPU counts every process of it)
@@ -111,10 +112,10 @@ async function httpCases(): Promise<Record<string, unknown>> {
     const parents = ((await seeded.json()) as { fact_cids: string[] }).fact_cids;
     await ask(child, { type: 'init', port, seed: Array.from(seed), registryCid: manifests.registry_cid, schemaCid: manifests.schema_cid, parents, firstFact: 0 });
 
-    const load = async (via: 'json' | 'cbor', size: number, count: number, connections: number, seconds: number) => {
+    const load = async (via: 'json' | 'cbor', size: number, count: number, connections: number, seconds: number, query = '') => {
       const prep = await ask(child, { type: 'prepare', via, size, count });
       const cpu0 = treeCpuMicros(serverPid);
-      const r = await ask(child, { type: 'run', connections, seconds });
+      const r = await ask(child, { type: 'run', connections, seconds, query });
       const cpu = treeCpuMicros(serverPid) - cpu0;
       if (!r.ok) throw new Error(`${via} ${size}: ${r.error}`);
       const factsPerS = r.facts / r.seconds;
@@ -141,6 +142,8 @@ async function httpCases(): Promise<Record<string, unknown>> {
     for (const via of ['json', 'cbor'] as const) {
       for (const size of [256, 1024]) {
         if (want(`${via}_${size}`)) out[`${via}_${size}`] = await load(via, size, Math.ceil(FACTS / size), CLIENTS, SECONDS);
+        // The same batches answered without per-fact proofs (?proofs=none, docs/writes.md).
+        if (want(`${via}_${size}_noproofs`)) out[`${via}_${size}_noproofs`] = await load(via, size, Math.ceil(FACTS / size), CLIENTS, SECONDS, '?proofs=none');
       }
     }
     if (want('single')) {
@@ -280,12 +283,16 @@ async function main(): Promise<void> {
         attest_1024_over_store_1024: ratio('attest_1024', 'store_1024'),
         json_256_over_store_256: ratio('json_256', 'store_256'),
         cbor_1024_over_store_1024: ratio('cbor_1024', 'store_1024'),
+        json_256_noproofs_over_store_256: ratio('json_256_noproofs', 'store_256'),
+        cbor_1024_noproofs_over_store_1024: ratio('cbor_1024_noproofs', 'store_1024'),
       },
       cpu_us_per_fact: {
         json_256: cpu('json_256'),
         cbor_256: cpu('cbor_256'),
         json_1024: cpu('json_1024'),
         cbor_1024: cpu('cbor_1024'),
+        json_256_noproofs: cpu('json_256_noproofs'),
+        cbor_1024_noproofs: cpu('cbor_1024_noproofs'),
         attest_256: cpu('attest_256'),
         attest_1024: cpu('attest_1024'),
         store_256: cpu('store_256'),

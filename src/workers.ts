@@ -21,7 +21,6 @@ import { manifestsOf } from './registry/manifests.js';
 import { recordPublishedManifests } from './registry/published.js';
 import { loadRegistry } from './registry/registry.js';
 import { acceptForwarded } from './primitives/write/forwarded.js';
-import type { AttestRequest } from './primitives/write/attest.js';
 import { closeOnSignals, drainGraceMs, startServer } from './server.js';
 import { openService, storeConfigOf, type Service } from './service.js';
 import { openRemoteStore, openStore, type CachedStore } from './store/index.js';
@@ -72,7 +71,7 @@ async function runOwner(config: Config): Promise<void> {
   const host = new StoreHost(store, {
     broadcastBumps: !config.redisUrl,
     logger: say,
-    calls: { [OWNER_ATTEST]: (args) => acceptForwarded(service!, args[0] as AttestRequest) },
+    calls: { [OWNER_ATTEST]: (args) => acceptForwarded(service!, args[0] as Parameters<typeof acceptForwarded>[1]) },
   });
   service = await openService(config, { store: host.localStore<CachedStore>(), keys, vectorIndex: false });
 

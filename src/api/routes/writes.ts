@@ -5,7 +5,7 @@ import { b32encode } from '../../protocol/base32.js';
 import { decodeCanonical, type CborValue } from '../../protocol/cbor.js';
 import { SvcError, invalidArgument } from '../../protocol/errors.js';
 import type { AttestRequest } from '../../primitives/write/attest.js';
-import { attest } from '../../primitives/write/forwarded.js';
+import { attest, type AttestAnswerOptions } from '../../primitives/write/forwarded.js';
 import type { ServiceContext } from '../../primitives/context/context.js';
 
 const attestBody = {
@@ -42,6 +42,20 @@ const attestBody = {
           privacy_class: { type: 'string' },
         },
       },
+    },
+  },
+  additionalProperties: false,
+} as const;
+
+/** How the answer is shaped (docs/writes.md, "The answer"). */
+const answerQuery = {
+  type: 'object',
+  properties: {
+    proofs: {
+      type: 'string',
+      enum: ['all', 'none'],
+      default: 'all',
+      description: "'none' leaves merkle_proofs out of the answer (each fact's proof to batch_root, which the signer can rebuild from its own batch)",
     },
   },
   additionalProperties: false,
@@ -90,11 +104,16 @@ export async function writeRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
   app.post(
     '/v1/attest',
     {
-      schema: { summary: 'Append a signed batch of facts (responder, device or operator-listed keys only)', tags: ['write'], body: attestBody },
+      schema: {
+        summary: 'Append a signed batch of facts (responder, device or operator-listed keys only)',
+        tags: ['write'],
+        querystring: answerQuery,
+        body: attestBody,
+      },
     },
     // The parsed body belongs to this request alone: its facts are frozen and encoded once (in
     // the store-owning process when this is a worker: write/forwarded.ts).
-    async (req) => attest(ctx, req.body as AttestRequest),
+    async (req) => attest(ctx, req.body as AttestRequest, req.query as AttestAnswerOptions),
   );
 
   await app.register(async (scope) => {
@@ -106,12 +125,13 @@ export async function writeRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
           summary: 'attest with the envelope in canonical CBOR (RFC 8949 §4.2.1); non-canonical bytes → canonical_encoding_divergence',
           tags: ['write'],
           consumes: ['application/cbor'],
+          querystring: answerQuery,
         },
       },
       async (req) => {
         const body = req.body;
         if (!(body instanceof Uint8Array)) throw invalidArgument('content-type', 'send application/cbor', 415);
-        return attest(ctx, attestFromCbor(new Uint8Array(body.buffer, body.byteOffset, body.byteLength)));
+        return attest(ctx, attestFromCbor(new Uint8Array(body.buffer, body.byteOffset, body.byteLength)), req.query as AttestAnswerOptions);
       },
     );
   });

@@ -37,7 +37,7 @@ export async function derive(ctx: ServiceContext, req: AttestRequest) {
   const edges = derivedFromEdges(cid, d.parents);
   const scope = scopeFieldsSet(body.scope as Scope | undefined);
   const receipt = issueReceipt(ctx, 'derive', [cell], [cid], {
-    merkle_proof: res.merkle_proofs[cid],
+    merkle_proof: res.merkle_proofs?.[cid],
     edge_cids: edges.map((e) => e.edge_cid),
     ...(scope ? { scope } : {}),
   });

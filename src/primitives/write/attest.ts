@@ -57,7 +57,8 @@ export interface AttestResult {
   tree_head: Awaited<ReturnType<ServiceContext['store']['log']['latestTreeHead']>>;
   /** Audit path of the batch's log entry in `tree_head`. */
   log_inclusion: { leaf_index: number; tree_size: number; path: string[] };
-  merkle_proofs: Record<string, MerkleProofJson>;
+  /** Each fact's proof to batch_root; left out when the caller asked for `proofs: 'none'`. */
+  merkle_proofs?: Record<string, MerkleProofJson>;
   receipt: ReturnType<typeof issueReceipt>;
 }
 
@@ -196,6 +197,11 @@ export interface AcceptOptions {
    * one else holds): their bodies are frozen once checked and encoded only once, here.
    */
   ownsFacts?: boolean;
+  /**
+   * 'none': the result leaves out `merkle_proofs` (a bulk client built the batch tree itself and
+   * needs no copy of it back); default 'all'.
+   */
+  proofs?: 'all' | 'none';
   /** Told how long the store append took and whether it landed (default: the responder's metrics). */
   onAppend?: (seconds: number, ok: boolean) => void;
 }
@@ -289,7 +295,7 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
     accepted_at: res.accepted_at,
     tree_head: head,
     log_inclusion: { leaf_index: res.log_index, tree_size: head.tree_size, path: path.map(b32encode) },
-    merkle_proofs: Object.fromEntries(facts.map((f) => [f.fact_cid, f.proof])),
+    ...(opts.proofs === 'none' ? {} : { merkle_proofs: Object.fromEntries(facts.map((f) => [f.fact_cid, f.proof])) }),
     receipt: issueReceipt(ctx, primitive, cells, cids, { merkle_proof: facts[0].proof }),
   };
 }

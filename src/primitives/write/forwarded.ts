@@ -16,19 +16,25 @@ export interface ForwardedAttest {
   append_seconds: number;
 }
 
+/** What a caller of POST /v1/attest may ask about the answer's shape (docs/writes.md). */
+export interface AttestAnswerOptions {
+  proofs?: 'all' | 'none';
+}
+
 /** POST /v1/attest and /v1/attest_cbor: accepted here, or by the owner when this is a worker. */
-export async function attest(ctx: ServiceContext, req: AttestRequest): Promise<AttestResult> {
-  if (ctx.owner === undefined) return acceptBatch(ctx, req, 'attest', { ownsFacts: true });
-  const answer = (await ctx.owner.attest(req)) as ForwardedAttest;
-  ctx.metrics.logAppend(answer.append_seconds, true);
-  return answer.result;
+export async function attest(ctx: ServiceContext, req: AttestRequest, answer: AttestAnswerOptions = {}): Promise<AttestResult> {
+  if (ctx.owner === undefined) return acceptBatch(ctx, req, 'attest', { ownsFacts: true, proofs: answer.proofs });
+  const forwarded = (await ctx.owner.attest({ req, answer })) as ForwardedAttest;
+  ctx.metrics.logAppend(forwarded.append_seconds, true);
+  return forwarded.result;
 }
 
 /** The owner's side: accept a worker's request (a structured-clone copy, so this call owns it). */
-export async function acceptForwarded(ctx: ServiceContext, req: AttestRequest): Promise<ForwardedAttest> {
+export async function acceptForwarded(ctx: ServiceContext, call: { req: AttestRequest; answer?: AttestAnswerOptions }): Promise<ForwardedAttest> {
   let seconds = 0;
-  const result = await acceptBatch(ctx, req, 'attest', {
+  const result = await acceptBatch(ctx, call.req, 'attest', {
     ownsFacts: true,
+    proofs: call.answer?.proofs,
     onAppend: (s, ok) => {
       seconds = s;
       // A failed append throws out of acceptBatch: the owner's own metrics keep that count.

@@ -79,6 +79,20 @@ describe('POST /v1/attest', () => {
       assert.equal(stored!.tslot, 0);
     });
 
+    it('leaves the per-fact proofs out of the answer on ?proofs=none, and refuses an unknown choice', async () => {
+      const facts = [sampleFact({ band: 'copdem30m.elevation_mean', tslot: 0, value: 411.5, unit: 'm_msl' })];
+      const r = await post('/v1/attest?proofs=none', op.batch(facts, manifests()));
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.body.merkle_proofs, undefined);
+      assert.deepEqual(r.body.fact_cids, [P.factCid(facts[0])]);
+      // The receipt still carries the first fact's proof, and the stored fact its own.
+      assert.ok(P.verifyReceipt(r.body.receipt, { publicKey: t.service.keys.publicKeyB32 }).valid);
+      assert.ok(r.body.receipt.merkle_proof);
+      const stored = await t.service.store.getFact(r.body.fact_cids[0]);
+      assert.ok(P.verifyBatchProof(P.b32decode(stored!.fact_cid, 32), P.proofFromJson(stored!.proof)));
+      await expectRejected(op.batch([sampleFact({ value: 3 })], manifests()), 'invalid_argument', 422, '/v1/attest?proofs=some');
+    });
+
     it('reports a re-submission as duplicates without a new log entry', async () => {
       const facts = [sampleFact()];
       const first = await post('/v1/attest', op.batch(facts, manifests()));
