@@ -1,6 +1,8 @@
 /**
  * `npm run bench memory-index`: the agent-memory index of the embedded store (SQLite over the
- * real DiskLog). Builds a store in a temp dir with N notes of realistic text (a Zipf-distributed
+ * real DiskLog), or of the PostgreSQL driver (`--driver postgres`, a throwaway schema in
+ * SVC_DATABASE_URL, default the local server; `VACUUM ANALYZE` after the load, as autovacuum
+ * does within a minute of a bulk load). Builds a store in a temp dir with N notes of realistic text (a Zipf-distributed
  * vocabulary of 4 000 words, 8–40 words per note, tags, cells, entities, some vectors) spread
  * over 200 scopes plus public notes, N/10 aliases and M edges (exclusive and open kinds, some
  * closing earlier ones), all appended through `store.append` in batches; then times the reads.
@@ -11,13 +13,15 @@
  *   node --import tsx bench/memory-index.ts                       (100 000 notes, 100 000 edges)
  *   node --import tsx bench/memory-index.ts --notes 1000000 --edges 1000000
  *   options: --queries 1000  --public 0.1 (share of public notes)  --scopes 200  --batch 256
- *            --concurrency 4  --keep (leave the store in its temp dir)
+ *            --concurrency 4  --keep (leave the store in its temp dir or schema)
+ *            --driver sqlite|postgres
  *
  * Target (docs/memory.md): searchNotes p99 ≤ 25 ms at 1 000 000 notes; edge as-of p99 small at
  * 1 000 000 edges. Query words are drawn from the same Zipf law as the text, so common words
  * (in most notes of a scope) are asked as often as they occur: the hard case for a ranker.
  */
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +33,7 @@ import { isoSeconds, type Scope } from '../src/protocol/receipt.js';
 import type { AppendBatch, Store } from '../src/store/contract.js';
 import type { NoteSearch } from '../src/store/memory.js';
 import { openDiskLog } from '../src/store/log/disk-log.js';
+import { createPostgresStore } from '../src/store/postgres/postgres-store.js';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { makeBatch, makeFact, testSigner } from '../test/store/support/facts.js';
 import { searchText } from '../test/store/support/note-search.js';
@@ -46,6 +51,7 @@ const { values: opt } = parseArgs({
     batch: { type: 'string', default: '256' },
     concurrency: { type: 'string', default: '4' },
     keep: { type: 'boolean', default: false },
+    driver: { type: 'string', default: 'sqlite' },
   },
 });
 const NOTES = Number(opt.notes);
@@ -186,9 +192,26 @@ function edgeBatch(): AppendBatch {
 const root = mkdtempSync(join(tmpdir(), 'svc-bench-memory-'));
 let clockS = Date.parse('2026-03-01T00:00:00Z') / 1000;
 const startS = clockS;
-const log = await openDiskLog({ dir: join(root, 'log'), signer: testSigner() });
 // Transaction time steps a second per append, so recorded_at bounds fall between entries.
-const store: Store = await createSqliteStore({ dataDir: root, scanCellLimit: 1000 }, log, { logger: () => {}, now: () => new Date(clockS++ * 1000) });
+const now = () => new Date(clockS++ * 1000);
+const PG_URL = process.env.SVC_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const pgSchema = `bench_memory_${Math.random().toString(36).slice(2, 10)}`;
+if (opt.driver !== 'sqlite' && opt.driver !== 'postgres') throw new Error('--driver: sqlite or postgres');
+const onPostgres = opt.driver === 'postgres';
+
+async function pgAdmin<R extends pg.QueryResultRow>(text: string): Promise<R[]> {
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  try {
+    return (await c.query<R>(text)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+const store: Store = onPostgres
+  ? await createPostgresStore({ dataDir: root, databaseUrl: PG_URL, scanCellLimit: 1000 }, testSigner(), { schema: pgSchema, logger: () => {}, now })
+  : await createSqliteStore({ dataDir: root, scanCellLimit: 1000 }, await openDiskLog({ dir: join(root, 'log'), signer: testSigner() }), { logger: () => {}, now });
 
 /** Append `total` records built by `make` (BATCH per batch), CONCURRENCY in flight; seconds spent in append. */
 async function load(what: string, total: number, make: () => AppendBatch): Promise<{ seconds: number; per_s: number; cpu_us_per_record: number }> {
@@ -239,6 +262,11 @@ const write = {
   edges: await load('edges', EDGES, edgeBatch),
 };
 const endS = clockS;
+if (onPostgres) {
+  progress('VACUUM ANALYZE');
+  const tables = await pgAdmin<{ t: string }>(`SELECT tablename AS t FROM pg_tables WHERE schemaname = '${pgSchema}'`);
+  for (const { t } of tables) await pgAdmin(`VACUUM ANALYZE "${pgSchema}"."${t}"`);
+}
 
 // ---- reads ------------------------------------------------------------------------------------
 
@@ -321,26 +349,39 @@ function duBytes(path: string): number {
 }
 const indexPath = join(root, 'index.sqlite');
 let tables: Record<string, number> = {};
-try {
-  const db = new Database(indexPath, { readonly: true });
-  const rows = db.prepare(`SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC LIMIT 16`).all() as { name: string; bytes: number }[];
-  tables = Object.fromEntries(rows.map((r) => [r.name, Math.round(r.bytes / 1e6)]));
-  db.close();
-} catch {
-  // a build without dbstat: the totals stand
+let bytes: Record<string, unknown>;
+if (onPostgres) {
+  const rows = await pgAdmin<{ name: string; bytes: string }>(
+    `SELECT tablename AS name, pg_total_relation_size(format('%I.%I', schemaname, tablename))::text AS bytes
+       FROM pg_tables WHERE schemaname = '${pgSchema}' ORDER BY 2 DESC`,
+  );
+  tables = Object.fromEntries(rows.filter((r) => Number(r.bytes) > 1e6).map((r) => [r.name, Math.round(Number(r.bytes) / 1e6)]));
+  bytes = { schema_mb: round(rows.reduce((a, r) => a + Number(r.bytes), 0) / 1e6), tables_mb: tables };
+  if (!opt.keep) await pgAdmin(`DROP SCHEMA "${pgSchema}" CASCADE`);
+} else {
+  try {
+    const db = new Database(indexPath, { readonly: true });
+    const rows = db.prepare(`SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC LIMIT 16`).all() as { name: string; bytes: number }[];
+    tables = Object.fromEntries(rows.map((r) => [r.name, Math.round(r.bytes / 1e6)]));
+    db.close();
+  } catch {
+    // a build without dbstat: the totals stand
+  }
+  bytes = { log_mb: round(duBytes(join(root, 'log')) / 1e6), index_mb: round(duBytes(indexPath) / 1e6), index_tables_mb: tables };
 }
 const out = {
   bench: 'memory-index',
+  driver: opt.driver,
   corpus: { notes: noteSeq, aliases: ALIASES, edges: EDGES, scopes: SCOPES, public_share: PUBLIC, vocabulary: VOCAB.length, batch: BATCH, concurrency: CONCURRENCY },
   write,
   search_notes: { ...summary(search.all), mean_hits: round(search.results.reduce((a, b) => a + b, 0) / search.results.length), by_kind: byKind, slowest },
   search_filters_only: summary(filters.all),
   aliases: summary(aliases.all),
   edges_as_of: { ...summary(edges.all), mean_rows: round(edges.results.reduce((a, b) => a + b, 0) / edges.results.length), slowest: edgeSlowest },
-  bytes: { log_mb: round(duBytes(join(root, 'log')) / 1e6), index_mb: round(duBytes(indexPath) / 1e6), index_tables_mb: tables },
+  bytes,
   total_seconds: round((performance.now() - t0) / 1000),
   loadavg: loadavg().map((x) => round(x, 2)),
 };
 process.stdout.write(JSON.stringify(out, null, 2) + '\n');
-if (opt.keep) progress(`store kept in ${root}`);
+if (opt.keep) progress(onPostgres ? `schema ${pgSchema} kept` : `store kept in ${root}`);
 else rmSync(root, { recursive: true, force: true });
