@@ -185,6 +185,12 @@ export interface NoteSearch {
   terms?: string[];
   /** Candidates per term (1..4000), with `terms`: one bound for all, or one per term in order. */
   per_term?: number | number[];
+  /**
+   * Hints for `noteCandidates`, as the caller read them from `noteStats`: each term's document
+   * frequency in the scope (in `terms` order) and the scope's note count. A store may use them to
+   * choose how it finds the candidates; they never change which notes come back.
+   */
+  hint?: { df: number[]; notes: number };
   /** Every tag must be present. */
   tags?: string[];
   /** entity_cid the note is about. */

@@ -96,6 +96,22 @@ export function runMemoryContractSuite(driverName: string, makeStore: MakeStore)
             [factCid(n4)],
           );
           assert.equal(byB[0].attester, makeBatch([n4], { attesterSeed: SEED_B }).attester);
+          // Text and tags together: every tag must be on the note, in the searched scope only.
+          const textTagged = await searchText(store, { scope: null, text: 'irrigation pump', tags: ['maize'], limit: 10 });
+          assert.deepEqual(
+            textTagged.map((h) => h.fact_cid),
+            [factCid(n1)],
+          );
+          assert.deepEqual(
+            (await searchText(store, { scope: null, text: 'irrigation pump', tags: ['pump', 'maize'], limit: 10 })).map((h) => h.fact_cid),
+            [factCid(n1)],
+          );
+          assert.deepEqual(
+            (await searchText(store, { scope: A, text: 'pump', tags: ['pump'], limit: 10 })).map((h) => h.fact_cid),
+            [factCid(scoped)],
+          );
+          assert.deepEqual(await searchText(store, { scope: B, text: 'pump', tags: ['pump'], limit: 10 }), []);
+          assert.deepEqual(await searchText(store, { scope: null, text: 'pump', tags: ['grapes'], limit: 10 }), []);
 
           // Without text: newest first, text_score 0.
           const all = await store.memory.searchNotes({ scope: null, limit: 2 });

@@ -324,6 +324,38 @@ describe('postgres store', { skip: pgSkip }, () => {
       }
     });
 
+    it("finds a common term's newest matches by walking the scope's newest notes exactly as through its postings", async () => {
+      const { store, cleanup } = await openPgStore(signer);
+      try {
+        // 2 400 notes: "gate" in every other one, tag "north" on every third, "rare" in five.
+        const notes = Array.from({ length: 2400 }, (_, i) =>
+          record('memory.note', { text: `${i % 2 === 0 ? 'gate' : 'fence'} number ${i}${i % 500 === 7 ? ' rare' : ''}`, tags: [i % 3 === 0 ? 'north' : 'south'] }),
+        );
+        for (let i = 0; i < notes.length; i += 400) await store.append(curated(notes.slice(i, i + 400)));
+        const stats = await store.memory.noteStats({ scope: null, terms: ['gate', '#north'] });
+        assert.equal(stats.notes, 2400);
+        assert.equal(stats.df[0], 1200);
+        const seqs = (c: { seq: number }[]) => c.map((x) => x.seq).sort((a, b) => a - b);
+        for (const [tags, cap] of [
+          [undefined, 40],
+          [['north'], 40],
+          [['north'], 500],
+          [['south', 'north'], 10],
+        ] as const) {
+          const q = { scope: null, terms: ['gate'], per_term: [cap], limit: 1, ...(tags ? { tags: [...tags] } : {}) };
+          const postings = await store.memory.noteCandidates(q);
+          const walked = await store.memory.noteCandidates({ ...q, hint: { df: [1200], notes: 2400 } });
+          assert.deepEqual(seqs(walked), seqs(postings), `tags ${tags} cap ${cap}`);
+          assert.equal(postings.length, tags?.length === 2 ? 0 : Math.min(cap, tags ? 400 : 1200));
+        }
+        // A wrong hint changes nothing either.
+        const q = { scope: null, terms: ['rare'], per_term: [3], limit: 1 };
+        assert.deepEqual(seqs(await store.memory.noteCandidates({ ...q, hint: { df: [2000], notes: 2400 } })), seqs(await store.memory.noteCandidates(q)));
+      } finally {
+        await cleanup();
+      }
+    });
+
     it('indexes text PostgreSQL cannot hold (NUL) without it, rather than failing the write', async () => {
       const { store, cleanup } = await openPgStore(signer);
       try {
@@ -376,6 +408,17 @@ describe('postgres store', { skip: pgSkip }, () => {
         await pgQuery(`UPDATE "${schema}".meta SET value = '2' WHERE key = 'schema_version'`);
         reopened = await createPostgresStore(pgConfig(), signer, { schema, logger: () => undefined });
         assert.deepEqual(await memorySnapshot(reopened, plot), before);
+        await reopened.close();
+        // A version-3 schema: notes keyed by bare terms, with their term counts. They are
+        // projected again under scoped keys, and the counts are not doubled.
+        const counts = () => pgQuery<{ term: string; df: string }>(`SELECT term, df FROM "${schema}".mem_note_df ORDER BY term`);
+        const df = await counts();
+        assert.ok(df.length > 0);
+        await pgQuery(`ALTER TABLE "${schema}".mem_notes RENAME COLUMN keys TO terms`);
+        await pgQuery(`UPDATE "${schema}".meta SET value = '3' WHERE key = 'schema_version'`);
+        reopened = await createPostgresStore(pgConfig(), signer, { schema, logger: () => undefined });
+        assert.deepEqual(await memorySnapshot(reopened, plot), before);
+        assert.deepEqual(await counts(), df);
       } finally {
         await reopened?.close();
         await cleanup();

@@ -83,7 +83,8 @@ export async function rankText(
     hits.set(c.seq, { seq: c.seq, doc, score: 0, ...(inWindow !== undefined ? { inWindow } : {}) });
   };
   const fetch = async (terms: readonly string[], caps: readonly number[]) => {
-    for (const c of await reader.noteCandidates({ ...base, terms: [...terms], per_term: [...caps], limit: 1 })) add(c);
+    const hint = { df: terms.map((t) => stats.df.get(t) ?? 0), notes: stats.notes };
+    for (const c of await reader.noteCandidates({ ...base, terms: [...terms], per_term: [...caps], hint, limit: 1 })) add(c);
     await opts.yieldTurn();
   };
   if (opts.window) {

@@ -17,6 +17,7 @@
 import { decodeTrusted } from '../../protocol/cbor.js';
 import { EXCLUSIVE_EDGE_TYPES, edgeClosures, projectMemory, type IndexedEdge, type MemoryRows } from '../memory.js';
 import { documentTerms, noteDocument, packDocument } from '../note-terms.js';
+import { countedKeySql, scopeCode, tagKey, termKey } from './memory-keys.js';
 import { int, rows, type Db } from './pg-db.js';
 import type { Tables } from './tables.js';
 
@@ -173,7 +174,7 @@ export class MemoryIndexer {
         v: n.vector === null ? null : vectorBytes(n.vector).toString('hex'),
         th: n.thread === null ? null : pgText(n.thread),
         d: pgText(packDocument(doc)),
-        tm: documentTerms(doc).map(pgText),
+        tm: noteKeys(f.scopeKey, documentTerms(doc), n.tags),
         l: doc.text.length,
       });
     }
@@ -234,13 +235,13 @@ export class MemoryIndexer {
   static insertCtes(t: Tables, first: number): string {
     const p = (i: number) => `$${first + i}::json`;
     return `m1 AS (
-         INSERT INTO ${t.notes} (fact_cid, scope_key, attester, accepted_at, log_index, position, observed_at, cell, lat, lng, entity, tags, vector, thread, doc, terms, length)
+         INSERT INTO ${t.notes} (fact_cid, scope_key, attester, accepted_at, log_index, position, observed_at, cell, lat, lng, entity, tags, vector, thread, doc, keys, length)
          SELECT c, s, a, at, li, p, o, ce, la, ln, en, ARRAY(SELECT json_array_elements_text(tg)), decode(v, 'hex'), th, d, ARRAY(SELECT json_array_elements_text(tm)), l
            FROM json_to_recordset(${p(0)}) AS x(c text, s text, a text, at text, li bigint, p int, o bigint, ce text, la float8, ln float8, en text, tg json, v text, th text, d text, tm json, l int)
-         ON CONFLICT DO NOTHING RETURNING scope_key, terms, length),
+         ON CONFLICT DO NOTHING RETURNING scope_key, keys, length),
        m6 AS (
          INSERT INTO ${t.noteDf} AS d (scope_key, term, df)
-         SELECT scope_key, term, count(*) FROM m1, unnest(m1.terms) AS term GROUP BY 1, 2
+         SELECT scope_key, ${countedKeySql('k')}, count(*) FROM m1, unnest(m1.keys) AS k GROUP BY 1, 2
          ON CONFLICT (scope_key, term) DO UPDATE SET df = d.df + excluded.df),
        m7 AS (
          INSERT INTO ${t.noteStats} AS n (scope_key, notes, tokens)
@@ -320,4 +321,10 @@ export async function backfillMemory(db: Db, t: Tables, opts: { notesOnly?: bool
     await rows(db, `WITH ${MemoryIndexer.insertCtes(t, 1)} SELECT 1`, ix.insertParams());
     done += facts.filter((f) => ix.has(f.cid)).length;
   }
+}
+
+/** A note's search keys (memory-keys.ts): its distinct terms and its tags, under its scope's code. */
+function noteKeys(scopeKey: string, terms: readonly string[], tags: readonly string[]): string[] {
+  const code = scopeCode(scopeKey);
+  return [...terms.map((t) => termKey(code, pgText(t))), ...[...new Set(tags)].map((g) => tagKey(code, pgText(g)))];
 }

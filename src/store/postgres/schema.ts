@@ -24,7 +24,9 @@ import { checkSchemaName, tablesOf } from './tables.js';
  * 4: proofs kept once per entry: `log_entries.tree` (the batch tree, batch-tree.ts) and
  *    `facts.leaf` (the fact's proof index) instead of a proof as JSON per fact. Facts stored by
  *    an earlier version keep their `proof_json`; nothing is rewritten when a schema is opened.
- *    The unused (cell, band, tslot, signed_at) index is dropped.
+ *    The unused (cell, band, tslot, signed_at) index is dropped. Notes are searched by keys that
+ *    carry their scope (`mem_notes.keys`, memory-keys.ts) instead of bare terms: a version-3
+ *    schema's notes and their term statistics are projected again from the stored facts.
  */
 export const SCHEMA_VERSION = 4;
 export const DEFAULT_SCHEMA = 'svc';
@@ -155,14 +157,16 @@ CREATE TABLE IF NOT EXISTS ${s}.mem_notes (
   -- float32 little-endian
   vector      bytea,
   thread      text COLLATE "C",
-  -- note-terms.ts: the packed document, its distinct terms and its text length in terms
+  -- note-terms.ts: the packed document and its text length in terms
   doc         text NOT NULL,
-  terms       text[] NOT NULL,
+  -- The note's search keys (memory-keys.ts): each distinct term and each tag, prefixed with a
+  -- code of the note's scope, so one key's postings are that scope's notes alone.
+  keys        text[] NOT NULL,
   length      int NOT NULL
 );
 -- fastupdate off: a search then never scans a pending list of recent inserts (up to 4 MB: 8 ms
--- for a rare term after a bulk load, measured); each insert pays for its own terms instead.
-CREATE INDEX IF NOT EXISTS mem_notes_terms ON ${s}.mem_notes USING gin (terms) WITH (fastupdate = off);
+-- for a rare term after a bulk load, measured); each insert pays for its own keys instead.
+CREATE INDEX IF NOT EXISTS mem_notes_keys ON ${s}.mem_notes USING gin (keys) WITH (fastupdate = off);
 CREATE INDEX IF NOT EXISTS mem_notes_tags ON ${s}.mem_notes USING gin (tags);
 -- Newest first without text, and the scope's share of every other filter.
 CREATE INDEX IF NOT EXISTS mem_notes_recent ON ${s}.mem_notes (scope_key, log_index DESC, position DESC);
@@ -321,16 +325,19 @@ export async function migrate(client: pg.PoolClient, schema: string): Promise<vo
     // Read before the DDL, which may not apply to an older shape (a missing meta: a new schema).
     const hasMeta = (await client.query<{ ok: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS ok`, [`${s}.meta`])).rows[0].ok;
     const had = hasMeta ? await client.query<{ value: string }>(`SELECT value FROM ${s}.meta WHERE key = 'schema_version'`) : { rows: [] };
-    // Version 2's notes table has another shape (an english tsvector): dropped, then rebuilt below.
-    if (had.rows.length > 0 && Number(had.rows[0].value) === 2) await client.query(`DROP TABLE IF EXISTS ${s}.mem_notes`);
+    // Versions 2 and 3 index notes in another shape (an english tsvector; bare terms): the notes
+    // and their statistics are dropped here, then projected again from the facts below.
+    const before = had.rows.length > 0 ? Number(had.rows[0].value) : SCHEMA_VERSION;
+    if (before === 2 || before === 3) await client.query(`DROP TABLE IF EXISTS ${s}.mem_notes, ${s}.mem_note_df, ${s}.mem_note_stats`);
     await client.query(ddl(s));
     const r = await client.query<{ value: string }>(`SELECT value FROM ${s}.meta WHERE key = 'schema_version'`);
     if (r.rows.length === 0) {
       await client.query(`INSERT INTO ${s}.meta (key, value) VALUES ('schema_version', $1)`, [String(SCHEMA_VERSION)]);
     } else if (Number(r.rows[0].value) > SCHEMA_VERSION) {
       throw new SvcError('internal', `postgres schema ${schema}: version ${r.rows[0].value} is newer than this build (${SCHEMA_VERSION})`);
-    } else if (Number(r.rows[0].value) === 2) {
-      // Notes were indexed by words of the english configuration: index them again by terms.
+    } else if (Number(r.rows[0].value) === 2 || Number(r.rows[0].value) === 3) {
+      // Notes were indexed by words of the english configuration, or by bare terms: index them
+      // again by scoped keys (version 3's facts keep their JSON proofs: nothing else changes).
       await backfillMemory(client, tablesOf(schema), { notesOnly: true });
       await client.query(`UPDATE ${s}.meta SET value = $1 WHERE key = 'schema_version'`, [String(SCHEMA_VERSION)]);
     } else if (Number(r.rows[0].value) < 2) {
@@ -339,9 +346,6 @@ export async function migrate(client: pg.PoolClient, schema: string): Promise<vo
       // Writers of other processes wait on the lock meanwhile (a one-off, bounded by the
       // number of memory facts; ordinary facts are read by one GROUP BY for shared slots).
       await backfillMemory(client, tablesOf(schema));
-      await client.query(`UPDATE ${s}.meta SET value = $1 WHERE key = 'schema_version'`, [String(SCHEMA_VERSION)]);
-    } else if (Number(r.rows[0].value) < SCHEMA_VERSION) {
-      // Version 3: the DDL above added the tree and leaf columns; its facts keep their JSON proofs.
       await client.query(`UPDATE ${s}.meta SET value = $1 WHERE key = 'schema_version'`, [String(SCHEMA_VERSION)]);
     }
     await client.query('COMMIT');
