@@ -232,7 +232,9 @@ export class MemoryQueries implements MemoryReader {
     const code = scopeCode(scopeKey(q.scope));
     const tags = q.tags === undefined ? [] : strings('tags', q.tags).map((g) => tagKey(code, g));
     const keysOf = (term: string) => [termKey(code, term), ...tags];
-    if (terms.length === 1) {
+    // Only with no filter beyond the scope and tags: how much a box, an entity, authors or times
+    // thin the matches is unknown, and a walk that keeps widening costs more than the postings.
+    if (terms.length === 1 && w.terms.length === 1) {
       const walked = await this.walkCandidates(q, w, keysOf(terms[0][0]), q.tags === undefined ? [] : strings('tags', q.tags), terms[0][1]);
       if (walked !== null) return walked;
     }
