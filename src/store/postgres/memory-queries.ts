@@ -224,11 +224,11 @@ export class MemoryQueries implements MemoryReader {
       );
       return got.map((r) => ({ seq: seqOf(r.log_index, r.position), observed_at: int(r.observed_at), doc: r.doc }));
     }
-    // Each branch: the scope's notes holding the term and every asked tag, by their keys. The
-    // scope's own condition is written so that no index serves it (`scope_key || ''`): the keys
-    // already name the scope, and the planner, taking the two as independent, would otherwise
-    // intersect the key's postings with every note of the scope (113 000 row ids for the public
-    // scope at 1 M notes: 4–8 ms) and misjudge how many notes match.
+    // Each branch: the scope's notes holding the term and every asked tag, by their keys. Without
+    // other filters the scope's own condition is written so that no index serves it
+    // (`scope_key || ''`): the keys already name the scope, and the planner, taking the two as
+    // independent, would otherwise intersect the key's postings with every note of the scope
+    // (113 000 row ids for the public scope at 1 M notes: 4–8 ms) and misjudge how many match.
     const code = scopeCode(scopeKey(q.scope));
     const tags = q.tags === undefined ? [] : strings('tags', q.tags).map((g) => tagKey(code, g));
     const keysOf = (term: string) => [termKey(code, term), ...tags];
@@ -238,7 +238,9 @@ export class MemoryQueries implements MemoryReader {
       const walked = await this.walkCandidates(q, w, keysOf(terms[0][0]), q.tags === undefined ? [] : strings('tags', q.tags), terms[0][1]);
       if (walked !== null) return walked;
     }
-    const base = w.terms.map((x) => (x.startsWith('scope_key = ') ? `(scope_key || '') = ${x.slice('scope_key = '.length)}` : x)).join(' AND ');
+    // With other filters the scope's indexes (box, entity, times …) lead with scope_key and may
+    // serve them, so the condition stays indexable.
+    const base = w.terms.length === 1 ? `(scope_key || '') = $1` : w.terms.join(' AND ');
     const branches = terms.map(([term, cap]) => {
       w.args.push(keysOf(term));
       return `(SELECT log_index, position, observed_at, doc FROM ${this.t.notes} WHERE ${base} AND keys @> $${w.args.length}::text[]
