@@ -3,9 +3,10 @@
  * the store and the log, then starts that many worker processes (node:cluster), which share the
  * listening port and serve every request. Workers reach the store through calls to this process
  * (store/remote/), so the log keeps one writer and every acknowledged write is durable here
- * before any worker answers it; batch attestations are handed over whole and accepted here, by a
- * service of this process over the same store (primitives/write/forwarded.ts); the responder key is the one file in the data directory, which
- * every worker loads (this process creates it first).
+ * before any worker answers it; batch attestations are handed over whole and accepted here, by
+ * a service of this process over the same store (primitives/write/forwarded.ts). The responder
+ * key is the one file in the data directory, which every worker loads (this process creates it
+ * first).
  *
  * A worker that dies is started again after a second; one that fails before it ever listened
  * (a port in use, a bad configuration) stops the whole responder with exit status 1. SIGINT or
@@ -17,9 +18,6 @@ import { mkdirSync } from 'node:fs';
 import type { Config } from './config.js';
 import { installFastBlake3 } from './crypto/fast-blake3.js';
 import { currentSigner, loadResponderKeys, watchResponderKeys } from './keys.js';
-import { manifestsOf } from './registry/manifests.js';
-import { recordPublishedManifests } from './registry/published.js';
-import { loadRegistry } from './registry/registry.js';
 import { acceptForwarded } from './primitives/write/forwarded.js';
 import { closeOnSignals, drainGraceMs, startServer } from './server.js';
 import { openService, storeConfigOf, type Service } from './service.js';
@@ -47,7 +45,6 @@ async function runWorker(config: Config): Promise<void> {
   const store = await openRemoteStore(storeConfigOf(config), channel);
   // Batch attestations are accepted in full by the owner (primitives/write/forwarded.ts).
   const writes = new RpcClient(channel);
-  process.on('disconnect', () => writes.close('the store owner is gone'));
   const server = await startServer(config, { store, owner: { attest: (req) => writes.call(OWNER_ATTEST, [req]) } });
   closeOnSignals(server);
 }
@@ -56,9 +53,8 @@ async function runOwner(config: Config): Promise<void> {
   const say = (line: string) => process.stderr.write(`svc: ${line}\n`);
   installFastBlake3();
   mkdirSync(config.dataDir, { recursive: true });
-  // Done once here, before any worker starts: the key file and the manifest record are written
-  // at most once, and every worker then finds them as they are.
-  recordPublishedManifests(config.dataDir, manifestsOf(loadRegistry()));
+  // Done once here, before any worker starts: the key file and (by openService below) the
+  // manifest record are written at most once, and every worker then finds them as they are.
   const keys = loadResponderKeys(config.dataDir);
   const stopKeyWatch = watchResponderKeys(config.dataDir, keys, say);
   // Behind the same hot cache a single process would have: with Redis its generations are the

@@ -216,13 +216,13 @@ export class MemoryQueries implements MemoryReader {
     if (terms.length === 0) {
       // Latest valid time first (mem_notes_observed): a window's own candidates.
       w.args.push(Math.max(0, Math.min(MAX_PER_TERM, Math.floor(finite('limit', q.limit)))));
-      const got = await rowsPlanned<{ log_index: string; position: number; observed_at: string; doc: string }>(
+      const got = await rowsPlanned<CandidateRow>(
         this.pool,
         `SELECT log_index, position, observed_at, doc FROM ${this.t.notes} WHERE ${w.terms.join(' AND ')} AND observed_at IS NOT NULL
           ORDER BY observed_at DESC, log_index DESC, position DESC LIMIT $${w.args.length}`,
         w.args,
       );
-      return got.map((r) => ({ seq: seqOf(r.log_index, r.position), observed_at: int(r.observed_at), doc: r.doc }));
+      return got.map(candidateOf);
     }
     // Each branch: the scope's notes holding the term and every asked tag, by their keys. Without
     // other filters the scope's own condition is written so that no index serves it
@@ -230,12 +230,12 @@ export class MemoryQueries implements MemoryReader {
     // independent, would otherwise intersect the key's postings with every note of the scope
     // (113 000 row ids for the public scope at 1 M notes: 4–8 ms) and misjudge how many match.
     const code = scopeCode(scopeKey(q.scope));
-    const tags = q.tags === undefined ? [] : strings('tags', q.tags).map((g) => tagKey(code, g));
-    const keysOf = (term: string) => [termKey(code, term), ...tags];
+    const tags = q.tags === undefined ? [] : strings('tags', q.tags);
+    const keysOf = (term: string) => [termKey(code, term), ...tags.map((g) => tagKey(code, g))];
     // Only with no filter beyond the scope and tags: how much a box, an entity, authors or times
     // thin the matches is unknown, and a walk that keeps widening costs more than the postings.
     if (terms.length === 1 && w.terms.length === 1) {
-      const walked = await this.walkCandidates(q, w, keysOf(terms[0][0]), q.tags === undefined ? [] : strings('tags', q.tags), terms[0][1]);
+      const walked = await this.walkCandidates(q, w, keysOf(terms[0][0]), tags, terms[0][1]);
       if (walked !== null) return walked;
     }
     // With other filters the scope's indexes (box, entity, times …) lead with scope_key and may
@@ -258,7 +258,7 @@ export class MemoryQueries implements MemoryReader {
    * matched; a window that holds `cap` matches, or is the whole scope, holds exactly the newest
    * `cap` matches. Null when the window would grow past the postings (the caller reads those).
    */
-  private async walkCandidates(q: NoteSearch, w: Where, keys: string[], tags: string[], cap: number): Promise<NoteCandidate[] | null> {
+  private async walkCandidates(q: NoteSearch, w: Where, keys: string[], tags: readonly string[], cap: number): Promise<NoteCandidate[] | null> {
     const termDf = q.hint?.df?.[0];
     const notes = q.hint?.notes;
     if (typeof termDf !== 'number' || typeof notes !== 'number' || !(termDf > 0) || !(notes >= termDf)) return null;
@@ -268,13 +268,13 @@ export class MemoryQueries implements MemoryReader {
     let share = termDf / notes;
     if (tags.length > 0) {
       const got = await rows<{ df: string }>(this.pool, `SELECT min(df) AS df FROM ${this.t.noteDf} WHERE scope_key = $1 AND term = ANY($2::text[])`, [scopeKey(q.scope), tags.map(countedTag)]);
-      const tagDf = got[0]?.df === null || got[0]?.df === undefined ? 0 : int(got[0].df);
+      const tagDf = got[0]?.df ? int(got[0].df) : 0;
       if (tagDf === 0) return null;
       df = Math.min(df, tagDf);
       share *= tagDf / notes;
     }
-    // Filters and tags thin the matches beyond what df says: a window short of `cap` matches is
-    // widened fourfold, while it stays below the postings' size.
+    // A tag that goes with the term less often than by chance thins the matches further: a window
+    // short of `cap` matches is widened fourfold, while it stays below the postings' size.
     for (let window = Math.ceil((cap * 1.5) / share) + 64; window < df; window *= 4) {
       const args = [...w.args, window, keys];
       const sql = `SELECT log_index, position, observed_at, doc FROM (

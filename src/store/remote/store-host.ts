@@ -133,9 +133,11 @@ export class StoreHost {
 
   private async dispatch(path: string, args: unknown[]): Promise<unknown> {
     const at = ALLOWED.get(path);
-    const own = at ? undefined : this.opts.calls?.[path];
-    if (own && Object.hasOwn(this.opts.calls!, path)) return own(args);
-    if (!at) throw new SvcError('internal', `store: no such method ${path}`);
+    if (!at) {
+      const calls = this.opts.calls;
+      if (calls && Object.hasOwn(calls, path)) return calls[path](args);
+      throw new SvcError('internal', `store: no such method ${path}`);
+    }
     const [part, method] = at;
     const target = (part ? (this.store as unknown as Record<string, unknown>)[part] : this.store) as Record<string, (...a: unknown[]) => Promise<unknown>>;
     const value = await target[method].apply(target, args);
