@@ -22,6 +22,7 @@ import { acceptForwarded } from './primitives/write/forwarded.js';
 import { closeOnSignals, drainGraceMs, startServer } from './server.js';
 import { openService, storeConfigOf, type Service } from './service.js';
 import { openRemoteStore, openStore, type CachedStore } from './store/index.js';
+import { batchingChannel } from './store/remote/batching.js';
 import { RpcClient, type Channel } from './store/remote/rpc.js';
 import { StoreHost, type HostedWorker } from './store/remote/store-host.js';
 
@@ -39,7 +40,7 @@ export async function serveWithWorkers(config: Config): Promise<void> {
 }
 
 async function runWorker(config: Config): Promise<void> {
-  const channel = process as unknown as Channel;
+  const channel = batchingChannel(process as unknown as Channel);
   // The owner is gone (killed, or crashed): nothing here can read or write any more.
   process.on('disconnect', () => process.exit(1));
   const store = await openRemoteStore(storeConfigOf(config), channel);
@@ -139,10 +140,11 @@ async function runOwner(config: Config): Promise<void> {
 }
 
 function hosted(n: number, w: Worker): HostedWorker {
+  const channel = batchingChannel({ send: (m) => w.send(m as never), on: (event, listener) => w.on(event, (m: unknown) => listener(m)) });
   return {
     id: n,
-    send: (m) => w.send(m as never),
-    on: (event, listener) => w.on(event, (m: unknown) => listener(m)),
+    send: (m) => channel.send(m),
+    on: (event, listener) => channel.on(event, listener),
     kill: (signal) => w.process.kill((signal ?? 'SIGTERM') as NodeJS.Signals),
   };
 }

@@ -16,6 +16,7 @@ import type { Store } from '../../src/store/contract.js';
 import { openRemoteStore } from '../../src/store/index.js';
 import { connectRemoteStore } from '../../src/store/remote/remote-store.js';
 import type { Channel } from '../../src/store/remote/rpc.js';
+import { batchingChannel } from '../../src/store/remote/batching.js';
 import { StoreHost, type HostedWorker } from '../../src/store/remote/store-host.js';
 import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { runContractSuite, type MakeStore } from './contract-suite.js';
@@ -31,24 +32,33 @@ let seq = 0;
 
 const elev = (cell: string) => ({ cell, band: 'copdem30m.elevation_mean', tslot: 0, value: 100, unit: 'm_msl' });
 
-/** Two ends of a channel; each message is cloned and delivered on a later turn, as over IPC. */
-function channelPair(): { owner: HostedWorker & { killed?: string }; worker: Channel } {
+/**
+ * Two ends of a channel; each message is cloned and delivered on a later turn, as over IPC, and
+ * both ends coalesce what they send in one turn, as src/workers.ts sets them up. `sent` counts the
+ * messages that crossed (a batch is one).
+ */
+function channelPair(): { owner: HostedWorker & { killed?: string }; worker: Channel; sent: { toOwner: number; toWorker: number } } {
   const toOwner = new EventEmitter();
   const toWorker = new EventEmitter();
+  const sent = { toOwner: 0, toWorker: 0 };
+  const ownerEnd = batchingChannel({
+    send: (m) => (sent.toWorker++, setImmediate(() => toWorker.emit('message', structuredClone(m)))),
+    on: (_e, f) => toOwner.on('message', f),
+  });
   const owner: HostedWorker & { killed?: string } = {
     id: ++seq,
-    send: (m) => setImmediate(() => toWorker.emit('message', structuredClone(m))),
-    on: (_e, f) => toOwner.on('message', f),
+    send: (m) => ownerEnd.send(m),
+    on: (e, f) => ownerEnd.on(e, f),
     kill(signal) {
       owner.killed = signal ?? 'SIGTERM';
     },
   };
-  const worker: Channel = {
-    send: (m) => setImmediate(() => toOwner.emit('message', structuredClone(m))),
+  const worker = batchingChannel({
+    send: (m) => (sent.toOwner++, setImmediate(() => toOwner.emit('message', structuredClone(m)))),
     on: (_e, f) => toWorker.on('message', f),
     off: (_e, f) => toWorker.off('message', f),
-  };
-  return { owner, worker };
+  });
+  return { owner, worker, sent };
 }
 
 async function sqliteStore(dir: string, failLogAppend?: () => boolean, now?: () => Date): Promise<Store> {
@@ -78,6 +88,23 @@ runContractSuite('sqlite through a worker channel', remoteSuiteStore);
 runMemoryContractSuite('sqlite through a worker channel', remoteSuiteStore);
 
 describe('worker channel', () => {
+  it('sends what one turn sends as one message, in order, and delivers it one message at a time', async () => {
+    const { owner, worker, sent } = channelPair();
+    const got: unknown[] = [];
+    owner.on('message', (m) => got.push(m));
+    for (let i = 0; i < 50; i++) worker.send({ svc: 'x', i });
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(
+      got,
+      Array.from({ length: 50 }, (_, i) => ({ svc: 'x', i })),
+    );
+    assert.equal(sent.toOwner, 1);
+    worker.send({ svc: 'y' });
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(got.at(-1), { svc: 'y' });
+    assert.equal(sent.toOwner, 2);
+  });
+
   it('keeps the kind of an error: SvcError code and details, TypeError, RangeError', async () => {
     const { store, cleanup } = await remoteSuiteStore();
     try {
