@@ -20,7 +20,7 @@ import * as P from '../src/protocol/index.js';
 import { recall, type RecallResult } from '../src/primitives/reads/recall.js';
 import { deepFreeze } from '../src/protocol/freeze.js';
 import { openService } from '../src/service.js';
-import { canPinCores, pinSelf } from './harness.js';
+import { canPinCores, parisBatch, pinSelf } from './harness.js';
 import { LoadGenerator, pairedRounds } from './load.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
@@ -46,20 +46,11 @@ app.post('/floor/recall-direct', async (req) => recall(service, req.body as { ce
 const gen = await LoadGenerator.start(1);
 
 try {
-  const cell = P.cellOf(48.8566, 2.3522);
-  const facts = ['copdem30m.elevation_mean', 'indices.ndvi'].map((band, i) => ({
-    kind: 'primary',
-    cell,
-    band,
-    tslot: band === 'indices.ndvi' ? P.currentTslot('medium') : 0,
-    value: 10 + i,
-    unit: 'x',
-  }));
-  const root = P.batchRoot(facts.map((f) => P.factDigest(f)));
-  const signature = P.b32encode(P.portableEd25519.sign(P.attesterDigest(root, service.manifests.registry_cid, service.manifests.schema_cid), seed));
-  const w = await app.inject({ method: 'POST', url: '/v1/attest', payload: { batch_root: Array.from(root), attester, signature, facts } });
+  // The warm-read benches' corpus (bench/harness.ts), so this floor is measured on what they read.
+  const seeded = parisBatch(seed, service.manifests);
+  const w = await app.inject({ method: 'POST', url: '/v1/attest', payload: seeded.envelope });
   if (w.statusCode !== 200) throw new Error(`attest failed: ${w.body}`);
-  const input = { cell, bands: facts.map((f) => f.band) };
+  const input = seeded.recall;
   // A real recall response, frozen: the same-size routes send it (its JSON is kept after the first send).
   sameSize = deepFreeze(JSON.parse(JSON.stringify(await recall(service, input))));
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
