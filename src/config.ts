@@ -119,7 +119,7 @@ export const CONFIG_VARS: readonly VarSpec[] = [
     name: 'SVC_WORKERS',
     default: '1',
     description:
-      'HTTP worker processes of `svc serve`: above 1, one process owns the store and the log and that many workers serve requests on every core, forwarding store calls to it (docs/deploy.md, "Worker processes")',
+      'HTTP worker processes of `svc serve`: above 1, one process owns the store and the log and that many workers serve requests on every core, forwarding store calls and batch attestations to it (docs/deploy.md, "Worker processes")',
   },
   { name: 'SVC_PREFIX', default: 'svc', description: 'prefix word of signed preimages' },
   { name: 'SVC_SCAN_CELL_LIMIT', default: '10000', description: 'rows scanned per cell prefix walk' },
