@@ -211,6 +211,19 @@ describe('verification by default', () => {
   });
 });
 
+describe('attest', () => {
+  it("with proofs: 'none' the answer leaves out the per-fact proofs and is still verified", async () => {
+    const client = new SvcClient({ url: base, publicKey: responderKey });
+    const facts = [{ kind: 'primary', cell: P.cellOf(51.9, 4.4), band: 'soil.clay_0_30cm', tslot: 0, value: 23, unit: 'percent', signed_at: P.signedAtText(new Date()) }];
+    const bare = await client.attest(facts, { key: keyFile, proofs: 'none' });
+    assert.equal(bare.answer.merkle_proofs, undefined);
+    assert.equal(bare.fact_cids.length, 1);
+    assert.ok(bare.verdict?.valid);
+    const full = await client.attest([{ ...facts[0], value: 24 }], { key: keyFile });
+    assert.ok(full.answer.merkle_proofs?.[full.fact_cids[0]]);
+  });
+});
+
 describe('retries', () => {
   it('a 429 with retry_after is retried after that long, and answers', async () => {
     const px = await proxy();

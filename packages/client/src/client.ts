@@ -8,7 +8,7 @@
 import { SvcApiError, SvcNetworkError, VerificationError } from './errors.js';
 import { OPERATION_TABLE, type OperationInfo, type OperationInput, type OperationName, type OperationOutput, SvcOperations } from './operations.gen.js';
 import { b32decode, b32encode, completeBodies, type ErrorEnvelope, expectedBatch, portableEd25519, type ResponseVerdict, scopeBearerRequest, signEnvelope, verifyResponse } from './protocol.js';
-import type { AttesterKey, CallOptions, ClientOptions, FetchLike, ResponderInfo, ScopeBearer, ScopeBearerOptions, Verified, WriteOptions, WriteResult } from './types.js';
+import type { AttesterKey, AttestOptions, CallOptions, ClientOptions, FetchLike, ResponderInfo, ScopeBearer, ScopeBearerOptions, Verified, WriteOptions, WriteResult } from './types.js';
 
 /** The record bands a client writes, and the operation that takes each (docs/memory.md). */
 export const RECORD_ROUTES = {
@@ -29,7 +29,8 @@ export interface AttestAnswer {
   accepted_at: string;
   tree_head: Record<string, unknown>;
   log_inclusion: { leaf_index: number; tree_size: number; path: string[] };
-  merkle_proofs: Record<string, unknown>;
+  /** Absent when asked with `proofs: 'none'`. */
+  merkle_proofs?: Record<string, unknown>;
   receipt: Record<string, unknown>;
   [key: string]: unknown;
 }
@@ -322,10 +323,11 @@ export class SvcClient extends SvcOperations {
    * ({kind, cell, band, value, tslot?, unit?, signed_at, scope?, …}; docs/writes.md) or a record
    * shorthand {band, value, scope?} completed by the subject rule. The batch root is signed with
    * the responder's registry and schema CIDs (/v1/manifests). The answer is verified, and its
-   * fact_cids and batch root must be the ones computed here.
+   * fact_cids and batch root must be the ones computed here. `proofs: 'none'` asks for the answer
+   * without each fact's proof to the batch root (bulk writes: the tree was built here to sign).
    */
-  attest(facts: readonly Record<string, unknown>[], options: WriteOptions): Promise<WriteResult<AttestAnswer>> {
-    return this.#write('attest', '/v1/attest', facts, options);
+  attest(facts: readonly Record<string, unknown>[], options: AttestOptions): Promise<WriteResult<AttestAnswer>> {
+    return this.#write('attest', options.proofs === 'none' ? '/v1/attest?proofs=none' : '/v1/attest', facts, options);
   }
 
   /** Write records of one band (memory.note, memory.edge, memory.alias, device.trace) at their route, each value filed by the subject rule. */

@@ -66,6 +66,12 @@ export interface WriteOptions extends Pick<CallOptions, 'signal'> {
   scope?: Scope;
 }
 
+/** Options of `attest`: a write's, and the answer's shape. */
+export interface AttestOptions extends WriteOptions {
+  /** 'none': the answer leaves out each fact's proof to the batch root (built here to sign it); default 'all'. */
+  proofs?: 'all' | 'none';
+}
+
 /** What a signed write returned, checked against what was signed. */
 export interface WriteResult<A = Record<string, unknown>> {
   /** One per submitted fact, in order (equal to the locally computed ones). */
