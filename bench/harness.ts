@@ -2,6 +2,7 @@
 import { execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import pg from 'pg';
 import * as P from '../src/protocol/index.js';
 import { loadRegistry } from '../src/registry/registry.js';
 export interface Rate {
@@ -140,4 +141,15 @@ export function postgresCpuMicros(): number {
     }
   }
   return (ticks * 1e6) / 100;
+}
+
+/** One statement on a connection of its own (bench set-up, sizes, clean-up), its rows. */
+export async function pgOnce<R extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<R[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query<R>(text, values)).rows;
+  } finally {
+    await c.end();
+  }
 }

@@ -15,7 +15,7 @@ import { cellOf } from '../src/protocol/cell64.js';
 import type { AppendBatch, Store } from '../src/store/contract.js';
 import { createPostgresStore } from '../src/store/postgres/postgres-store.js';
 import { makeBatch, makeFact, testSigner } from '../test/store/support/facts.js';
-import { postgresCpuMicros } from './harness.js';
+import { pgOnce, postgresCpuMicros } from './harness.js';
 
 // As the service does at boot (src/service.ts), so the bench measures what a responder runs.
 const fastBlake3 = installFastBlake3();
@@ -42,15 +42,7 @@ function batches(count: number, size: number): AppendBatch[] {
   );
 }
 
-async function admin<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
-  const c = new pg.Client({ connectionString: URL });
-  await c.connect();
-  try {
-    return (await c.query<R>(text, values)).rows;
-  } finally {
-    await c.end();
-  }
-}
+const admin = <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => pgOnce<R>(URL, text, values);
 
 async function openStore(): Promise<{ store: Store; schema: string; commits: () => number }> {
   const schema = `bench_${randomBytes(6).toString('hex')}`;

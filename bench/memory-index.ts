@@ -37,7 +37,7 @@ import { createPostgresStore } from '../src/store/postgres/postgres-store.js';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { makeBatch, makeFact, testSigner } from '../test/store/support/facts.js';
 import { searchText } from '../test/store/support/note-search.js';
-import { percentiles, seededRandom } from './harness.js';
+import { percentiles, pgOnce, seededRandom } from './harness.js';
 
 installFastBlake3(); // as the service does at boot
 
@@ -199,15 +199,7 @@ const pgSchema = `bench_memory_${Math.random().toString(36).slice(2, 10)}`;
 if (opt.driver !== 'sqlite' && opt.driver !== 'postgres') throw new Error('--driver: sqlite or postgres');
 const onPostgres = opt.driver === 'postgres';
 
-async function pgAdmin<R extends pg.QueryResultRow>(text: string): Promise<R[]> {
-  const c = new pg.Client({ connectionString: PG_URL });
-  await c.connect();
-  try {
-    return (await c.query<R>(text)).rows;
-  } finally {
-    await c.end();
-  }
-}
+const pgAdmin = <R extends pg.QueryResultRow>(text: string) => pgOnce<R>(PG_URL, text);
 
 const store: Store = onPostgres
   ? await createPostgresStore({ dataDir: root, databaseUrl: PG_URL, scanCellLimit: 1000 }, testSigner(), { schema: pgSchema, logger: () => {}, now })

@@ -20,8 +20,8 @@ import { checkTslot, tslotOf } from '../../protocol/tslot.js';
 import { attesterDigest } from '../../protocol/tree-head.js';
 import type { AppendResult, FactKind, NewFact, ProvenanceClass } from '../../store/contract.js';
 import { OwnedBatchEncoder } from '../../store/encoded-body.js';
-// The batch tree as the SQLite index keeps it: pure, driver-neutral code (node hashes through the
-// one-chunk BLAKE3), giving batchProofs' root and proofs with each node's base32 computed once.
+// The batch tree as both drivers keep it: pure code (node hashes through the one-chunk BLAKE3),
+// giving batchProofs' root and proofs with each node's base32 computed once.
 import { BatchTree, buildBatchTree } from '../../store/batch-tree.js';
 import { reserveDailyFacts } from './attester-quota.js';
 import { issueReceipt, type ServiceContext } from '../context/context.js';
@@ -280,7 +280,9 @@ export async function acceptBatch(ctx: ServiceContext, req: AttestRequest, primi
     appended = true;
   } finally {
     release?.();
-    (opts.onAppend ?? ((sec: number, ok: boolean) => ctx.metrics.logAppend(sec, ok)))((performance.now() - appendStarted) / 1000, appended);
+    const seconds = (performance.now() - appendStarted) / 1000;
+    if (opts.onAppend) opts.onAppend(seconds, appended);
+    else ctx.metrics.logAppend(seconds, appended);
   }
   const head = await ctx.store.log.latestTreeHead();
   const path = res.log_index < head.tree_size ? await ctx.store.log.inclusionProof(res.log_index, head.tree_size) : [];

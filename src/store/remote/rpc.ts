@@ -60,15 +60,15 @@ export function isMessage<T extends { svc: string }>(m: unknown, kind: T['svc'])
 }
 
 /**
- * The asking end: `call(path, args)` resolves with the owner's answer. Every call in flight fails
- * with `internal` when the channel closes (the owner is gone: the worker exits next).
- */
-/**
  * Call ids are unique in the process, not per client: a worker may hold more than one client on
  * its channel (the store's, the forwarded writes'), and each takes only the replies it awaits.
  */
 let nextCallId = 1;
 
+/**
+ * The asking end: `call(path, args)` resolves with the owner's answer. Every call in flight fails
+ * with `internal` when the channel closes (the owner is gone: the worker exits next).
+ */
 export class RpcClient {
   private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void; path: string }>();
   private closed: SvcError | undefined;

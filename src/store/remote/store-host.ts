@@ -12,7 +12,7 @@
  * process does, so nothing is broadcast.
  */
 import { SvcError } from '../../protocol/errors.js';
-import type { AppendBatch, Store } from '../contract.js';
+import type { AppendBatch, AppendResult, Store } from '../contract.js';
 import type { StorageHealth } from '../disk-full.js';
 import type { HealthMessage, HelloMessage, RemotePart } from './remote-store.js';
 import { REMOTE_METHODS, remotePath } from './remote-store.js';
@@ -139,10 +139,16 @@ export class StoreHost {
       throw new SvcError('internal', `store: no such method ${path}`);
     }
     const [part, method] = at;
+    if (part === '' && method === 'append') return this.append(args[0] as AppendBatch);
     const target = (part ? (this.store as unknown as Record<string, unknown>)[part] : this.store) as Record<string, (...a: unknown[]) => Promise<unknown>>;
-    const value = await target[method].apply(target, args);
-    if (part === '' && method === 'append' && this.opts.broadcastBumps) await this.broadcast(cellsOf(args[0] as AppendBatch));
-    return value;
+    return target[method].apply(target, args);
+  }
+
+  /** An append, resolved once every worker's cache has moved past it (without Redis). */
+  private async append(batch: AppendBatch): Promise<AppendResult> {
+    const res = await this.store.append(batch);
+    if (this.opts.broadcastBumps) await this.broadcast(cellsOf(batch));
+    return res;
   }
 
   /**
@@ -150,17 +156,10 @@ export class StoreHost {
    * only once every worker's cache has moved past it.
    */
   localStore<S extends Store>(): S {
-    const store = this.store;
-    const host = this;
-    return new Proxy(store, {
+    const append = (batch: AppendBatch) => this.append(batch);
+    return new Proxy(this.store, {
       get(target, prop, receiver) {
-        if (prop === 'append') {
-          return async (batch: AppendBatch) => {
-            const res = await target.append(batch);
-            if (host.opts.broadcastBumps) await host.broadcast(cellsOf(batch));
-            return res;
-          };
-        }
+        if (prop === 'append') return append;
         const v = Reflect.get(target, prop, receiver);
         return typeof v === 'function' ? v.bind(target) : v;
       },
